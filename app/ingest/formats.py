@@ -1,0 +1,553 @@
+"""Readers for run, judgment and metadata files, with format detection and strict validation.
+
+The format of a file is recognised from its first data line, never from its name. Every problem
+raises :class:`InputError` naming the file, the 1-based line and the field, so the CLI and the web
+import can tell users exactly what to fix.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "InputError",
+    "Judgments",
+    "Metadata",
+    "Runs",
+    "check_judgments_cover_runs",
+    "read_judgments",
+    "read_metadata",
+    "read_runs",
+]
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+# Stricter than float(): no "nan", "inf" or digit separators such as "1_0".
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_BROAD_SCORES = (0.0, 1.0, 2.0)
+_FINE_RANGE = (0.0, 100.0)
+_MISSING_PAIRS_SHOWN = 3
+
+
+class InputError(ValueError):
+    """A run, judgment or metadata file that cannot be used as it is.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The offending file (or directory).
+    line : int or None
+        1-based line number, or None when the problem concerns the whole file.
+    message : str
+        What is wrong, in words a user understands.
+    field : str or None, optional
+        Name of the offending field (e.g. ``"rank"``, ``"score"``), if any.
+
+    Attributes
+    ----------
+    path : str
+    line : int or None
+    field : str or None
+    message : str
+
+    Examples
+    --------
+    >>> str(InputError("runs/sysA.txt", 17, "expected 6 fields, found 4"))
+    'runs/sysA.txt:17: expected 6 fields, found 4'
+    >>> str(InputError("judgments.tsv", None, "empty file (no data lines)"))
+    'judgments.tsv: empty file (no data lines)'
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        line: int | None,
+        message: str,
+        field: str | None = None,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.line = line
+        self.field = field
+        self.message = message
+        location = self.path if line is None else f"{self.path}:{line}"
+        super().__init__(f"{location}: {message}")
+
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, int | None, str, str | None]]:
+        return (type(self), (self.path, self.line, self.message, self.field))
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Ranked result lists of several systems.
+
+    Attributes
+    ----------
+    lists : dict of str to dict of str to list of str
+        System id -> query id -> doc ids in rank order (rank 1 first), full lists as read.
+    format : str
+        ``"trec"`` or ``"tsv"``.
+    """
+
+    lists: dict[str, dict[str, list[str]]]
+    format: str
+
+    @property
+    def systems(self) -> list[str]:
+        """System ids, sorted."""
+        return sorted(self.lists)
+
+    @property
+    def queries(self) -> list[str]:
+        """Ids of the queries answered by at least one system, sorted."""
+        return sorted({query for per_query in self.lists.values() for query in per_query})
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """Similarity scores of (query, doc) pairs.
+
+    Attributes
+    ----------
+    scores : dict of (str, str) to list of float
+        (query, doc) -> every score read for that pair, in file order (several assessors may
+        judge one pair).
+    format : str
+        ``"qrels"`` or ``"tsv"``.
+    """
+
+    scores: dict[tuple[str, str], list[float]]
+    format: str
+
+    def mean(self) -> dict[tuple[str, str], float]:
+        """Average the scores of each pair over its assessors.
+
+        Returns
+        -------
+        dict of (str, str) to float
+            (query, doc) -> mean score.
+
+        Examples
+        --------
+        >>> Judgments({("q1", "d1"): [70.0, 80.0]}, "tsv").mean()
+        {('q1', 'd1'): 75.0}
+        """
+        return {pair: sum(values) / len(values) for pair, values in self.scores.items()}
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Artist and genre of each document.
+
+    Attributes
+    ----------
+    artist, genre : dict of str to str or None
+        Doc id -> artist (genre) id, None when the file leaves it empty.
+    """
+
+    artist: dict[str, str | None]
+    genre: dict[str, str | None]
+
+
+@dataclass(frozen=True)
+class _LineFormat:
+    name: str
+    label: str
+    separator: str | None  # None: any run of whitespace
+    fields: tuple[str, ...]
+    header: str | None = None  # first field of an optional header line (TSV only)
+
+    def count(self, line: str) -> int:
+        return len(line.split(self.separator))
+
+    def split(self, line: str) -> list[str] | None:
+        if self.separator is None:
+            parts = line.split()
+        else:
+            parts = [part.strip() for part in line.split(self.separator)]
+        return parts if len(parts) == len(self.fields) else None
+
+    @property
+    def expectation(self) -> str:
+        kind = "whitespace" if self.separator is None else "tab"
+        return f"{len(self.fields)} {kind}-separated fields ({' '.join(self.fields)})"
+
+
+_TREC_RUN = _LineFormat("trec", "TREC run", None, ("qid", "Q0", "doc", "rank", "score", "tag"))
+_TSV_RUN = _LineFormat("tsv", "TSV run", "\t", ("system", "query", "doc"), header="system")
+_QRELS = _LineFormat("qrels", "TREC qrels", None, ("qid", "iter", "doc", "rel"))
+_TSV_JUDGMENTS = _LineFormat("tsv", "TSV judgments", "\t", ("query", "doc", "score"), "query")
+_TSV_METADATA = _LineFormat("tsv", "TSV metadata", "\t", ("doc", "artist", "genre"), "doc")
+
+
+@dataclass(frozen=True)
+class _Row:
+    line: int
+    values: dict[str, str]
+
+
+def _read_text(path: str) -> str:
+    if not os.path.exists(path):
+        raise InputError(path, None, "no such file or directory")
+    if os.path.isdir(path):
+        raise InputError(path, None, "is a directory, expected a file")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        raise InputError(path, None, f"cannot read file: {err.strerror}") from err
+    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark is harmless
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        message = f"not a UTF-8 text file (byte 0x{data[err.start]:02x}); save it as UTF-8"
+        raise InputError(path, line, message) from err
+
+
+def _data_lines(path: str) -> Iterator[tuple[int, str]]:
+    text = _read_text(path).replace("\r\n", "\n").replace("\r", "\n")
+    for number, line in enumerate(text.split("\n"), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            yield number, line
+
+
+def _parse(path: str, formats: Sequence[_LineFormat]) -> tuple[_LineFormat, list[_Row]]:
+    """Recognise which of ``formats`` the file is in and split every data line accordingly."""
+    detected: _LineFormat | None = None
+    rows: list[_Row] = []
+    for number, line in _data_lines(path):
+        if detected is None:
+            detected = _detect(path, number, line, formats)
+            parts = detected.split(line)
+            if detected.header is not None and parts and parts[0].lower() == detected.header:
+                continue
+        parts = detected.split(line)
+        if parts is None:
+            message = f"expected {detected.expectation}, found {detected.count(line)}"
+            for other in formats:
+                if other is not detected and other.split(line) is not None:
+                    message += (
+                        f"; this line looks like a {other.label} line but the file was"
+                        f" recognised as {detected.label} (do not mix formats in one file)"
+                    )
+            raise InputError(path, number, message)
+        if detected.separator is not None:
+            # Whitespace-split fields are never empty; tab-separated ids must not be either.
+            for name, value in zip(detected.fields, parts, strict=True):
+                if not value and name in ("system", "query", "doc"):
+                    raise InputError(path, number, f"empty {name} id", field=name)
+        rows.append(_Row(number, dict(zip(detected.fields, parts, strict=True))))
+    if detected is None or not rows:
+        raise InputError(path, None, "empty file (no data lines)")
+    return detected, rows
+
+
+def _detect(path: str, number: int, line: str, formats: Sequence[_LineFormat]) -> _LineFormat:
+    for candidate in formats:
+        if candidate.split(line) is not None:
+            return candidate
+    if len(formats) == 1:
+        only = formats[0]
+        message = f"expected {only.expectation}, found {only.count(line)}"
+    else:
+        alternatives = " or ".join(f"{f.expectation} for a {f.label} file" for f in formats)
+        found = f"{len(line.split())} whitespace-separated fields"
+        tab_fields = line.split("\t")
+        if len(tab_fields) > 1:
+            found = f"{len(tab_fields)} tab-separated, {found}"
+        message = f"cannot recognise the format: expected {alternatives}, found {found}"
+    raise InputError(path, number, message)
+
+
+def _earlier(first_path: str, first_line: int, path: str) -> str:
+    return f"line {first_line}" if first_path == path else f"{first_path}:{first_line}"
+
+
+def _run_files(root: str) -> list[str]:
+    if not os.path.exists(root):
+        raise InputError(root, None, "no such file or directory")
+    if not os.path.isdir(root):
+        return [root]
+    files = [
+        os.path.join(root, name)
+        for name in sorted(os.listdir(root))
+        if not name.startswith(".") and os.path.isfile(os.path.join(root, name))
+    ]
+    if not files:
+        raise InputError(root, None, "directory contains no run files")
+    return files
+
+
+class _RunCollector:
+    """Accumulates lists from several files, checking ranks, duplicates and contiguity."""
+
+    def __init__(self) -> None:
+        self.ranked: dict[tuple[str, str], dict[int, str]] = {}
+        self.rank_seen: dict[tuple[str, str, int], tuple[str, int]] = {}
+        self.doc_seen: dict[tuple[str, str, str], tuple[str, int]] = {}
+        self.closed_blocks: dict[tuple[str, str], tuple[str, int]] = {}
+
+    def add_doc(self, path: str, line: int, system: str, query: str, doc: str, rank: int) -> None:
+        where = self.doc_seen.setdefault((system, query, doc), (path, line))
+        if where != (path, line):
+            raise InputError(
+                path,
+                line,
+                f"doc {doc} appears twice in the list of system {system} query {query}"
+                f" (first at {_earlier(*where, path)})",
+                field="doc",
+            )
+        self.ranked.setdefault((system, query), {})[rank] = doc
+
+    def add_trec(self, path: str, rows: list[_Row]) -> None:
+        for row in rows:
+            values = row.values
+            raw_rank = values["rank"]
+            if not _INTEGER.fullmatch(raw_rank):
+                message = f"rank must be an integer, found {raw_rank!r}"
+                raise InputError(path, row.line, message, field="rank")
+            if not _DECIMAL.fullmatch(values["score"]):
+                message = f"score must be a number, found {values['score']!r}"
+                raise InputError(path, row.line, message, field="score")
+            system, query, rank = values["tag"], values["qid"], int(raw_rank)
+            where = self.rank_seen.setdefault((system, query, rank), (path, row.line))
+            if where != (path, row.line):
+                raise InputError(
+                    path,
+                    row.line,
+                    f"duplicate rank {rank} for system {system} query {query}"
+                    f" (first at {_earlier(*where, path)})",
+                    field="rank",
+                )
+            self.add_doc(path, row.line, system, query, values["doc"], rank)
+
+    def add_tsv(self, path: str, rows: list[_Row]) -> None:
+        block: tuple[str, str] | None = None
+        block_start = 0
+        for row in rows:
+            key = (row.values["system"], row.values["query"])
+            if key != block:
+                if block is not None:
+                    self.closed_blocks[block] = (path, block_start)
+                if key in self.closed_blocks:
+                    raise InputError(
+                        path,
+                        row.line,
+                        f"lines of system {key[0]} query {key[1]} are not contiguous (their"
+                        f" block at {_earlier(*self.closed_blocks[key], path)} already ended)",
+                        field="query",
+                    )
+                block, block_start = key, row.line
+            rank = len(self.ranked.get(key, {})) + 1
+            self.add_doc(path, row.line, key[0], key[1], row.values["doc"], rank)
+        if block is not None:
+            self.closed_blocks[block] = (path, block_start)
+
+    def lists(self) -> dict[str, dict[str, list[str]]]:
+        lists: dict[str, dict[str, list[str]]] = {}
+        for (system, query), by_rank in self.ranked.items():
+            lists.setdefault(system, {})[query] = [by_rank[rank] for rank in sorted(by_rank)]
+        return lists
+
+
+def read_runs(path: str | os.PathLike[str]) -> Runs:
+    """Read the ranked lists of the systems from a run file or a directory of run files.
+
+    Two formats are recognised from the content:
+
+    - TREC: ``qid Q0 doc rank score tag`` (6 whitespace-separated fields). The system id is
+      ``tag``; lists are ordered by the integer ``rank``, which need not start at 1 but must be
+      unique per (tag, qid). ``Q0`` is ignored and ``score`` must be a number.
+    - TSV: ``system<TAB>query<TAB>doc``, the lines of one (system, query) contiguous and in rank
+      order. A header line whose first field is ``system`` is skipped.
+
+    ``path`` may be a directory: all its regular, non-hidden files are read in name order, and
+    must all be in the same format. Blank lines and lines starting with ``#`` are skipped.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A run file, or a directory of run files.
+
+    Returns
+    -------
+    Runs
+        Full lists as read, without any cut-off.
+
+    Raises
+    ------
+    InputError
+        On a missing path, an empty directory or file, a line with the wrong number of fields,
+        a non-integer or duplicate rank, the same doc twice in one list, or a (system, query)
+        block of a TSV file interrupted by another block.
+
+    Examples
+    --------
+    A TSV file holding ``sysA<TAB>q1<TAB>d3`` then ``sysA<TAB>q1<TAB>d1`` gives
+    ``Runs(lists={"sysA": {"q1": ["d3", "d1"]}}, format="tsv")``.
+    """
+    parsed = [(file, *_parse(file, (_TSV_RUN, _TREC_RUN))) for file in _run_files(os.fspath(path))]
+    first_file, first_format, _ = parsed[0]
+    collector = _RunCollector()
+    for file, detected, rows in parsed:
+        if detected is not first_format:
+            raise InputError(
+                file,
+                rows[0].line,
+                f"this is a {detected.label} file but {first_file} is a {first_format.label}"
+                " file; all run files of a directory must have the same format",
+            )
+        if detected is _TREC_RUN:
+            collector.add_trec(file, rows)
+        else:
+            collector.add_tsv(file, rows)
+    return Runs(lists=collector.lists(), format=first_format.name)
+
+
+def _parse_score(path: str, row: _Row, field: str, scale: str) -> float:
+    raw = row.values[field]
+    if scale == "broad":
+        allowed = "BROAD scores must be 0, 1 or 2"
+    else:
+        allowed = f"FINE scores must be between {_FINE_RANGE[0]:g} and {_FINE_RANGE[1]:g}"
+    if not _DECIMAL.fullmatch(raw):
+        raise InputError(path, row.line, f"score {raw!r} is not a number ({allowed})", field=field)
+    score = float(raw)
+    if scale == "broad":
+        valid = score in _BROAD_SCORES
+    else:
+        valid = math.isfinite(score) and _FINE_RANGE[0] <= score <= _FINE_RANGE[1]
+    if not valid:
+        raise InputError(path, row.line, f"{allowed}, found {raw}", field=field)
+    return score
+
+
+def read_judgments(path: str | os.PathLike[str], scale: str) -> Judgments:
+    """Read similarity judgments of (query, doc) pairs.
+
+    Two formats are recognised from the content:
+
+    - TREC qrels: ``qid iter doc rel`` (4 whitespace-separated fields; ``iter`` is ignored).
+    - TSV: ``query<TAB>doc<TAB>score``. A header line whose first field is ``query`` is skipped.
+
+    Several lines for one (query, doc) pair are allowed (several assessors); all their scores are
+    kept and :meth:`Judgments.mean` averages them. Blank lines and lines starting with ``#`` are
+    skipped.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The judgments file.
+    scale : {"broad", "fine"}
+        ``"broad"``: every score must be 0, 1 or 2 (``1.0`` is accepted). ``"fine"``: every
+        score must be a number between 0 and 100, decimals allowed. Legacy FINE files on a 0..10
+        scale are *not* converted: rescale them to 0..100 before reading, as a file of small
+        scores cannot be told apart from a 0..100 file of low similarity.
+
+    Returns
+    -------
+    Judgments
+
+    Raises
+    ------
+    InputError
+        On a missing path, an empty file, a line with the wrong number of fields, or a score that
+        is not a number or lies outside the scale.
+    ValueError
+        If ``scale`` is neither ``"broad"`` nor ``"fine"``.
+    """
+    if scale not in ("broad", "fine"):
+        raise ValueError(f"scale must be 'broad' or 'fine', got {scale!r}")
+    file = os.fspath(path)
+    detected, rows = _parse(file, (_TSV_JUDGMENTS, _QRELS))
+    query_field, score_field = ("qid", "rel") if detected is _QRELS else ("query", "score")
+    scores: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        score = _parse_score(file, row, score_field, scale)
+        scores.setdefault((row.values[query_field], row.values["doc"]), []).append(score)
+    return Judgments(scores=scores, format=detected.name)
+
+
+def read_metadata(path: str | os.PathLike[str]) -> Metadata:
+    """Read the artist and genre of each document.
+
+    The file is TSV ``doc<TAB>artist<TAB>genre``; an empty artist or genre means unknown. A
+    header line whose first field is ``doc`` is skipped, as are blank lines and lines starting
+    with ``#``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The metadata file.
+
+    Returns
+    -------
+    Metadata
+
+    Raises
+    ------
+    InputError
+        On a missing path, an empty file, a line with the wrong number of fields, an empty doc
+        id or a doc listed twice.
+    """
+    file = os.fspath(path)
+    _, rows = _parse(file, (_TSV_METADATA,))
+    artist: dict[str, str | None] = {}
+    genre: dict[str, str | None] = {}
+    first_line: dict[str, int] = {}
+    for row in rows:
+        doc = row.values["doc"]
+        if doc in first_line:
+            message = f"doc {doc} is listed twice (first at line {first_line[doc]})"
+            raise InputError(file, row.line, message, field="doc")
+        first_line[doc] = row.line
+        artist[doc] = row.values["artist"] or None
+        genre[doc] = row.values["genre"] or None
+    return Metadata(artist=artist, genre=genre)
+
+
+def check_judgments_cover_runs(
+    runs: Runs, judgments: Judgments, k: int, judgments_path: str
+) -> None:
+    """Check that every (query, doc) pair in the top ``k`` of every run has a judgment.
+
+    Parameters
+    ----------
+    runs : Runs
+    judgments : Judgments
+    k : int
+        Cut-off; pairs ranked below it need no judgment.
+    judgments_path : str
+        File the judgments came from, used in the error.
+
+    Raises
+    ------
+    InputError
+        With ``line=None``, giving how many pairs lack a judgment and the first few in
+        (query, doc) order.
+    ValueError
+        If ``k`` is smaller than 1.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    missing = sorted(
+        {
+            (query, doc)
+            for per_query in runs.lists.values()
+            for query, docs in per_query.items()
+            for doc in docs[:k]
+            if (query, doc) not in judgments.scores
+        }
+    )
+    if not missing:
+        return
+    shown = ", ".join(f"query {q} doc {d}" for q, d in missing[:_MISSING_PAIRS_SHOWN])
+    if len(missing) > _MISSING_PAIRS_SHOWN:
+        shown += ", ..."
+    pairs = "run pair has" if len(missing) == 1 else "run pairs have"
+    message = f"{len(missing)} {pairs} no judgment in the top {k} (first: {shown})"
+    raise InputError(judgments_path, None, message)
