@@ -11,42 +11,48 @@ Collection
     ``n_genres * docs_per_genre`` clips. Genres are grouped into families of about
     three *related* genres (e.g. baroque / classical / romantic). Every genre has
     about ``n_artists / n_genres`` artists with log-normally skewed clip counts
-    (many artists with a handful of clips, a few with dozens); about 1 % of the
-    clips are swapped between artists of related genres, so artists belong to one
-    genre *mostly*. Each artist has a latent *style* vector and each clip a style
-    vector ``artist style + clip noise``. Queries are drawn stratified by genre.
+    (many artists with a handful of clips, a few with dozens). A few clips (0.2 %)
+    swap artists with a clip of a related genre, so artists belong to one genre
+    *mostly* (about 2 % span two, as in MIREX 2011). Each artist has a latent
+    *style* vector and each clip a style vector ``artist style + clip noise``.
+    Queries are drawn stratified by genre.
 
 True judgments
     For a query ``q`` and a candidate ``d`` the FINE score is ::
 
-        fine = clip(round(base[relation(q, d)] + w * closeness(q, d)
-                          + difficulty[q] + noise), 0, 100)
+        fine = clip(round(base[relation(q, d)] + 35 * closeness(q, d)
+                          + difficulty[q] + noise[q, d]), 0, 100)
 
     where ``relation`` is same genre / related genre / unrelated genre (bases
-    about 55 / 33 / 6), ``closeness`` is the style closeness (0 for a random pair,
-    up to 1 for identical styles), ``difficulty`` is a per-query shift and
-    ``noise`` a per-pair Gaussian. Pooled same-genre pairs then average about 60,
-    related-genre pairs about 40 and unrelated ones about 15, with many zeros, and
-    clips of one artist get correlated scores for a query. BROAD is FINE plus a
-    little assessor noise, cut at 34 and 67 into 0 / 1 / 2.
+    45 / 30 / 3), ``closeness`` is the style closeness (0 for a random pair, up to
+    1 for identical styles), ``difficulty ~ N(0, 15)`` is a per-query shift and
+    ``noise ~ N(0, 18)`` a per-pair draw. Pooled pairs then average about 60 for
+    the same genre, 45 for a related and 20 for an unrelated genre, about 15 % of
+    the scores are below 10, and clips of one artist get correlated scores for a
+    query. BROAD is FINE plus ``N(0, 5)`` assessor noise, cut at 34 and 67 into
+    0 / 1 / 2. The noise is a hash of the pair, so a pair's scores depend only on
+    the seed, never on which systems retrieved it.
 
 Systems
     Systems belong to teams. A system sees every clip through a noisy *view*:
-    the clip's features (genre one-hot, family one-hot, style), re-weighted by a
-    team-specific emphasis, plus Gaussian noise of which a team-specific share is
-    common to all systems of the team. A system's *quality* (spread evenly over
-    teams, similar within a team) sets the noise level. For each query it ranks
-    all clips by cosine similarity of the views, so it favours same-genre clips
-    and clips of the artists it already retrieves, removes the query and every
-    clip of the query's artist (MIREX filtering) and keeps the top ``k``.
-    Better systems find clips closer to the query, agree more with each other and
-    score higher (mean CG_l@5 about 0.30 to 0.60 at the defaults); systems of a
-    team overlap heavily, as in MIREX. At the defaults the pool holds about 70 %
-    of the retrieved results (MIREX 2011: 6,322 of 9,000).
+    the clip's features (genre one-hot, family one-hot, style) re-weighted by a
+    team-specific emphasis, plus a small error common to all systems (they use
+    similar audio features), plus Gaussian noise of which 80-98 % is shared by the
+    systems of a team. A system's *quality* (spread evenly over teams, similar
+    within a team) sets the level of that noise. For each query a system ranks all
+    clips by cosine similarity of the views, so it favours same-genre clips and
+    clips of the artists it already retrieves; it removes the query and every clip
+    of the query's artist (MIREX filtering) and keeps the top ``k``.
 
-All work per system is one dense ``(queries, docs)`` similarity block computed by
-a matrix product and cut with ``argpartition``, so ``generate(100, 1000, 10)``
-takes a few seconds.
+At the defaults this reproduces MIREX 2011 closely: mean CG_l@5 of the systems
+from about 0.30 to 0.60 (same-genre precision 0.2 to 0.7); systems of a team
+share 20-75 % of their results and the best systems of different teams up to
+15 %; the pool holds about 75 % of the retrieved results (MIREX 2011: 70 %);
+pairs retrieved by more systems score higher.
+
+All work per system is one dense ``(queries, docs)`` similarity block from a
+matrix product, cut with ``argpartition``; ``generate(100, 1000, 10)`` takes
+about 4 s.
 
 Examples
 --------
@@ -74,24 +80,25 @@ _GENRES_PER_FAMILY = 3
 _STYLE_DIM = 8
 _CLIP_STYLE_SD = 0.5  # clip style = artist style (sd 1) + this much noise
 _ARTIST_SIZE_SIGMA = 1.0  # log-normal sigma of the artists' clip-count weights
-_CROSS_GENRE_SHARE = 0.01  # share of clips swapped between artists of related genres
+_CROSS_GENRE_SHARE = 0.002  # share of clips that swap artists with a related genre
 
 # True FINE scores.
-_FINE_BASE = {"same": 55.0, "related": 33.0, "other": 6.0}
-_FINE_STYLE_WEIGHT = 22.0
-_FINE_DIFFICULTY_SD = 12.0
-_FINE_NOISE_SD = 15.0
+_FINE_BASE = {"same": 45.0, "related": 30.0, "other": 3.0}
+_FINE_STYLE_WEIGHT = 35.0
+_FINE_DIFFICULTY_SD = 15.0
+_FINE_NOISE_SD = 18.0
 _BROAD_CUTS = (34.0, 67.0)
 _BROAD_NOISE_SD = 5.0
 
 # Systems' views.
-_VIEW_GENRE_WEIGHT = 2.2
-_VIEW_FAMILY_WEIGHT = 1.4
+_VIEW_GENRE_WEIGHT = 1.5
+_VIEW_FAMILY_WEIGHT = 1.2
+_VIEW_COMMON_BIAS_SD = 0.3  # per-dimension sd of a view error common to all systems
 _VIEW_EMPHASIS_SD = 0.3  # log-normal sd of a team's per-feature emphasis
-_VIEW_NOISE_BEST = 0.9  # per-dimension noise sd of a system of quality 1
-_VIEW_NOISE_WORST = 3.0  # ... and of quality 0
+_VIEW_NOISE_BEST = 0.3  # per-dimension noise sd of a system of quality 1
+_VIEW_NOISE_WORST = 1.9  # ... and of quality 0
 _QUALITY_WITHIN_TEAM_SD = 0.06
-_TEAM_SHARED_NOISE = (0.55, 0.9)  # range of the share of noise variance common to a team
+_TEAM_SHARED_NOISE = (0.8, 0.98)  # range of the share of noise variance common to a team
 _BLOCK_ELEMENTS = 1 << 22  # similarity entries computed at once
 
 
@@ -249,27 +256,16 @@ def generate(
         )
 
     system_team, quality = _teams(np.random.default_rng(system_seq), n_systems, n_teams)
-    features = _features(doc_genre, genre_family, doc_style)
-    team_seqs = system_seq.spawn(n_teams + n_systems)
-    top = np.empty((n_systems, n_queries, k), dtype=np.intp)
-    for team in range(n_teams):
-        team_rng = np.random.default_rng(team_seqs[team])
-        emphasis = np.exp(_VIEW_EMPHASIS_SD * team_rng.standard_normal(features.shape[1]))
-        shared_noise = team_rng.standard_normal(features.shape)
-        shared_share = team_rng.uniform(*_TEAM_SHARED_NOISE)
-        for system in np.flatnonzero(system_team == team):
-            own_noise = np.random.default_rng(team_seqs[n_teams + system]).standard_normal(
-                features.shape
-            )
-            noise_sd = _VIEW_NOISE_WORST * (_VIEW_NOISE_BEST / _VIEW_NOISE_WORST) ** quality[system]
-            view = features * emphasis + noise_sd * (
-                np.sqrt(shared_share) * shared_noise + np.sqrt(1.0 - shared_share) * own_noise
-            )
-            view /= np.linalg.norm(view, axis=1, keepdims=True)
-            top[system] = _top_k(
-                view.astype(np.float32), query_doc, excluded_rows, excluded_docs, k
-            )
-
+    top = _run_systems(
+        system_seq,
+        _features(doc_genre, genre_family, doc_style),
+        system_team,
+        quality,
+        query_doc,
+        excluded_rows,
+        excluded_docs,
+        k,
+    )
     codes = np.unique(query_doc[None, :, None] * n_docs + top)
     pair_query, pair_doc = np.divmod(codes, n_docs)
     fine_scores, broad_scores = _judge(
@@ -404,6 +400,46 @@ def _features(doc_genre: IntArray, genre_family: IntArray, doc_style: FloatArray
     genre_part = _VIEW_GENRE_WEIGHT * np.eye(n_genres)[doc_genre]
     family_part = _VIEW_FAMILY_WEIGHT * np.eye(n_families)[genre_family[doc_genre]]
     return np.hstack([genre_part, family_part, doc_style])
+
+
+def _run_systems(
+    seed_sequence: np.random.SeedSequence,
+    features: FloatArray,
+    system_team: IntArray,
+    quality: FloatArray,
+    query_doc: IntArray,
+    excluded_rows: IntArray,
+    excluded_docs: IntArray,
+    k: int,
+) -> IntArray:
+    """Filtered top k of every system, shape (n_systems, n_queries, k), as doc indices.
+
+    Every team and system draws from its own child seed sequence, so a system's
+    runs do not depend on the order in which systems are computed.
+    """
+    n_systems, n_teams = system_team.size, int(system_team.max()) + 1
+    children = seed_sequence.spawn(n_teams + n_systems + 1)
+    common_bias = _VIEW_COMMON_BIAS_SD * np.random.default_rng(children[-1]).standard_normal(
+        features.shape
+    )
+    top = np.empty((n_systems, query_doc.size, k), dtype=np.intp)
+    for team in range(n_teams):
+        team_rng = np.random.default_rng(children[team])
+        emphasis = np.exp(_VIEW_EMPHASIS_SD * team_rng.standard_normal(features.shape[1]))
+        signal = features * emphasis + common_bias
+        shared_share = team_rng.uniform(*_TEAM_SHARED_NOISE)
+        shared_noise = np.sqrt(shared_share) * team_rng.standard_normal(features.shape)
+        for system in np.flatnonzero(system_team == team).tolist():
+            own_noise = np.random.default_rng(children[n_teams + system]).standard_normal(
+                features.shape
+            )
+            noise_sd = _VIEW_NOISE_WORST * (_VIEW_NOISE_BEST / _VIEW_NOISE_WORST) ** quality[system]
+            view = signal + noise_sd * (shared_noise + np.sqrt(1.0 - shared_share) * own_noise)
+            view /= np.linalg.norm(view, axis=1, keepdims=True)
+            top[system] = _top_k(
+                view.astype(np.float32), query_doc, excluded_rows, excluded_docs, k
+            )
+    return top
 
 
 def _top_k(
