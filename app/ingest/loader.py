@@ -17,8 +17,9 @@ from numpy.typing import NDArray
 from app.ingest.formats import Judgments, Runs
 from app.ingest.formats import Metadata as MetadataFile
 from app.mtc.collection import Collection, Metadata, build_collection
+from app.mtc.synthetic import SyntheticCollection
 
-__all__ = ["DEFAULT_VARIOUS_ARTISTS", "LoadedCollection", "load_collection"]
+__all__ = ["DEFAULT_VARIOUS_ARTISTS", "LoadedCollection", "load_collection", "load_synthetic"]
 
 #: artist ids that link nothing (compilations); MIREX 2011's anonymised id is 9078dd
 DEFAULT_VARIOUS_ARTISTS = frozenset({"various artists", "various", "va", "9078dd"})
@@ -123,3 +124,15 @@ def load_collection(
                 except KeyError:
                     continue  # judged but not in the pool at this cut-off
     return LoadedCollection(collection, meta_arrays, systems, queries, doc_ids, values, n_filtered)
+
+
+def load_synthetic(synthetic: SyntheticCollection, scale: str = "fine") -> LoadedCollection:
+    """A generated collection (:mod:`app.mtc.synthetic`) ready for the engine, fully judged."""
+    truth = synthetic.fine if scale == "fine" else synthetic.broad
+    k = max(len(lst) for per_query in synthetic.runs.values() for lst in per_query.values())
+    return load_collection(
+        Runs(synthetic.runs, "tsv"),
+        k,
+        MetadataFile(dict(synthetic.artist), dict(synthetic.genre)),
+        Judgments({pair: [float(v)] for pair, v in truth.items()}, "tsv"),
+    )

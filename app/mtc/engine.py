@@ -45,6 +45,8 @@ __all__ = ["STOP_RULES", "EngineConfig", "MTCEngine", "absolute_threshold"]
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 STOP_RULES = ("confidence", "absolute", "complete")
+#: a pair counts as settled for the [U12] weights at this confidence (docs/decisions.md)
+DEFAULT_CONFIDENT = 0.99
 
 #: corrected rooted-variance thresholds of [T] Fig. 8.5 (top-left panel), by half-width e
 CORRECTED_THRESHOLDS = {0.05: 0.011, 0.01: 0.0071}
@@ -83,7 +85,8 @@ class EngineConfig:
     target : float
         Ranking confidence to reach (S1).
     confident : float or None
-        Pairs at least this sure leave the [U12] weights (A10); default ``target``.
+        Pairs at least this sure leave the [U12] weights (A10). The default, 0.99,
+        deviates from the spec's ``target``: see docs/decisions.md.
     distribution : {"t", "normal"}
     stop : {"confidence", "absolute", "complete"}
         Stopping rule (4.4); every rule also stops when nothing is left to judge.
@@ -112,7 +115,14 @@ class EngineConfig:
     rebuild_every: int = 1000
     locality: float = 0.5
 
+    @property
+    def confident_level(self) -> float:
+        """Confidence at which a pair leaves the [U12] weights (A10; 0.99 by default)."""
+        return self.confident if self.confident is not None else DEFAULT_CONFIDENT
+
     def __post_init__(self) -> None:
+        if self.confident is not None and not 0.5 <= self.confident <= 1.0:
+            raise ValueError(f"confident must be in [0.5, 1], found {self.confident}")
         if self.measure not in MEASURES:
             raise ValueError(f"unknown measure {self.measure!r}: expected one of {MEASURES}")
         if self.policy not in POLICIES:
@@ -334,8 +344,8 @@ class MTCEngine:
             return w
         if self._co is None:
             self._co = CoRetrieval.build(c, self.coef)
-        confident = cfg.confident if cfg.confident is not None else cfg.target
-        w = confidence_weights(c, self.coef, self.evaluation().pair_confidence, confident,
+        w = confidence_weights(c, self.coef, self.evaluation().pair_confidence,
+                               cfg.confident_level,
                                self._co)
         if self._ratio:
             w *= inverse_denominators(self.ey)[c.pair_query] ** 2

@@ -142,6 +142,18 @@ def _order_candidates(
     return candidates[order]
 
 
+def _top_candidates(
+    weights: FloatArray, candidates: IntArray, var: FloatArray, mean_rank: FloatArray, n: int
+) -> IntArray:
+    """The ``n`` best candidates in order (plus any tied with the n-th), without sorting all."""
+    if candidates.size > n:
+        w = weights[candidates]
+        kth = np.partition(w, candidates.size - n)[candidates.size - n]
+        scale = max(float(np.max(np.abs(w))), 1e-300)
+        candidates = candidates[w >= kth - 1e-9 * scale]
+    return _order_candidates(weights, candidates, var, mean_rank)
+
+
 def best_pairs(
     weights: FloatArray,
     available: NDArray[np.bool_],
@@ -160,6 +172,7 @@ def best_pairs(
     ``locality`` times the best weight overall) the batch continues with pairs
     of the same query while their weight stays at least ``locality`` times the
     weight of the best remaining pair; then the best remaining pairs fill it.
+    Work is linear in the number of pairs: only the top of the list is sorted.
 
     Returns
     -------
@@ -172,33 +185,35 @@ def best_pairs(
     candidates = np.flatnonzero(available)
     if candidates.size == 0:
         return candidates
-    ranked = _order_candidates(weights, candidates, var, mean_rank)
+    # n + 1 so the best pair left after taking the same-query ones is known
+    ranked = _top_candidates(weights, candidates, var, mean_rank, n + 1)
     if n == 1 and prefer_query is None:
         return ranked[:1]
     best_w = float(weights[ranked[0]])
-    chosen: list[int] = []
-    taken = np.zeros(weights.shape[0], dtype=bool)
     query = int(pair_query[ranked[0]])
-    if prefer_query is not None:
-        own = ranked[pair_query[ranked] == prefer_query]
-        if own.size and weights[own[0]] >= locality * best_w:
-            query = prefer_query
-    same = ranked[pair_query[ranked] == query]
-    pos = 0
+    if prefer_query is not None and prefer_query != query:
+        own = candidates[pair_query[candidates] == prefer_query]
+        if own.size:
+            best_own = _top_candidates(weights, own, var, mean_rank, 1)[0]
+            if weights[best_own] >= locality * best_w:
+                query = prefer_query
+    same = candidates[pair_query[candidates] == query]
+    same = _top_candidates(weights, same, var, mean_rank, n)
+    chosen: list[int] = []
+    taken: set[int] = set()
     for p in same:
         if len(chosen) >= n:
             break
-        while pos < ranked.size and taken[ranked[pos]]:
-            pos += 1
-        best_remaining = float(weights[ranked[pos]]) if pos < ranked.size else 0.0
+        remaining = [int(r) for r in ranked if int(r) not in taken]
+        best_remaining = float(weights[remaining[0]]) if remaining else 0.0
         if chosen and weights[p] < locality * best_remaining:
             break
         chosen.append(int(p))
-        taken[p] = True
+        taken.add(int(p))
     for p in ranked:
         if len(chosen) >= n:
             break
-        if not taken[p]:
+        if int(p) not in taken:
             chosen.append(int(p))
-            taken[p] = True
+            taken.add(int(p))
     return np.array(chosen, dtype=np.intp)
