@@ -77,55 +77,115 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    sim.add_argument("--runs", required=True, type=Path,
-                     help="TREC run file(s) (a file or a directory) or TSV system<TAB>query<TAB>doc")
-    sim.add_argument("--judgments", required=True, type=Path,
-                     help="TREC qrels or TSV query<TAB>doc<TAB>score, covering every run pair")
+    sim.add_argument(
+        "--runs",
+        required=True,
+        type=Path,
+        help="TREC run file(s) (a file or a directory) or TSV system<TAB>query<TAB>doc",
+    )
+    sim.add_argument(
+        "--judgments",
+        required=True,
+        type=Path,
+        help="TREC qrels or TSV query<TAB>doc<TAB>score, covering every run pair",
+    )
     sim.add_argument("--metadata", type=Path, help="TSV doc<TAB>artist<TAB>genre")
     sim.add_argument("--k", type=_positive_int, default=5, help="evaluation cut-off")
     sim.add_argument("--scale", choices=("broad", "fine"), default="fine")
     sim.add_argument("--measure", choices=MEASURES, default="cg")
-    sim.add_argument("--model", choices=ESTIMATOR_KINDS, default=None,
-                     help="relevance estimator (default: ordinal with --metadata, else uniform)")
+    sim.add_argument(
+        "--model",
+        choices=ESTIMATOR_KINDS,
+        default=None,
+        help="relevance estimator (default: ordinal with --metadata, else uniform)",
+    )
     sim.add_argument("--policy", choices=POLICIES, default="confidence")
-    sim.add_argument("--target", type=_probability, default=0.95,
-                     help="ranking confidence at which to stop")
-    sim.add_argument("--confident", type=_probability, default=None,
-                     help="pairs this sure leave the confidence weights (default 0.99)")
-    sim.add_argument("--distribution", choices=("t", "normal"), default="t",
-                     help="t with n_Q-1 df ([T]) or the normal ([U12])")
+    sim.add_argument(
+        "--target", type=_probability, default=0.95, help="ranking confidence at which to stop"
+    )
+    sim.add_argument(
+        "--confident",
+        type=_probability,
+        default=None,
+        help="pairs this sure leave the confidence weights (default 0.99)",
+    )
+    sim.add_argument(
+        "--distribution",
+        choices=("t", "normal"),
+        default="t",
+        help="t with n_Q-1 df ([T]) or the normal ([U12])",
+    )
     sim.add_argument("--stop", choices=STOP_RULES, default="confidence")
-    sim.add_argument("--batch", type=_positive_int, default=1,
-                     help="pairs judged per round (N concurrent assessors)")
+    sim.add_argument(
+        "--batch",
+        type=_positive_int,
+        default=1,
+        help="pairs judged per round (N concurrent assessors)",
+    )
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--max-judgments", type=_positive_int, default=None)
-    sim.add_argument("--calibrate-variance", action="store_true",
-                     help="inflate estimator variances by their observed error")
-    sim.add_argument("--refit-every", type=_non_negative_int, default=0,
-                     help="refit the ordinal models every N judgments (0 = never)")
-    sim.add_argument("--no-artist-filter", action="store_true",
-                     help="keep results by the query's artist (MIREX removes them)")
-    sim.add_argument("--various-artists", action="append", default=None, metavar="ID",
-                     help="artist id that links nothing (repeatable; default: "
-                     + ", ".join(sorted(DEFAULT_VARIOUS_ARTISTS)) + ")")
+    sim.add_argument(
+        "--calibrate-variance",
+        action="store_true",
+        help="inflate estimator variances by their observed error",
+    )
+    sim.add_argument(
+        "--refit-every",
+        type=_non_negative_int,
+        default=0,
+        help="refit the ordinal models every N judgments (0 = never)",
+    )
+    sim.add_argument(
+        "--no-artist-filter",
+        action="store_true",
+        help="keep results by the query's artist (MIREX removes them)",
+    )
+    sim.add_argument(
+        "--various-artists",
+        action="append",
+        default=None,
+        metavar="ID",
+        help="artist id that links nothing (repeatable; default: "
+        + ", ".join(sorted(DEFAULT_VARIOUS_ARTISTS))
+        + ")",
+    )
     sim.add_argument("--json", type=Path, help="write every figure to this JSON file")
     sim.add_argument("--plot", type=Path, help="draw confidence and accuracy (.png or .svg)")
     sim.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    syn = sub.add_parser(
+        "synthetic",
+        help="write a synthetic, fully judged AMS collection",
+        description="Write a seeded synthetic collection (runs.tsv, judgments-fine.tsv, "
+        "judgments-broad.tsv, metadata.tsv) with MIREX-like structure, to try simulate on.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    syn.add_argument("directory", type=Path)
+    syn.add_argument("--systems", type=_positive_int, default=18)
+    syn.add_argument("--queries", type=_positive_int, default=100)
+    syn.add_argument("--k", type=_positive_int, default=5)
+    syn.add_argument("--seed", type=int, default=0)
+
     bench = sub.add_parser("bench", help="benchmarks")
     bsub = bench.add_subparsers(dest="bench", required=True, metavar="BENCHMARK")
     eng = bsub.add_parser(
-        "engine", help="time one MTC loop iteration",
+        "engine",
+        help="time one MTC loop iteration",
         description="Median time of one loop iteration (apply a judgment, update, pick the next "
         "pair) at MIREX 2011 scale and at 100 systems x 1,000 queries x k=10, against a naive "
         "full recompute measured in the same run.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     eng.add_argument("--json", type=Path, help="write the figures to this JSON file")
-    eng.add_argument("--iterations", type=_positive_int, default=200,
-                     help="timed iterations at MIREX scale (a quarter of them at large scale)")
-    eng.add_argument("--runs", type=Path,
-                     help="real runs for the MIREX-scale case (default: synthetic 18x100x5)")
+    eng.add_argument(
+        "--iterations",
+        type=_positive_int,
+        default=200,
+        help="timed iterations at MIREX scale (a quarter of them at large scale)",
+    )
+    eng.add_argument(
+        "--runs", type=Path, help="real runs for the MIREX-scale case (default: synthetic 18x100x5)"
+    )
     eng.add_argument("--metadata", type=Path)
     eng.add_argument("--judgments", type=Path)
     eng.add_argument("--skip-large", action="store_true", help="only the MIREX-scale case")
@@ -144,15 +204,20 @@ def load_inputs(args: argparse.Namespace) -> LoadedCollection:
     metadata = read_metadata(args.metadata) if args.metadata else None
     various = args.various_artists if args.various_artists else DEFAULT_VARIOUS_ARTISTS
     loaded = load_collection(
-        runs, args.k, metadata, judgments,
-        filter_same_artist=not args.no_artist_filter, various_artists=various,
+        runs,
+        args.k,
+        metadata,
+        judgments,
+        filter_same_artist=not args.no_artist_filter,
+        various_artists=various,
     )
     missing = [p for p in range(loaded.collection.n_pairs) if math.isnan(loaded.judged_values[p])]
     if missing:
         shown = ", ".join("query {} doc {}".format(*loaded.pair_ids(p)) for p in missing[:3])
         more = ", ..." if len(missing) > 3 else ""
         raise InputError(
-            str(args.judgments), None,
+            str(args.judgments),
+            None,
             f"{len(missing)} run pairs have no judgment in the top {args.k} "
             f"(first: {shown}{more}); simulate needs a fully judged collection",
         )
@@ -181,8 +246,10 @@ class ProgressBar:
         done = min(1.0, max(0.0, (confidence - 0.5) / max(self.target - 0.5, 1e-9)))
         width = 30
         bar = "#" * int(done * width) + "-" * (width - int(done * width))
-        line = (f"[{bar}] confidence {confidence:.4f}/{self.target:.2f}  "
-                f"judged {judged}/{self.total}  {now - self.started:.1f}s")
+        line = (
+            f"[{bar}] confidence {confidence:.4f}/{self.target:.2f}  "
+            f"judged {judged}/{self.total}  {now - self.started:.1f}s"
+        )
         if self.tty:
             self.stream.write("\r" + line)
         else:
@@ -195,8 +262,9 @@ class ProgressBar:
             self.stream.flush()
 
 
-def format_summary(result: ReplayResult, loaded: LoadedCollection,
-                   args: argparse.Namespace, model: str) -> str:
+def format_summary(
+    result: ReplayResult, loaded: LoadedCollection, args: argparse.Namespace, model: str
+) -> str:
     label = f"{MEASURE_LABELS[args.measure]}@{args.k}"
     lines = [
         f"mtcjudge simulate: {args.scale.upper()}, {label}, model {model}, "
@@ -222,12 +290,17 @@ def format_summary(result: ReplayResult, loaded: LoadedCollection,
         conf = "      -" if b.count == 0 else f"{b.mean_confidence:10.3f}"
         close = "]" if b.high == 1.0 else ")"
         lines.append(f"    [{b.low:.2f}, {b.high:.2f}{close}  {b.count:5d} {acc} {conf}")
-    lines += ["", "  ranking (estimated at the stop vs complete judgments)",
-              "    rank  system              estimated   true"]
+    lines += [
+        "",
+        "  ranking (estimated at the stop vs complete judgments)",
+        "    rank  system              estimated   true",
+    ]
     order = sorted(range(len(loaded.systems)), key=lambda i: -result.estimated_means[i])
     for pos, i in enumerate(order, 1):
-        lines.append(f"    {pos:4d}  {loaded.systems[i]:<18} {result.estimated_means[i]:9.4f}"
-                     f"  {result.true_means[i]:.4f}")
+        lines.append(
+            f"    {pos:4d}  {loaded.systems[i]:<18} {result.estimated_means[i]:9.4f}"
+            f"  {result.true_means[i]:.4f}"
+        )
     return "\n".join(lines)
 
 
@@ -240,10 +313,19 @@ def plot_replay(result: ReplayResult, path: Path, title: str, target: float) -> 
 
     xs = [t.judgments for t in result.trajectory]
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
-    ax.plot(xs, [t.ranking_confidence for t in result.trajectory], label="ranking confidence",
-            color="#1f77b4")
-    ax.plot(xs, [t.sign_accuracy for t in result.trajectory], label="sign accuracy",
-            color="#d62728", alpha=0.8)
+    ax.plot(
+        xs,
+        [t.ranking_confidence for t in result.trajectory],
+        label="ranking confidence",
+        color="#1f77b4",
+    )
+    ax.plot(
+        xs,
+        [t.sign_accuracy for t in result.trajectory],
+        label="sign accuracy",
+        color="#d62728",
+        alpha=0.8,
+    )
     ax.axhline(target, color="grey", ls="--", lw=0.8, label=f"target {target:.2f}")
     ax.axvline(result.judgments_to_target, color="grey", ls=":", lw=0.8)
     ax.set_xlabel("judgments")
@@ -263,47 +345,83 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     loaded = load_inputs(args)
     model = args.model or ("ordinal" if args.metadata else "uniform")
     if model == "ordinal" and args.metadata is None:
-        err.write("mtcjudge: note: --model ordinal without --metadata falls back to the "
-                  "historical prior where M_jud does not apply\n")
+        err.write(
+            "mtcjudge: note: --model ordinal without --metadata falls back to the "
+            "historical prior where M_jud does not apply\n"
+        )
     scale = get_scale(args.scale)
     config = ReplayConfig(
         engine=EngineConfig(
-            measure=args.measure, policy=args.policy, target=args.target,
-            confident=args.confident, distribution=args.distribution, stop=args.stop,
+            measure=args.measure,
+            policy=args.policy,
+            target=args.target,
+            confident=args.confident,
+            distribution=args.distribution,
+            stop=args.stop,
         ),
-        model=model, batch=args.batch, seed=args.seed, max_judgments=args.max_judgments,
-        calibrate_variance=args.calibrate_variance, refit_every=args.refit_every,
+        model=model,
+        batch=args.batch,
+        seed=args.seed,
+        max_judgments=args.max_judgments,
+        calibrate_variance=args.calibrate_variance,
+        refit_every=args.refit_every,
     )
     bar = ProgressBar(err, loaded.collection.n_pairs, args.target, not args.quiet)
     try:
-        result = replay(loaded.collection, loaded.metadata, loaded.judged_values, scale, config,
-                        progress=bar)
+        result = replay(
+            loaded.collection, loaded.metadata, loaded.judged_values, scale, config, progress=bar
+        )
     finally:
         bar.close()
     out.write(format_summary(result, loaded, args, model) + "\n")
     if args.json is not None:
         payload = {
             "settings": {
-                "runs": str(args.runs), "judgments": str(args.judgments),
+                "runs": str(args.runs),
+                "judgments": str(args.judgments),
                 "metadata": str(args.metadata) if args.metadata else None,
-                "k": args.k, "scale": args.scale, "measure": args.measure, "model": model,
-                "policy": args.policy, "target": args.target, "batch": args.batch,
-                "seed": args.seed, "distribution": args.distribution,
+                "k": args.k,
+                "scale": args.scale,
+                "measure": args.measure,
+                "model": model,
+                "policy": args.policy,
+                "target": args.target,
+                "batch": args.batch,
+                "seed": args.seed,
+                "distribution": args.distribution,
                 "confident": config.engine.confident_level,
-                "calibrate_variance": args.calibrate_variance, "refit_every": args.refit_every,
+                "calibrate_variance": args.calibrate_variance,
+                "refit_every": args.refit_every,
             },
             **result.summary(),
             "systems": [
-                {"system": s, "estimated": float(result.estimated_means[i]),
-                 "true": float(result.true_means[i])}
+                {
+                    "system": s,
+                    "estimated": float(result.estimated_means[i]),
+                    "true": float(result.true_means[i]),
+                }
                 for i, s in enumerate(loaded.systems)
             ],
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
     if args.plot is not None:
-        title = (f"MTC replay: {args.scale.upper()} {MEASURE_LABELS[args.measure]}@{args.k}, "
-                 f"{model}, {args.policy}")
+        title = (
+            f"MTC replay: {args.scale.upper()} {MEASURE_LABELS[args.measure]}@{args.k}, "
+            f"{model}, {args.policy}"
+        )
         plot_replay(result, args.plot, title, args.target)
+    return 0
+
+
+def cmd_synthetic(args: argparse.Namespace, out: TextIO) -> int:
+    from app.mtc.synthetic import generate
+
+    if args.systems < 2:
+        raise UsageError(f"--systems: at least 2 systems are needed, found {args.systems}")
+    args.directory.mkdir(parents=True, exist_ok=True)
+    paths = generate(args.systems, args.queries, args.k, seed=args.seed).write(args.directory)
+    for name, path in paths.items():
+        out.write(f"{name:16s} {path}\n")
     return 0
 
 
@@ -311,16 +429,21 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:  # noq
     from app.perf import engine_benchmark
 
     figures = engine_benchmark(
-        iterations=args.iterations, runs=args.runs, metadata=args.metadata,
-        judgments=args.judgments, large=not args.skip_large, out=out,
+        iterations=args.iterations,
+        runs=args.runs,
+        metadata=args.metadata,
+        judgments=args.judgments,
+        large=not args.skip_large,
+        out=out,
     )
     if args.json is not None:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
 
 
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
-         err: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     parser = build_parser()
@@ -328,6 +451,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None,
     try:
         if args.command == "simulate":
             return cmd_simulate(args, out, err)
+        if args.command == "synthetic":
+            return cmd_synthetic(args, out)
         return cmd_bench(args, out, err)
     except (InputError, UsageError) as exc:
         err.write(f"mtcjudge: error: {exc}\n")

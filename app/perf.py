@@ -34,8 +34,9 @@ def _peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _time_case(loaded: LoadedCollection, iterations: int, naive_iterations: int,
-               out: TextIO, name: str) -> dict[str, float]:
+def _time_case(
+    loaded: LoadedCollection, iterations: int, naive_iterations: int, out: TextIO, name: str
+) -> dict[str, float]:
     c = loaded.collection
     truth = loaded.judged_values
     model = RelevanceModel(c, FINE, "ordinal", loaded.metadata)
@@ -63,8 +64,9 @@ def _time_case(loaded: LoadedCollection, iterations: int, naive_iterations: int,
         values[p] = truth[p]
         mean, var, _ = model.estimate_all(judged, values)
         ev = evaluate(c, mean, var, "cg", FINE)
-        w = confidence_weights(c, engine.coef, ev.pair_confidence,
-                               engine.config.confident_level, co)
+        w = confidence_weights(
+            c, engine.coef, ev.pair_confidence, engine.config.confident_level, co
+        )
         p = int(best_pairs(w, ~judged, var, c.mean_rank, c.pair_query, 1)[0])
         naive.append(time.perf_counter() - start)
     fig = {
@@ -110,7 +112,9 @@ def engine_benchmark(
         if judgments is None:
             raise ValueError("--runs needs --judgments (the answers to replay)")
         mirex = load_collection(
-            read_runs(runs), 5, read_metadata(metadata) if metadata else None,
+            read_runs(runs),
+            5,
+            read_metadata(metadata) if metadata else None,
             read_judgments(judgments, "fine"),
         )
         source = str(runs)
@@ -127,10 +131,16 @@ def engine_benchmark(
         big = load_synthetic(generate(100, 1000, 10, seed=0))
         gen_s = time.perf_counter() - started
         large_fig = _time_case(big, max(20, iterations // 4), 5, out, "large")
-        figures["large_scale"] = {**large_fig, "generate_s": gen_s,
-                                  "source": "synthetic 100x1000x10"}
+        figures["large_scale"] = {
+            **large_fig,
+            "generate_s": gen_s,
+            "source": "synthetic 100x1000x10",
+        }
         ratio = large_fig["naive_ratio"]
     figures["naive_ratio"] = ratio
-    figures["targets"] = {"mirex2011_median_ms": 2.0, "large_median_ms": 100.0,
-                          "large_peak_mib": 2048.0}
+    figures["targets"] = {
+        "mirex2011_median_ms": 2.0,
+        "large_median_ms": 100.0,
+        "large_peak_mib": 2048.0,
+    }
     return figures

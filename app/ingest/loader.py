@@ -91,8 +91,11 @@ def load_collection(
             kept = [d for d in docs if d != q and (q_artist is None or artist_of(d) != q_artist)]
             n_filtered += len(docs) - len(kept)
             filtered[(s, q)] = kept[:k]
-    doc_ids = sorted({d for lst in filtered.values() for d in lst} | set(queries)
-                     | (set(metadata.artist) if metadata is not None else set()))
+    doc_ids = sorted(
+        {d for lst in filtered.values() for d in lst}
+        | set(queries)
+        | (set(metadata.artist) if metadata is not None else set())
+    )
     doc_index = {d: i for i, d in enumerate(doc_ids)}
     arr = np.full((len(systems), len(queries), k), -1, dtype=np.intp)
     for si, s in enumerate(systems):

@@ -106,7 +106,7 @@ class Collection:
         docs = self.pair_doc[sl]
         pos = int(np.searchsorted(docs, doc))
         if pos < docs.shape[0] and docs[pos] == doc:
-            return sl.start + pos
+            return int(sl.start + pos)
         raise KeyError((query, doc))
 
 

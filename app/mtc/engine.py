@@ -52,8 +52,9 @@ DEFAULT_CONFIDENT = 0.99
 CORRECTED_THRESHOLDS = {0.05: 0.011, 0.01: 0.0071}
 
 
-def absolute_threshold(error: float, n_queries: int, *, corrected: bool,
-                       ci_level: float = 0.95) -> float:
+def absolute_threshold(
+    error: float, n_queries: int, *, corrected: bool, ci_level: float = 0.95
+) -> float:
     """Rooted average variance at which the absolute scenario stops (MTC-SPEC 4.4 S2).
 
     Uncorrected: ``e / t_{1-a, n_Q-1}`` (0.0252 for e = 0.05, 100 queries).
@@ -299,7 +300,10 @@ class MTCEngine:
         if self._evaluation is None:
             nq = self.collection.n_queries
             self._evaluation = finish(
-                self.score_sum / nq, self.t_mat / nq**2, nq, self.config.distribution,
+                self.score_sum / nq,
+                self.t_mat / nq**2,
+                nq,
+                self.config.distribution,
                 self.config.ci_level,
             )
         return self._evaluation
@@ -321,7 +325,9 @@ class MTCEngine:
             return "confidence"
         if cfg.stop == "absolute":
             threshold = cfg.abs_threshold or absolute_threshold(
-                cfg.abs_error, self.collection.n_queries, corrected=cfg.abs_corrected,
+                cfg.abs_error,
+                self.collection.n_queries,
+                corrected=cfg.abs_corrected,
                 ci_level=cfg.ci_level,
             )
             if float(np.sqrt(self.evaluation().var.mean())) <= threshold:
@@ -344,9 +350,9 @@ class MTCEngine:
             return w
         if self._co is None:
             self._co = CoRetrieval.build(c, self.coef)
-        w = confidence_weights(c, self.coef, self.evaluation().pair_confidence,
-                               cfg.confident_level,
-                               self._co)
+        w = confidence_weights(
+            c, self.coef, self.evaluation().pair_confidence, cfg.confident_level, self._co
+        )
         if self._ratio:
             w *= inverse_denominators(self.ey)[c.pair_query] ** 2
         return w
@@ -383,7 +389,12 @@ class MTCEngine:
             picked = self.rng.choice(cand, size=min(n, cand.size), replace=False)
             return np.asarray(picked, dtype=np.intp)
         return best_pairs(
-            self.weights(), available, self.var, self.collection.mean_rank,
-            self.collection.pair_query, n, prefer_query=prefer_query,
+            self.weights(),
+            available,
+            self.var,
+            self.collection.mean_rank,
+            self.collection.pair_query,
+            n,
+            prefer_query=prefer_query,
             locality=self.config.locality,
         )

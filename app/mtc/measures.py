@@ -86,7 +86,11 @@ def ideal_moments(
 
 
 def _query_denominators(
-    collection: Collection, measure: str, scale: Scale, mean: FloatArray, var: FloatArray,
+    collection: Collection,
+    measure: str,
+    scale: Scale,
+    mean: FloatArray,
+    var: FloatArray,
     rbp_p: float,
 ) -> tuple[FloatArray, FloatArray]:
     """E[Y_q] and Var[Y_q] of every query, shape (n_queries,) each."""
@@ -181,7 +185,11 @@ def _check_moments(collection: Collection, mean: FloatArray, var: FloatArray) ->
 
 
 def query_scores(
-    collection: Collection, measure: str, scale: Scale, mean: FloatArray, var: FloatArray,
+    collection: Collection,
+    measure: str,
+    scale: Scale,
+    mean: FloatArray,
+    var: FloatArray,
     rbp_p: float = 0.8,
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """Per-query absolute scores and pairwise differences.
@@ -273,8 +281,12 @@ def inverse_denominators(ey: FloatArray) -> FloatArray:
 
 
 def accumulate(
-    collection: Collection, coef: FloatArray, mean: FloatArray, var: FloatArray,
-    ey: FloatArray, vy: FloatArray,
+    collection: Collection,
+    coef: FloatArray,
+    mean: FloatArray,
+    var: FloatArray,
+    ey: FloatArray,
+    vy: FloatArray,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Sufficient statistics of every score distribution, from scratch.
 

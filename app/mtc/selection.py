@@ -80,7 +80,7 @@ def static_weights(collection: Collection, coef: FloatArray) -> FloatArray:
     position = np.arange(pair.shape[0]) - start[pair]  # rank among the nonzeros of its pair
     # the n - nnz zeros sort first, so a nonzero at position t sits at n - nnz + t
     factor = 2.0 * (n - nnz[pair] + position) - n + 1
-    return np.bincount(pair, weights=c * factor, minlength=collection.n_pairs)
+    return np.bincount(pair, weights=c * factor, minlength=collection.n_pairs).astype(np.float64)
 
 
 def confidence_weights(
@@ -107,13 +107,15 @@ def confidence_weights(
     np.fill_diagonal(w_mat, 0.0)
     row = w_mat.sum(axis=1)
     co = co_retrieval or CoRetrieval.build(collection, coef)
-    w = np.bincount(
-        collection.entry_pair, weights=coef**2 * row[collection.entry_system],
+    w: FloatArray = np.bincount(
+        collection.entry_pair,
+        weights=coef**2 * row[collection.entry_system],
         minlength=collection.n_pairs,
-    )
+    ).astype(np.float64)
     if co.pair.size:
         w -= 2.0 * np.bincount(
-            co.pair, weights=w_mat[co.system_a, co.system_b] * co.product,
+            co.pair,
+            weights=w_mat[co.system_a, co.system_b] * co.product,
             minlength=collection.n_pairs,
         )
     return np.maximum(w, 0.0)
@@ -126,7 +128,7 @@ def absolute_weights(collection: Collection, system_var: FloatArray) -> FloatArr
         raise ValueError(f"system_var must have shape ({collection.n_systems},), found {sv.shape}")
     return np.bincount(
         collection.entry_pair, weights=sv[collection.entry_system], minlength=collection.n_pairs
-    )
+    ).astype(np.float64)
 
 
 def _order_candidates(

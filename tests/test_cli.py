@@ -1,0 +1,246 @@
+"""The researcher's command line: mtcjudge simulate / synthetic / bench engine."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.mtc.synthetic import generate
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def collection_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("synthetic")
+    generate(6, 12, 5, n_genres=4, docs_per_genre=60, n_artists=40, seed=3).write(directory)
+    return directory
+
+
+def simulate_args(d: Path, *extra: str) -> list[str]:
+    return [
+        "simulate",
+        "--runs",
+        str(d / "runs.tsv"),
+        "--judgments",
+        str(d / "judgments-fine.tsv"),
+        "--metadata",
+        str(d / "metadata.tsv"),
+        "--quiet",
+        *extra,
+    ]
+
+
+def test_simulate_reports_effort_and_accuracy(collection_dir: Path, tmp_path: Path) -> None:
+    report = tmp_path / "replay.json"
+    plot = tmp_path / "replay.png"
+    code, out, err = run(*simulate_args(collection_dir, "--json", str(report), "--plot", str(plot)))
+    assert code == 0, err
+    assert "judgments to target" in out
+    assert "calibration at the stop" in out
+    data = json.loads(report.read_text())
+    for key in (
+        "pool_size",
+        "judgments_to_target",
+        "fraction_judged",
+        "final_confidence",
+        "sign_accuracy",
+        "kendall_tau",
+        "mean_abs_error",
+        "trajectory",
+        "calibration",
+    ):
+        assert key in data
+    assert 0 <= data["judgments_to_target"] <= data["pool_size"]
+    assert data["fraction_judged"] == pytest.approx(data["judgments_to_target"] / data["pool_size"])
+    assert data["final_confidence"] >= 0.95 or data["stop_reason"] == "complete"
+    assert data["trajectory"][0]["judgments"] == 0
+    n_pairs = 6 * 5 // 2
+    assert sum(b["count"] for b in data["calibration"]) == n_pairs
+    assert data["settings"]["model"] == "ordinal"
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_simulate_to_completion_recovers_the_true_ranking(
+    collection_dir: Path, tmp_path: Path
+) -> None:
+    report = tmp_path / "r.json"
+    code, _, err = run(
+        *simulate_args(
+            collection_dir,
+            "--target",
+            "1",
+            "--model",
+            "uniform",
+            "--policy",
+            "static",
+            "--json",
+            str(report),
+        )
+    )
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert data["sign_accuracy"] == 1.0
+    assert data["kendall_tau"] == pytest.approx(1.0)
+    assert data["mean_abs_error"] == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("measure", "label"), [("dcg", "DCG_l@5"), ("ndcg", "nDCG_l@5"), ("rbp", "RBP_l@5")]
+)
+def test_simulate_other_measures_and_batches(
+    collection_dir: Path, tmp_path: Path, measure: str, label: str
+) -> None:
+    report = tmp_path / "r.json"
+    code, out, err = run(
+        *simulate_args(
+            collection_dir,
+            "--measure",
+            measure,
+            "--batch",
+            "4",
+            "--seed",
+            "2",
+            "--json",
+            str(report),
+        )
+    )
+    assert code == 0, err
+    assert label in out
+    data = json.loads(report.read_text())
+    assert data["settings"]["batch"] == 4
+    # every round but the last judges a whole batch
+    steps = [t["judgments"] for t in data["trajectory"]]
+    assert all(b - a == 4 for a, b in itertools.pairwise(steps[:-1]))
+
+
+def test_simulate_svg_plot(collection_dir: Path, tmp_path: Path) -> None:
+    plot = tmp_path / "replay.svg"
+    code, _, err = run(
+        *simulate_args(
+            collection_dir, "--plot", str(plot), "--model", "uniform", "--max-judgments", "20"
+        )
+    )
+    assert code == 0, err
+    assert "<svg" in plot.read_text()
+
+
+def test_simulate_broad_scale(collection_dir: Path) -> None:
+    code, out, err = run(
+        "simulate",
+        "--runs",
+        str(collection_dir / "runs.tsv"),
+        "--judgments",
+        str(collection_dir / "judgments-broad.tsv"),
+        "--scale",
+        "broad",
+        "--quiet",
+    )
+    assert code == 0, err
+    assert "BROAD" in out
+    assert "model uniform" in out  # no metadata: uniform prior by default
+
+
+def test_progress_bar_goes_to_stderr(collection_dir: Path) -> None:
+    args = [a for a in simulate_args(collection_dir) if a != "--quiet"]
+    code, out, err = run(*args, "--model", "uniform", "--target", "0.99")
+    assert code == 0
+    assert "confidence" in err
+    assert "[" not in out.splitlines()[0]
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("runs", "judgments", "message"),
+    [
+        ("A\tq1\td1\nA\tq1\nB\tq1\td2\n", "q1\td1\t50\nq1\td2\t40\n", r"runs\.tsv:2:"),
+        (
+            "q1 Q0 d1 1 1.0 A\nq1 Q0 d2 1 0.9 A\nq1 Q0 d3 1 1.0 B\n",
+            "q1\td1\t1\n",
+            r"runs\.tsv:2:.*rank",
+        ),
+        ("A\tq1\td1\nB\tq1\td2\n", "q1\td1\t50\nq1\td2\t140\n", r"judgments\.tsv:2:.*FINE"),
+        (
+            "A\tq1\td1\nB\tq1\td2\n",
+            "q1\td1\t50\n",
+            r"judgments\.tsv: 1 run pairs have no "
+            r"judgment.*query q1 doc d2",
+        ),
+    ],
+    ids=["ragged", "duplicate-rank", "out-of-scale", "missing-judgment"],
+)
+def test_bad_input_exits_2_with_file_and_line(
+    tmp_path: Path, runs: str, judgments: str, message: str
+) -> None:
+    r = write(tmp_path / "runs.tsv", runs)
+    j = write(tmp_path / "judgments.tsv", judgments)
+    code, out, err = run("simulate", "--runs", str(r), "--judgments", str(j), "--quiet")
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+    assert err.startswith("mtcjudge: error: ")
+    assert re.search(message, err), err
+
+
+def test_missing_file_and_bad_plot_name(collection_dir: Path, tmp_path: Path) -> None:
+    code, _, err = run(
+        "simulate",
+        "--runs",
+        str(tmp_path / "nope.tsv"),
+        "--judgments",
+        str(collection_dir / "judgments-fine.tsv"),
+    )
+    assert code == 2
+    assert "nope.tsv" in err
+    code, _, err = run(*simulate_args(collection_dir, "--plot", str(tmp_path / "x.jpg")))
+    assert code == 2
+    assert ".png or .svg" in err
+
+
+@pytest.mark.parametrize(
+    "extra", [["--target", "1.5"], ["--batch", "0"], ["--measure", "map"], ["--k", "x"]]
+)
+def test_bad_options_exit_2(
+    collection_dir: Path, extra: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(simulate_args(collection_dir, *extra))
+    assert exc.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_synthetic_command_writes_a_collection(tmp_path: Path) -> None:
+    code, out, _ = run("synthetic", str(tmp_path / "c"), "--systems", "4", "--queries", "5")
+    assert code == 0
+    for name in ("runs.tsv", "judgments-fine.tsv", "judgments-broad.tsv", "metadata.tsv"):
+        assert (tmp_path / "c" / name).stat().st_size > 0
+    assert "runs" in out
+
+
+def test_bench_engine_prints_and_writes_figures(tmp_path: Path) -> None:
+    report = tmp_path / "bench.json"
+    code, out, err = run(
+        "bench", "engine", "--iterations", "12", "--skip-large", "--json", str(report)
+    )
+    assert code == 0, err
+    assert "median" in out
+    assert "naive" in out
+    data = json.loads(report.read_text())
+    assert data["mirex2011_scale"]["median_ms"] > 0
+    assert data["mirex2011_scale"]["systems"] == 18
+    assert data["naive_ratio"] > 0
