@@ -16,11 +16,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+import numpy as np
+
 from app.ingest.formats import InputError, read_judgments, read_metadata, read_runs
 from app.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
 from app.mtc.engine import STOP_RULES, EngineConfig
 from app.mtc.estimators import ESTIMATOR_KINDS
-from app.mtc.measures import MEASURES
+from app.mtc.measures import MEASURES, per_query_scores
+from app.mtc.mirex import MirexAnalysis, friedman_tukey
 from app.mtc.replay import ReplayConfig, ReplayResult, replay
 from app.mtc.scales import get_scale
 from app.mtc.selection import POLICIES
@@ -262,8 +265,20 @@ class ProgressBar:
             self.stream.flush()
 
 
+def mirex_analysis(loaded: LoadedCollection, args: argparse.Namespace) -> MirexAnalysis:
+    """Friedman + Tukey HSD on the per-query scores under complete judgments (MTC-SPEC 6)."""
+    scores = per_query_scores(
+        loaded.collection, loaded.judged_values, args.measure, get_scale(args.scale)
+    )
+    return friedman_tukey(scores)
+
+
 def format_summary(
-    result: ReplayResult, loaded: LoadedCollection, args: argparse.Namespace, model: str
+    result: ReplayResult,
+    loaded: LoadedCollection,
+    args: argparse.Namespace,
+    model: str,
+    mirex: MirexAnalysis,
 ) -> str:
     label = f"{MEASURE_LABELS[args.measure]}@{args.k}"
     lines = [
@@ -290,12 +305,19 @@ def format_summary(
         conf = "      -" if b.count == 0 else f"{b.mean_confidence:10.3f}"
         close = "]" if b.high == 1.0 else ")"
         lines.append(f"    [{b.low:.2f}, {b.high:.2f}{close}  {b.count:5d} {acc} {conf}")
+    ns = len(loaded.systems)
+    n_sig = int(mirex.significant[np.triu_indices(ns, 1)].sum())
     lines += [
+        "",
+        "  MIREX analysis under complete judgments (Friedman + Tukey HSD on per-query scores)",
+        f"    Friedman chi2 {mirex.chi2:.2f}, df {mirex.df}, p {mirex.p_value:.3g}; "
+        f"{n_sig} of {ns * (ns - 1) // 2} pairs significantly different at "
+        f"{mirex.alpha:.2f}",
         "",
         "  ranking (estimated at the stop vs complete judgments)",
         "    rank  system              estimated   true",
     ]
-    order = sorted(range(len(loaded.systems)), key=lambda i: -result.estimated_means[i])
+    order = sorted(range(ns), key=lambda i: -result.estimated_means[i])
     for pos, i in enumerate(order, 1):
         lines.append(
             f"    {pos:4d}  {loaded.systems[i]:<18} {result.estimated_means[i]:9.4f}"
@@ -373,7 +395,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     finally:
         bar.close()
-    out.write(format_summary(result, loaded, args, model) + "\n")
+    mirex = mirex_analysis(loaded, args)
+    out.write(format_summary(result, loaded, args, model, mirex) + "\n")
     if args.json is not None:
         payload = {
             "settings": {
@@ -394,6 +417,16 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "refit_every": args.refit_every,
             },
             **result.summary(),
+            "mirex_analysis": {
+                "friedman_chi2": mirex.chi2,
+                "df": mirex.df,
+                "p_value": mirex.p_value,
+                "tukey_critical_difference": mirex.critical_difference,
+                "significant_pairs": [
+                    [loaded.systems[i], loaded.systems[j]]
+                    for i, j in zip(*np.nonzero(np.triu(mirex.significant, 1)), strict=True)
+                ],
+            },
             "systems": [
                 {
                     "system": s,

@@ -39,6 +39,7 @@ from app.mtc.selection import (
     confidence_weights,
     static_weights,
 )
+from app.mtc.significance import Verdicts, significance_verdicts
 
 __all__ = ["STOP_RULES", "EngineConfig", "MTCEngine", "absolute_threshold"]
 
@@ -397,4 +398,65 @@ class MTCEngine:
             n,
             prefer_query=prefer_query,
             locality=self.config.locality,
+        )
+
+    # ------------------------------------------------------------------ significance
+    def agk_bounds(self, *, tight: bool = False) -> tuple[FloatArray, FloatArray]:
+        """[U12] best/worst-case bounds of dAG@k for every system pair (MTC-SPEC 5.2).
+
+        Returns
+        -------
+        upper, lower : ndarray of shape (n_system_pairs, n_queries)
+            Raw AG units, pairs in ``numpy.triu_indices(n_systems, 1)`` order.
+        """
+        c = self.collection
+        ns, nq, k = c.n_systems, c.n_queries, c.k
+        lmax = self.scale.lmax
+        pq = c.pair_query[c.entry_pair]
+        judged = self.judged[c.entry_pair]
+        flat = c.entry_system * nq + pq
+        gain = np.bincount(
+            flat, weights=np.where(judged, self.values[c.entry_pair], 0.0), minlength=ns * nq
+        ).reshape(ns, nq)
+        open_ = np.bincount(flat, weights=(~judged).astype(np.float64), minlength=ns * nq).reshape(
+            ns, nq
+        )
+        a, b = np.triu_indices(ns, 1)
+        known = gain[a] - gain[b]
+        upper_open = open_[a].copy()
+        lower_open = open_[b].copy()
+        if tight:
+            co = self._co or CoRetrieval.build(c, self.coef)
+            self._co = co
+            unjudged = ~self.judged[co.pair]
+            pair_index = np.full((ns, ns), -1, dtype=np.intp)
+            pair_index[a, b] = np.arange(a.shape[0])
+            idx = (
+                pair_index[co.system_a[unjudged], co.system_b[unjudged]] * nq
+                + c.pair_query[co.pair[unjudged]]
+            )
+            shared = np.bincount(idx, minlength=a.shape[0] * nq).reshape(a.shape[0], nq)
+            upper_open -= shared
+            lower_open -= shared
+        return (known + lmax * upper_open) / k, (known - lmax * lower_open) / k
+
+    def significance(
+        self,
+        *,
+        delta: float = 0.067,
+        alpha: float = 0.05,
+        two_tailed: bool = False,
+        tight: bool = False,
+    ) -> Verdicts:
+        """[U12] significance rules 1-4 for every system pair (MTC-SPEC 5.3, A20).
+
+        Rules 1-3 test the per-query AG@k bounds; rule 4 compares the expected
+        difference of the configured measure (normalised, A9) with ``delta``.
+        Pairs are in ``numpy.triu_indices(n_systems, 1)`` order.
+        """
+        upper, lower = self.agk_bounds(tight=tight)
+        a, b = np.triu_indices(self.collection.n_systems, 1)
+        expected = self.evaluation().diff_mean[a, b]
+        return significance_verdicts(
+            upper, lower, expected, delta=delta, alpha=alpha, two_tailed=two_tailed
         )

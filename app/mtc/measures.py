@@ -35,6 +35,7 @@ __all__ = [
     "evaluate",
     "ideal_moments",
     "measure_normaliser",
+    "per_query_scores",
     "query_scores",
 ]
 
@@ -272,6 +273,25 @@ def evaluate(
     _, per_system, t_mat = accumulate(collection, coef, mean, var, ey, vy)
     nq = collection.n_queries
     return finish(per_system / nq, t_mat / nq**2, nq, distribution, ci_level)
+
+
+def per_query_scores(
+    collection: Collection, values: FloatArray, measure: str, scale: Scale, rbp_p: float = 0.8
+) -> FloatArray:
+    """Scores of every system on every query under complete judgments ``values``.
+
+    Returns
+    -------
+    ndarray of shape (n_queries, n_systems)
+        The matrix the MIREX analysis (Friedman + Tukey HSD, MTC-SPEC 6) works on.
+    """
+    _check_measure(measure)
+    zeros = np.zeros_like(values)
+    _check_moments(collection, values, zeros)
+    ey, vy = _query_denominators(collection, measure, scale, values, zeros, rbp_p)
+    coef = entry_coefficients(collection, measure, rbp_p)
+    ex, _, _ = accumulate(collection, coef, values, zeros, ey, vy)
+    return (ex * inverse_denominators(ey)).T
 
 
 def inverse_denominators(ey: FloatArray) -> FloatArray:
