@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from app.mtc.collection import Collection
-from app.mtc.estimators import RelevanceModel
+from app.mtc.estimators import SOURCE_JUDGED, RelevanceModel
 from app.mtc.measures import (
     MEASURES,
     RATIO_MEASURES,
@@ -137,6 +137,10 @@ class EngineConfig:
             raise ValueError(f"distribution must be 't' or 'normal', found {self.distribution!r}")
         if not 0.0 < self.rbp_p < 1.0:
             raise ValueError(f"rbp_p must be in (0, 1), found {self.rbp_p}")
+        if not 0.0 < self.ci_level < 1.0:
+            raise ValueError(f"ci_level must be in (0, 1), found {self.ci_level}")
+        if self.abs_threshold is not None and self.abs_threshold < 0:
+            raise ValueError(f"abs_threshold must be >= 0, found {self.abs_threshold}")
         if self.refresh_every < 1 or self.rebuild_every < 1:
             raise ValueError("refresh_every and rebuild_every must be at least 1")
 
@@ -262,15 +266,19 @@ class MTCEngine:
             raise ValueError(f"got {p.shape[0]} pairs but {v.shape[0]} values")
         if np.any((p < 0) | (p >= self.collection.n_pairs)):
             raise ValueError(f"pair index out of range 0..{self.collection.n_pairs - 1}")
+        # a pair listed twice keeps its last value
+        last = p.shape[0] - 1 - np.unique(p[::-1], return_index=True)[1]
+        p, v = p[last], v[last]
         self.n_judged += int((~self.judged[p]).sum())
         self.judged[p] = True
         self.values[p] = v
         queries = np.unique(self.collection.pair_query[p])
         self._pending.update(int(q) for q in queries)
+        period = self.config.refresh_every
+        before = self.n_updates
         self.n_updates += p.shape[0]
-        refresh = self.model.use_m_jud and (
-            self.n_updates % self.config.refresh_every == 0 or self.config.refresh_every == 1
-        )
+        # refresh when this call crosses a multiple of the period (batches may step over it)
+        refresh = self.model.use_m_jud and (self.n_updates // period > before // period)
         targets = set(self._pending) if refresh else {int(q) for q in queries}
         for q in sorted(targets):
             sl = self.collection.pairs_of_query(q)
@@ -282,10 +290,13 @@ class MTCEngine:
                 jq = self.judged[sl]
                 mean[jq] = self.values[sl][jq]
                 var[jq] = 0.0
+                self.source[sl][jq] = SOURCE_JUDGED
             self._replace_query(q, mean, var)
         if refresh:
             self._pending.clear()
-        if self.n_updates % self.config.rebuild_every < p.shape[0]:
+        # a from-scratch rebuild bounds the drift of the incremental sums, and makes
+        # the variances of a fully judged collection exactly 0 (every C = 1, S3)
+        if self.n_updates % self.config.rebuild_every < p.shape[0] or self.n_unjudged == 0:
             self.rebuild()
         self._evaluation = None
 
@@ -325,11 +336,15 @@ class MTCEngine:
         if cfg.stop == "confidence" and self.ranking_confidence >= cfg.target:
             return "confidence"
         if cfg.stop == "absolute":
-            threshold = cfg.abs_threshold or absolute_threshold(
-                cfg.abs_error,
-                self.collection.n_queries,
-                corrected=cfg.abs_corrected,
-                ci_level=cfg.ci_level,
+            threshold = (
+                cfg.abs_threshold
+                if cfg.abs_threshold is not None
+                else absolute_threshold(
+                    cfg.abs_error,
+                    self.collection.n_queries,
+                    corrected=cfg.abs_corrected,
+                    ci_level=cfg.ci_level,
+                )
             )
             if float(np.sqrt(self.evaluation().var.mean())) <= threshold:
                 return "absolute"

@@ -29,15 +29,15 @@ __all__ = [
     "ESTIMATOR_KINDS",
     "M_JUD_FEATURES",
     "M_OUT_FEATURES",
+    "SOURCE_JUDGED",
+    "SOURCE_M_JUD",
+    "SOURCE_M_OUT",
+    "SOURCE_PRIOR",
     "TABLE_A1",
     "OrdinalModel",
     "OutputFeatures",
     "RefitResult",
     "RelevanceModel",
-    "SOURCE_JUDGED",
-    "SOURCE_M_JUD",
-    "SOURCE_M_OUT",
-    "SOURCE_PRIOR",
     "judgment_features",
     "output_features",
     "refit_model",
@@ -79,7 +79,7 @@ class OrdinalModel:
         ones = np.ones((eta.shape[0], 1))
         zeros = np.zeros((eta.shape[0], 1))
         cum = np.hstack([ones, at_least, zeros])
-        return np.clip(cum[:, :-1] - cum[:, 1:], 0.0, 1.0)
+        return np.asarray(np.clip(cum[:, :-1] - cum[:, 1:], 0.0, 1.0), dtype=np.float64)
 
     def moments(self, x: ArrayLike) -> tuple[FloatArray, FloatArray]:
         """E[R] (7.1) and Var[R] (7.2) for each row of ``x``."""
@@ -89,10 +89,15 @@ class OrdinalModel:
         return mean, np.maximum(var, 0.0)
 
 
-def _model(features: Sequence[str], beta: Sequence[float], alphas: Sequence[float],
-           values: FloatArray) -> OrdinalModel:
-    return OrdinalModel(tuple(features), np.array(beta, dtype=np.float64),
-                        np.array(alphas, dtype=np.float64), values)
+def _model(
+    features: Sequence[str], beta: Sequence[float], alphas: Sequence[float], values: FloatArray
+) -> OrdinalModel:
+    return OrdinalModel(
+        tuple(features),
+        np.array(beta, dtype=np.float64),
+        np.array(alphas, dtype=np.float64),
+        values,
+    )
 
 
 _BROAD_VALUES = np.array([0.0, 1.0, 2.0])
@@ -106,8 +111,9 @@ TABLE_A1: dict[tuple[str, str], OrdinalModel] = {
         [-1.4351, -3.5205],
         _BROAD_VALUES,
     ),
-    ("broad", "jud"): _model(M_JUD_FEATURES, [0.9789, 1.1964, 7.1813], [-5.2165, -11.9251],
-                             _BROAD_VALUES),
+    ("broad", "jud"): _model(
+        M_JUD_FEATURES, [0.9789, 1.1964, 7.1813], [-5.2165, -11.9251], _BROAD_VALUES
+    ),
     ("fine", "out"): _model(
         M_OUT_FEATURES,
         [-17.4721, 0.1336, 26.4550, 2.9111, 2.0443, 5.4544, -3.4851],
@@ -157,7 +163,7 @@ def _group_counts(group: NDArray[np.intp], key: NDArray[np.intp]) -> FloatArray:
     _, inverse, counts = np.unique(combined, return_inverse=True, return_counts=True)
     out = counts[inverse].astype(np.float64)
     out[key < 0] = 1.0
-    return out
+    return np.asarray(out, dtype=np.float64)
 
 
 def output_features(collection: Collection, metadata: Metadata) -> OutputFeatures:
@@ -188,8 +194,12 @@ def output_features(collection: Collection, metadata: Metadata) -> OutputFeature
     known = (genre >= 0) & (qgenre >= 0)
     sgen = ((genre == qgenre) & known).astype(np.float64)
     return OutputFeatures(
-        fsys=fsys.astype(np.float64), ov=collection.ov, fart=fart, sgen=sgen,
-        fgen=np.where(genre >= 0, fgen, 0.0), applicable=known,
+        fsys=fsys.astype(np.float64),
+        ov=collection.ov,
+        fart=fart,
+        sgen=sgen,
+        fgen=np.where(genre >= 0, fgen, 0.0),
+        applicable=known,
     )
 
 
@@ -210,7 +220,9 @@ def judgment_features(
         mean judged relevance of the other pool documents of d's artist.
     """
     sl = collection.pairs_of_query(query)
-    es = slice(int(collection.query_entry_start[query]), int(collection.query_entry_start[query + 1]))
+    es = slice(
+        int(collection.query_entry_start[query]), int(collection.query_entry_start[query + 1])
+    )
     n_local = sl.stop - sl.start
     j = judged[sl].astype(np.float64)
     r = np.where(judged[sl], values[sl], 0.0)
@@ -258,6 +270,10 @@ class RelevanceModel:
     variance_scale : float
         Multiplies every estimated variance (1 = as the model says). The replay's
         calibrated estimators set it from the observed errors (docs/replay).
+    source_variance_scale : array_like, optional
+        One more factor per estimate source (indexed by ``SOURCE_*``; the judged
+        entry is ignored), e.g. calibrated separately for M_out and M_jud
+        (:func:`app.mtc.calibration.source_variance_factors`). None = all 1.
     """
 
     def __init__(
@@ -271,6 +287,7 @@ class RelevanceModel:
         m_jud: OrdinalModel | None = None,
         use_m_jud: bool = True,
         variance_scale: float = 1.0,
+        source_variance_scale: ArrayLike | None = None,
     ) -> None:
         if kind not in ESTIMATOR_KINDS:
             raise ValueError(f"unknown estimator {kind!r}: expected one of {ESTIMATOR_KINDS}")
@@ -284,6 +301,9 @@ class RelevanceModel:
         self.m_jud = m_jud or TABLE_A1[(scale.name, "jud")]
         self.use_m_jud = use_m_jud and kind == "ordinal"
         self.variance_scale = float(variance_scale)
+        self.source_variance_scale: FloatArray | None = None
+        if source_variance_scale is not None:
+            self.set_source_variance_scale(source_variance_scale)
         n = collection.n_pairs
         prior = scale.uniform if kind == "uniform" else scale.historical
         self._base_mean = np.full(n, prior[0])
@@ -294,16 +314,35 @@ class RelevanceModel:
             self.features = output_features(collection, metadata)
             self._apply_m_out()
 
+    def set_source_variance_scale(self, factors: ArrayLike | None) -> None:
+        """Set the per-source variance factors (4 values, by ``SOURCE_*``), or None."""
+        if factors is None:
+            self.source_variance_scale = None
+            return
+        f = np.asarray(factors, dtype=np.float64)
+        if f.shape != (4,) or np.any(~np.isfinite(f)) or np.any(f <= 0):
+            raise ValueError(f"source_variance_scale must be 4 positive numbers, found {f}")
+        self.source_variance_scale = f
+
+    def variance_factor(self, source: ArrayLike) -> FloatArray:
+        """Total factor applied to the model variance of estimates of ``source``."""
+        src = np.asarray(source, dtype=np.intp)
+        out = np.full(src.shape, self.variance_scale)
+        if self.source_variance_scale is not None:
+            out = out * self.source_variance_scale[src]
+        return out
+
     def _apply_m_out(self) -> None:
-        assert self.features is not None  # noqa: S101 - internal invariant
+        assert self.features is not None
         ok = self.features.applicable
         mean, var = self.m_out.moments(self.features.matrix()[ok])
         self._base_mean[ok] = mean
         self._base_var[ok] = var
         self._base_source[ok] = SOURCE_M_OUT
 
-    def with_models(self, m_out: OrdinalModel | None = None,
-                    m_jud: OrdinalModel | None = None) -> None:
+    def with_models(
+        self, m_out: OrdinalModel | None = None, m_jud: OrdinalModel | None = None
+    ) -> None:
         """Swap in refitted models (the next estimates use them)."""
         if m_out is not None:
             self.m_out = m_out
@@ -312,8 +351,9 @@ class RelevanceModel:
         if m_jud is not None:
             self.m_jud = m_jud
 
-    def jud_design(self, judged: NDArray[np.bool_], values: FloatArray,
-                   query: int) -> tuple[FloatArray, NDArray[np.bool_]]:
+    def jud_design(
+        self, judged: NDArray[np.bool_], values: FloatArray, query: int
+    ) -> tuple[FloatArray, NDArray[np.bool_]]:
         """M_jud design matrix (fSYS, aSYS, aART) of one query and where it is defined."""
         sl = self.collection.pairs_of_query(query)
         asys, aart = judgment_features(self.collection, self.metadata, judged, values, query)
@@ -338,7 +378,7 @@ class RelevanceModel:
                 mean[ok] = m
                 var[ok] = v
                 source[ok] = SOURCE_M_JUD
-        var *= self.variance_scale
+        var *= self.variance_factor(source)
         mean[jq] = values[sl][jq]
         var[jq] = 0.0
         source[jq] = SOURCE_JUDGED
@@ -354,7 +394,7 @@ class RelevanceModel:
         source = np.empty(n, dtype=np.int8)
         if not self.use_m_jud or not judged.any():
             mean[:] = self._base_mean
-            var[:] = self._base_var * self.variance_scale
+            var[:] = self._base_var * self.variance_factor(self._base_source)
             source[:] = self._base_source
             mean[judged] = values[judged]
             var[judged] = 0.0
@@ -365,8 +405,9 @@ class RelevanceModel:
             mean[sl], var[sl], source[sl] = self.estimate_query(judged, values, q)
         return mean, var, source
 
-    def design_matrices(self, judged: NDArray[np.bool_], values: FloatArray,
-                        pairs: NDArray[np.intp]) -> tuple[FloatArray | None, FloatArray]:
+    def design_matrices(
+        self, judged: NDArray[np.bool_], values: FloatArray, pairs: NDArray[np.intp]
+    ) -> tuple[FloatArray | None, FloatArray]:
         """M_out and M_jud design rows of ``pairs`` computed with each pair left out.
 
         For M_jud the judged value of the pair itself is hidden, so the features
@@ -404,8 +445,30 @@ class RefitResult:
     n_observations: int
 
 
-def _fit_ordered(x: FloatArray, levels: NDArray[np.intp], values: FloatArray,
-                 features: tuple[str, ...]) -> OrdinalModel | None:
+def _identifiable_columns(x: FloatArray) -> list[int]:
+    """Columns of ``x`` that can be fitted together with free thresholds.
+
+    A constant column (OV within one collection) is absorbed by the thresholds, and
+    a column that is a linear function of the kept ones (fSYS:OV = OV * fSYS when OV
+    is constant) adds nothing: both are left out of a refit.
+    """
+    centred = x - x.mean(axis=0)
+    keep: list[int] = []
+    rank = 0
+    for j in range(x.shape[1]):
+        trial = centred[:, [*keep, j]]
+        new_rank = int(
+            np.linalg.matrix_rank(trial, tol=1e-9 * max(1.0, float(np.abs(trial).max())))
+        )
+        if new_rank > rank:
+            keep.append(j)
+            rank = new_rank
+    return keep
+
+
+def _fit_ordered(
+    x: FloatArray, levels: NDArray[np.intp], values: FloatArray, features: tuple[str, ...]
+) -> OrdinalModel | None:
     import warnings
 
     from statsmodels.miscmodels.ordinal_model import OrderedModel
@@ -414,16 +477,22 @@ def _fit_ordered(x: FloatArray, levels: NDArray[np.intp], values: FloatArray,
     if observed.shape[0] < 2:
         return None
     codes = np.searchsorted(observed, levels)
+    keep = _identifiable_columns(x)
+    if not keep:
+        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            fitted = OrderedModel(codes, x, distr="logit").fit(method="bfgs", disp=False,
-                                                                maxiter=200)
+            fitted = OrderedModel(codes, x[:, keep], distr="logit").fit(
+                method="bfgs", disp=False, maxiter=200
+            )
         except (np.linalg.LinAlgError, ValueError):
             return None
     params = np.asarray(fitted.params, dtype=np.float64)
-    n_features = x.shape[1]
-    beta = params[:n_features]
+    # columns left out (constant, or a multiple of another) get coefficient 0:
+    # on this collection their effect is carried by the thresholds or the kept column
+    beta = np.zeros(x.shape[1])
+    beta[keep] = params[: len(keep)]
     cuts = np.asarray(fitted.model.transform_threshold_params(params), dtype=np.float64)[1:-1]
     if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(cuts))):
         return None
@@ -460,9 +529,7 @@ def refit_model(
     xa = np.asarray(x, dtype=np.float64)
     y = scale.check_values(judged_values, "judged value")
     if xa.ndim != 2 or xa.shape[1] != len(published.features):
-        raise ValueError(
-            f"x must have shape (n, {len(published.features)}), found {xa.shape}"
-        )
+        raise ValueError(f"x must have shape (n, {len(published.features)}), found {xa.shape}")
     if xa.shape[0] != y.shape[0]:
         raise ValueError(f"x has {xa.shape[0]} rows but {y.shape[0]} judged values were given")
     if folds < 2:

@@ -10,6 +10,7 @@ judgments while its accuracy at the stop is at least the confidence claimed.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,12 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import kendalltau
 
+from app.mtc.calibration import (
+    ResidualLog,
+    SystemEffectEngine,
+    estimate_system_effect,
+    source_variance_factors,
+)
 from app.mtc.collection import Collection, Metadata
 from app.mtc.engine import EngineConfig, MTCEngine
 from app.mtc.estimators import RelevanceModel, refit_model
@@ -60,6 +67,24 @@ class ReplayConfig:
         Pseudo-observations of a perfectly calibrated model shrinking that factor.
     refit_every : int
         Refit M_out/M_jud on the judgments every this many judgments (0 = never).
+    system_effect : bool
+        Model a per-system offset of the estimation errors learnt from the
+        residuals of the judged pairs (:mod:`app.mtc.calibration`): shifts each
+        system's expected score by its empirical-Bayes offset and adds the
+        offset's posterior variance to its score variance.
+    system_effect_icc : float
+        Prior guess of the offsets' variance ``tau0^2`` as a share of the mean
+        predicted variance of the pool's estimates (0 = no prior guess).
+    system_effect_prior_weight : float
+        How many systems' worth of evidence that prior guess is worth.
+    system_effect_shift : bool
+        Also shift the expected scores (False: only widen their variance).
+    use_m_jud : bool
+        With the ordinal model, switch to M_jud where its features are defined
+        (False: M_out only, [T] Table 8.1's estimator throughout).
+    calibrate_by_source : bool
+        Like ``calibrate_variance`` but with one factor per estimate source
+        (M_out, M_jud, prior), each from that source's own residuals.
     """
 
     engine: EngineConfig = field(default_factory=EngineConfig)
@@ -70,6 +95,12 @@ class ReplayConfig:
     calibrate_variance: bool = False
     calibration_prior: float = 20.0
     refit_every: int = 0
+    system_effect: bool = False
+    system_effect_icc: float = 0.0
+    system_effect_prior_weight: float = 0.0
+    system_effect_shift: bool = True
+    calibrate_by_source: bool = False
+    use_m_jud: bool = True
 
     def __post_init__(self) -> None:
         if self.batch < 1:
@@ -78,6 +109,8 @@ class ReplayConfig:
             raise ValueError(f"refit_every must be >= 0, found {self.refit_every}")
         if self.calibration_prior <= 0:
             raise ValueError("calibration_prior must be positive")
+        if self.system_effect_icc < 0 or self.system_effect_prior_weight < 0:
+            raise ValueError("system_effect_icc and system_effect_prior_weight must be >= 0")
 
 
 @dataclass(frozen=True)
@@ -126,6 +159,8 @@ class ReplayResult:
     true_means: FloatArray
     variance_scale: float
     seconds: float
+    system_tau2: float = 0.0
+    source_variance_scale: tuple[float, ...] = ()
 
     def summary(self) -> dict[str, object]:
         """JSON-ready dict of every figure."""
@@ -142,16 +177,25 @@ class ReplayResult:
             "initial_confidence": self.initial_confidence,
             "initial_accuracy": self.initial_accuracy,
             "variance_scale": self.variance_scale,
+            "system_tau2": self.system_tau2,
+            "source_variance_scale": list(self.source_variance_scale),
             "seconds": self.seconds,
             "trajectory": [
-                {"judgments": t.judgments, "ranking_confidence": t.ranking_confidence,
-                 "sign_accuracy": t.sign_accuracy}
+                {
+                    "judgments": t.judgments,
+                    "ranking_confidence": t.ranking_confidence,
+                    "sign_accuracy": t.sign_accuracy,
+                }
                 for t in self.trajectory
             ],
             "calibration": [
-                {"low": b.low, "high": b.high, "count": b.count,
-                 "accuracy": None if np.isnan(b.accuracy) else b.accuracy,
-                 "mean_confidence": None if np.isnan(b.mean_confidence) else b.mean_confidence}
+                {
+                    "low": b.low,
+                    "high": b.high,
+                    "count": b.count,
+                    "accuracy": None if np.isnan(b.accuracy) else b.accuracy,
+                    "mean_confidence": None if np.isnan(b.mean_confidence) else b.mean_confidence,
+                }
                 for b in self.calibration
             ],
         }
@@ -163,7 +207,14 @@ def _correct_signs(estimated: FloatArray, truth: FloatArray) -> NDArray[np.bool_
     t = truth[:, None] - truth[None, :]
     e = estimated[:, None] - estimated[None, :]
     tie = np.abs(t[iu]) <= 1e-12
-    return tie | (np.sign(e[iu]) == np.sign(t[iu]))
+    return np.asarray(tie | (np.sign(e[iu]) == np.sign(t[iu])), dtype=np.bool_)
+
+
+def _tau(estimated: FloatArray, truth: FloatArray) -> float:
+    """Kendall's tau-b; 0 when one ranking is constant (no agreement to measure)."""
+    if np.ptp(estimated) == 0 or np.ptp(truth) == 0:
+        return 0.0
+    return float(kendalltau(estimated, truth).statistic)
 
 
 def sign_accuracy(estimated: FloatArray, truth: FloatArray) -> float:
@@ -172,22 +223,27 @@ def sign_accuracy(estimated: FloatArray, truth: FloatArray) -> float:
     return float(correct.mean()) if correct.size else 1.0
 
 
-def calibration_table(evaluation: Evaluation, truth: FloatArray,
-                      bins: tuple[float, ...] = CONFIDENCE_BINS) -> list[CalibrationBin]:
+def calibration_table(
+    evaluation: Evaluation, truth: FloatArray, bins: tuple[float, ...] = CONFIDENCE_BINS
+) -> list[CalibrationBin]:
     """Pairs binned by claimed confidence with their actual accuracy ([T] Table 8.4)."""
     iu = np.triu_indices(truth.shape[0], 1)
     conf = evaluation.pair_confidence[iu]
     correct = _correct_signs(evaluation.mean, truth)
     table = []
-    for i, (low, high) in enumerate(zip(bins[:-1], bins[1:], strict=True)):
+    for i, (low, high) in enumerate(itertools.pairwise(bins)):
         last = i == len(bins) - 2
         inside = (conf >= low) & ((conf <= high) if last else (conf < high))
         n = int(inside.sum())
-        table.append(CalibrationBin(
-            low, high, n,
-            float(correct[inside].mean()) if n else float("nan"),
-            float(conf[inside].mean()) if n else float("nan"),
-        ))
+        table.append(
+            CalibrationBin(
+                low,
+                high,
+                n,
+                float(correct[inside].mean()) if n else float("nan"),
+                float(conf[inside].mean()) if n else float("nan"),
+            )
+        )
     return table
 
 
@@ -221,11 +277,30 @@ def replay(
     started = time.perf_counter()
     rng = np.random.default_rng(config.seed)
     cfg = config.engine
-    true_eval = evaluate(collection, truth, np.zeros_like(truth), cfg.measure, scale,
-                         rbp_p=cfg.rbp_p, distribution=cfg.distribution)
+    true_eval = evaluate(
+        collection,
+        truth,
+        np.zeros_like(truth),
+        cfg.measure,
+        scale,
+        rbp_p=cfg.rbp_p,
+        distribution=cfg.distribution,
+    )
     true_means = true_eval.mean
-    model = RelevanceModel(collection, scale, config.model, metadata)
-    engine = MTCEngine(collection, model, cfg, rng=rng)
+    model = RelevanceModel(collection, scale, config.model, metadata, use_m_jud=config.use_m_jud)
+    engine: MTCEngine
+    if config.system_effect:
+        engine = SystemEffectEngine(collection, model, cfg, rng=rng)
+    else:
+        engine = MTCEngine(collection, model, cfg, rng=rng)
+    log = ResidualLog.empty()
+    src_log: list[tuple[int, float, float]] = []  # (source, residual, model variance) per pair
+    tau2_prior = 0.0
+    if isinstance(engine, SystemEffectEngine):
+        engine.shift_means = config.system_effect_shift
+        open_var = engine.var[~engine.judged]
+        tau2_prior = config.system_effect_icc * float(open_var.mean()) if open_var.size else 0.0
+        _update_effect(engine, log, config, tau2_prior)
 
     first = engine.evaluation()
     initial_conf = first.ranking_confidence
@@ -237,6 +312,14 @@ def replay(
     reason = engine.stop_reason()
     while reason is None and engine.n_judged < limit:
         batch = engine.select(min(config.batch, limit - engine.n_judged))
+        if isinstance(engine, SystemEffectEngine):
+            log.record(engine, batch, truth)
+        if config.calibrate_by_source:
+            batch_factor = model.variance_factor(engine.source[batch])
+            src_log.extend(
+                (int(engine.source[p]), float(truth[p] - engine.mean[p]), float(engine.var[p] / f))
+                for p, f in zip(batch, batch_factor, strict=True)
+            )
         if config.calibrate_variance:
             # standardised error of the prediction the engine held before judging
             v = engine.var[batch] / model.variance_scale
@@ -250,28 +333,42 @@ def replay(
             if abs(factor / model.variance_scale - 1.0) > 0.02:
                 model.variance_scale = factor
                 engine.reestimate()
+        if config.calibrate_by_source and src_log:
+            arr = np.array(src_log)
+            factors = source_variance_factors(
+                arr[:, 0].astype(np.intp), arr[:, 1], arr[:, 2], 4, prior=config.calibration_prior
+            )
+            old = model.source_variance_scale
+            if old is None or np.any(np.abs(factors / old - 1.0) > 0.02):
+                model.set_source_variance_scale(factors)
+                engine.reestimate()
         if config.refit_every and engine.n_judged % config.refit_every < len(batch):
             _refit(engine, model, scale, rng)
+        if isinstance(engine, SystemEffectEngine):
+            _update_effect(engine, log, config, tau2_prior)
         ev = engine.evaluation()
-        trajectory.append(TrajectoryPoint(engine.n_judged, ev.ranking_confidence,
-                                          sign_accuracy(ev.mean, true_means)))
+        trajectory.append(
+            TrajectoryPoint(
+                engine.n_judged, ev.ranking_confidence, sign_accuracy(ev.mean, true_means)
+            )
+        )
         if progress is not None:
             progress(engine.n_judged, ev.ranking_confidence)
         reason = engine.stop_reason()
 
     final = engine.evaluation()
     iu = np.triu_indices(collection.n_systems, 1)
-    tau = kendalltau(final.mean, true_means).statistic
     return ReplayResult(
         pool_size=collection.n_pairs,
         judgments_to_target=engine.n_judged,
         fraction_judged=engine.n_judged / collection.n_pairs,
         final_confidence=final.ranking_confidence,
         sign_accuracy=sign_accuracy(final.mean, true_means),
-        kendall_tau=float(tau) if np.isfinite(tau) else 1.0,
+        kendall_tau=_tau(final.mean, true_means),
         mean_abs_error=float(np.abs(final.mean - true_means).mean()),
-        rmse_difference=float(np.sqrt(np.mean(
-            (final.diff_mean[iu] - true_eval.diff_mean[iu]) ** 2))),
+        rmse_difference=float(
+            np.sqrt(np.mean((final.diff_mean[iu] - true_eval.diff_mean[iu]) ** 2))
+        ),
         stop_reason=reason or "max_judgments",
         initial_confidence=initial_conf,
         initial_accuracy=initial_acc,
@@ -281,11 +378,38 @@ def replay(
         true_means=true_means,
         variance_scale=model.variance_scale,
         seconds=time.perf_counter() - started,
+        system_tau2=(
+            engine.effect.tau2
+            if isinstance(engine, SystemEffectEngine) and engine.effect is not None
+            else 0.0
+        ),
+        source_variance_scale=(
+            tuple(float(x) for x in model.source_variance_scale)
+            if model.source_variance_scale is not None
+            else ()
+        ),
     )
 
 
-def _refit(engine: MTCEngine, model: RelevanceModel, scale: Scale,
-           rng: np.random.Generator) -> None:
+def _update_effect(
+    engine: SystemEffectEngine, log: ResidualLog, config: ReplayConfig, tau2_prior: float
+) -> None:
+    """Re-estimate the per-system offsets from the residuals logged so far."""
+    system, residual, variance, _ = log.arrays()
+    engine.effect = estimate_system_effect(
+        system,
+        residual,
+        variance,
+        engine.collection.n_systems,
+        tau2_prior=tau2_prior,
+        prior_weight=config.system_effect_prior_weight,
+    )
+    engine.invalidate()
+
+
+def _refit(
+    engine: MTCEngine, model: RelevanceModel, scale: Scale, rng: np.random.Generator
+) -> None:
     """Refit M_out and M_jud on the judged pairs; keep a refit only if it predicts better."""
     if model.kind != "ordinal":
         return

@@ -58,10 +58,10 @@ class Scale:
         if self.name == "broad":
             bad |= arr != np.rint(arr)
         if np.any(bad):
-            first = arr[bad].flat[0]
+            first = float(arr[bad].flat[0])
             allowed = "0, 1 or 2" if self.name == "broad" else "a number from 0 to 100"
             raise ValueError(
-                f"{what} {first!r} is outside the {self.name.upper()} scale ({allowed})"
+                f"{what} {first} is outside the {self.name.upper()} scale ({allowed})"
             )
         return arr
 

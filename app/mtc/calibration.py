@@ -1,0 +1,298 @@
+"""Honest ranking confidence: a system-level error term for the relevance estimators.
+
+Why the ordinal models are over-confident (docs/replay-mirex2011.md)
+-------------------------------------------------------------------
+The MTC measures treat the estimation errors ``r_d - E[R_d]`` of different
+documents as independent. Per document the published M_out is well calibrated
+on MIREX 2011 (mean squared standardised residual 1.07), but the errors of the
+documents one *system* retrieves are not independent: a system that finds
+better (or worse) clips than the features fSYS, OV, fART, sGEN and fGEN
+suggest has residuals of one sign on most of its 500 results. Averaged over
+the results, independent errors cancel and this shared part does not, so the
+error of a system's score is about three times the claimed standard deviation.
+
+The model
+---------
+Every unjudged entry (result of system A for query q, document d) carries an
+offset ``b_A`` common to the system::
+
+    r_d - E[R_d] = b_A + e_d,   e_d ~ (0, V_d) independent,   b_A ~ N(mu, tau^2) iid.
+
+``b_A`` is learnt from the residuals of the predictions made *before* each
+judgment (so they are honest out-of-sample errors). With ``m_A`` the
+precision-weighted mean residual over the judged entries of A and ``s_A^2`` its
+sampling variance, ``tau^2`` is the DerSimonian-Laird moment estimate, pooled
+with a prior guess ``tau0^2`` worth ``prior_weight`` systems, and ``b_A`` has
+the empirical-Bayes (BLUP) posterior::
+
+    E[b_A | data]   = mu + (m_A - mu) * tau^2 / (tau^2 + s_A^2)
+    Var[b_A | data] = tau^2 * s_A^2 / (tau^2 + s_A^2)            (= tau^2 with no data)
+
+In score space the offset enters through the coefficient mass that is still
+estimated: ``f_A = (1/n_Q) sum_q sum_{unjudged entries (A,q,d)} c_A(d) / E[Y_q]``.
+The system's expected score moves by ``f_A E[b_A]`` and its variance grows by
+``f_A^2 Var[b_A]``; the offsets of different systems are independent, so the
+variance of a difference grows by ``f_A^2 Var[b_A] + f_B^2 Var[b_B]``.
+Judging A's documents shrinks both ``f_A`` and ``Var[b_A]``.
+
+:class:`SystemEffectEngine` applies this to :class:`app.mtc.engine.MTCEngine`
+without changing it: it only overrides ``evaluation()``, which the stopping
+rule and the confidence-weighted selection read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from app.mtc.engine import MTCEngine
+from app.mtc.measures import Evaluation, finish, inverse_denominators
+
+__all__ = [
+    "ResidualLog",
+    "SystemEffect",
+    "SystemEffectEngine",
+    "dersimonian_laird",
+    "estimate_system_effect",
+    "source_variance_factors",
+]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+
+@dataclass(frozen=True)
+class SystemEffect:
+    """Posterior of the per-system offsets ``b_A`` (relevance units).
+
+    Attributes
+    ----------
+    tau2 : float
+        Between-system variance used (after pooling with the prior).
+    tau2_data : float
+        DerSimonian-Laird estimate from the residuals alone (0 when too few).
+    mu : float
+        Common mean of the offsets.
+    bias, post_var : ndarray of shape (n_systems,)
+        ``E[b_A | data]`` and ``Var[b_A | data]``.
+    n_entries : ndarray of shape (n_systems,)
+        Judged entries behind each system's estimate.
+    """
+
+    tau2: float
+    tau2_data: float
+    mu: float
+    bias: FloatArray
+    post_var: FloatArray
+    n_entries: FloatArray
+
+    @classmethod
+    def none(cls, n_systems: int) -> SystemEffect:
+        """No system effect at all (the independence assumption of [T])."""
+        z = np.zeros(n_systems)
+        return cls(0.0, 0.0, 0.0, z, z.copy(), z.copy())
+
+
+def dersimonian_laird(means: ArrayLike, variances: ArrayLike) -> tuple[float, float]:
+    """Between-group variance and pooled mean of group means with known variances.
+
+    ``Q = sum_i w_i (m_i - m_w)^2`` with ``w_i = 1/s_i^2``;
+    ``tau^2 = max(0, (Q - (K - 1)) / (sum w - sum w^2 / sum w))``. Groups with an
+    infinite or non-positive variance are ignored. Returns ``(tau2, mu)`` where
+    ``mu`` is the random-effects weighted mean ``sum m_i/(s_i^2+tau^2) /
+    sum 1/(s_i^2+tau^2)`` (0 and 0 with fewer than two groups).
+    """
+    m = np.asarray(means, dtype=np.float64)
+    s2 = np.asarray(variances, dtype=np.float64)
+    ok = np.isfinite(m) & np.isfinite(s2) & (s2 > 0)
+    m, s2 = m[ok], s2[ok]
+    if m.shape[0] < 2:
+        return 0.0, float(m[0]) if m.shape[0] else 0.0
+    w = 1.0 / s2
+    mw = float((w * m).sum() / w.sum())
+    q = float((w * (m - mw) ** 2).sum())
+    denom = float(w.sum() - (w**2).sum() / w.sum())
+    tau2 = max(0.0, (q - (m.shape[0] - 1)) / denom) if denom > 0 else 0.0
+    wr = 1.0 / (s2 + tau2)
+    return tau2, float((wr * m).sum() / wr.sum())
+
+
+def estimate_system_effect(
+    system: ArrayLike,
+    residual: ArrayLike,
+    variance: ArrayLike,
+    n_systems: int,
+    *,
+    tau2_prior: float = 0.0,
+    prior_weight: float = 0.0,
+    min_variance: float = 1e-9,
+) -> SystemEffect:
+    """Empirical-Bayes posterior of the per-system offsets from judged residuals.
+
+    Parameters
+    ----------
+    system : array_like of int, shape (n,)
+        System of each judged entry (a document retrieved by three systems gives
+        three entries with the same residual).
+    residual : array_like, shape (n,)
+        ``r_d - E[R_d]`` with the estimate held before the judgment.
+    variance : array_like, shape (n,)
+        Its predicted variance ``V_d`` (the within-system noise of the entry).
+    n_systems : int
+    tau2_prior : float
+        Prior guess of ``tau^2`` (relevance units squared).
+    prior_weight : float
+        How many systems' worth of evidence the prior is worth: the ``tau^2`` used
+        is ``(prior_weight * tau2_prior + (K - 1) * tau2_DL) / (prior_weight + K - 1)``
+        with ``K`` the systems that have judged entries.
+    min_variance : float
+        Floor of ``V_d`` (a judged-looking prediction with zero variance).
+    """
+    sy = np.asarray(system, dtype=np.intp)
+    r = np.asarray(residual, dtype=np.float64)
+    v = np.maximum(np.asarray(variance, dtype=np.float64), min_variance)
+    if not sy.shape == r.shape == v.shape:
+        raise ValueError("system, residual and variance must have the same shape")
+    if tau2_prior < 0 or prior_weight < 0:
+        raise ValueError("tau2_prior and prior_weight must be non-negative")
+    w = 1.0 / v
+    wsum = np.bincount(sy, weights=w, minlength=n_systems)
+    n = np.bincount(sy, minlength=n_systems).astype(np.float64)
+    has = wsum > 0
+    m = np.divide(
+        np.bincount(sy, weights=w * r, minlength=n_systems),
+        wsum,
+        out=np.zeros(n_systems),
+        where=has,
+    )
+    s2 = np.divide(1.0, wsum, out=np.full(n_systems, np.inf), where=has)
+    tau2_dl, mu = dersimonian_laird(m[has], s2[has])
+    k_eff = max(int(has.sum()) - 1, 0)
+    if prior_weight + k_eff > 0:
+        tau2 = (prior_weight * tau2_prior + k_eff * tau2_dl) / (prior_weight + k_eff)
+    else:
+        tau2 = tau2_prior
+    if tau2 <= 0:
+        return SystemEffect(0.0, tau2_dl, mu, np.full(n_systems, mu), np.zeros(n_systems), n)
+    shrink = np.where(has, tau2 / (tau2 + np.where(has, s2, 1.0)), 0.0)
+    bias = mu + shrink * (m - mu)
+    post_var = np.where(has, tau2 * np.where(has, s2, 0.0) / (tau2 + np.where(has, s2, 1.0)), tau2)
+    return SystemEffect(float(tau2), tau2_dl, mu, bias, post_var, n)
+
+
+def source_variance_factors(
+    source: ArrayLike,
+    residual: ArrayLike,
+    variance: ArrayLike,
+    n_sources: int,
+    *,
+    prior: float = 20.0,
+    floor: float = 1.0,
+) -> FloatArray:
+    """Per-source variance factor: shrunk mean squared standardised residual.
+
+    ``factor_s = max(floor, (prior + sum z^2) / (prior + n_s))`` over the
+    predictions of source ``s`` with ``z = residual / sqrt(variance)``: ``prior``
+    pseudo-observations of a calibrated model (z^2 = 1) keep a few surprises from
+    exploding the factor. Predictions with zero variance are skipped.
+    """
+    src = np.asarray(source, dtype=np.intp)
+    r = np.asarray(residual, dtype=np.float64)
+    v = np.asarray(variance, dtype=np.float64)
+    ok = v > 0
+    z2 = np.bincount(src[ok], weights=r[ok] ** 2 / v[ok], minlength=n_sources)
+    cnt = np.bincount(src[ok], minlength=n_sources).astype(np.float64)
+    return np.asarray(np.maximum(floor, (prior + z2) / (prior + cnt)), dtype=np.float64)
+
+
+@dataclass
+class ResidualLog:
+    """Residuals of the predictions held before each judgment, per entry."""
+
+    system: list[IntArray]
+    residual: list[FloatArray]
+    variance: list[FloatArray]
+    source: list[NDArray[np.int8]]
+
+    @classmethod
+    def empty(cls) -> ResidualLog:
+        return cls([], [], [], [])
+
+    def record(
+        self,
+        engine: MTCEngine,
+        pairs: IntArray,
+        truth: FloatArray,
+        variance_factor: ArrayLike = 1.0,
+    ) -> None:
+        """Log the residuals of ``pairs`` (call before ``engine.judge``).
+
+        ``variance_factor`` (scalar or one per pair) divides the engine's variance
+        back to the model's own.
+        """
+        c = engine.collection
+        pairs = np.atleast_1d(np.asarray(pairs, dtype=np.intp))
+        factor = np.broadcast_to(np.asarray(variance_factor, dtype=np.float64), pairs.shape)
+        for p, fac in zip(pairs, factor, strict=True):
+            lo, hi = int(c.entry_start[p]), int(c.entry_start[p + 1])
+            n = hi - lo
+            self.system.append(c.entry_system[lo:hi])
+            self.residual.append(np.full(n, float(truth[p] - engine.mean[p])))
+            self.variance.append(np.full(n, float(engine.var[p]) / float(fac)))
+            self.source.append(np.full(n, engine.source[p], dtype=np.int8))
+
+    def arrays(self) -> tuple[IntArray, FloatArray, FloatArray, NDArray[np.int8]]:
+        if not self.system:
+            return (
+                np.empty(0, dtype=np.intp),
+                np.empty(0),
+                np.empty(0),
+                np.empty(0, dtype=np.int8),
+            )
+        return (
+            np.concatenate(self.system),
+            np.concatenate(self.residual),
+            np.concatenate(self.variance),
+            np.concatenate(self.source),
+        )
+
+
+class SystemEffectEngine(MTCEngine):
+    """:class:`MTCEngine` whose score distributions include the system offsets.
+
+    Set :attr:`effect` (see :func:`estimate_system_effect`) and call
+    :meth:`invalidate`; ``evaluation()`` then adds ``f_A E[b_A]`` to each system's
+    expected score and ``f_A^2 Var[b_A]`` to its variance (module docstring).
+    With ``shift_means=False`` only the variance is added.
+    """
+
+    effect: SystemEffect | None = None
+    shift_means: bool = True
+
+    def invalidate(self) -> None:
+        """Forget the cached evaluation (after changing :attr:`effect`)."""
+        self._evaluation = None
+
+    def unjudged_mass(self) -> FloatArray:
+        """``f_A``: coefficient mass of A still on estimates, in score units."""
+        c = self.collection
+        pq = c.pair_query[c.entry_pair]
+        open_ = ~self.judged[c.entry_pair]
+        w = self.coef * inverse_denominators(self.ey)[pq] * open_
+        mass = np.bincount(c.entry_system, weights=w, minlength=c.n_systems)
+        return np.asarray(mass / c.n_queries, dtype=np.float64)
+
+    def evaluation(self) -> Evaluation:
+        if self._evaluation is None:
+            nq = self.collection.n_queries
+            mean = self.score_sum / nq
+            cov = self.t_mat / nq**2
+            if self.effect is not None:
+                f = self.unjudged_mass()
+                if self.shift_means:
+                    mean = mean + f * self.effect.bias
+                cov = cov + np.diag(f**2 * self.effect.post_var)
+            self._evaluation = finish(mean, cov, nq, self.config.distribution, self.config.ci_level)
+        return self._evaluation

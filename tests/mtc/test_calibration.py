@@ -1,0 +1,208 @@
+"""System-effect calibration (app.mtc.calibration) and the replay options using it."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.ingest.formats import read_judgments, read_metadata, read_runs
+from app.ingest.loader import LoadedCollection, load_collection
+from app.mtc.calibration import (
+    ResidualLog,
+    SystemEffect,
+    SystemEffectEngine,
+    dersimonian_laird,
+    estimate_system_effect,
+    source_variance_factors,
+)
+from app.mtc.engine import EngineConfig, MTCEngine
+from app.mtc.estimators import SOURCE_M_OUT, RelevanceModel
+from app.mtc.replay import ReplayConfig, replay
+from app.mtc.scales import get_scale
+from app.mtc.synthetic import generate
+
+K = 3
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> LoadedCollection:
+    col = generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5)
+    paths = col.write(Path(tmp_path_factory.mktemp("syn")))
+    return load_collection(
+        read_runs(paths["runs"]),
+        K,
+        read_metadata(paths["metadata"]),
+        read_judgments(paths["judgments-fine"], "fine"),
+    )
+
+
+# ------------------------------------------------------------------ the math
+def test_dersimonian_laird_by_hand() -> None:
+    # w = 1; m_w = 2; Q = 4 + 0 + 4 = 8; denominator 3 - 3/3 = 2 -> tau^2 = (8 - 2)/2 = 3
+    tau2, mu = dersimonian_laird([0.0, 2.0, 4.0], [1.0, 1.0, 1.0])
+    assert tau2 == pytest.approx(3.0)
+    assert mu == pytest.approx(2.0)
+
+
+def test_dersimonian_laird_unequal_variances() -> None:
+    m = np.array([1.0, -1.0, 3.0])
+    s2 = np.array([0.5, 1.0, 2.0])
+    w = 1 / s2
+    mw = (w * m).sum() / w.sum()
+    q = (w * (m - mw) ** 2).sum()
+    expected = (q - 2) / (w.sum() - (w**2).sum() / w.sum())
+    tau2, mu = dersimonian_laird(m, s2)
+    assert tau2 == pytest.approx(expected)
+    wr = 1 / (s2 + expected)
+    assert mu == pytest.approx((wr * m).sum() / wr.sum())
+
+
+def test_dersimonian_laird_homogeneous_and_degenerate() -> None:
+    assert dersimonian_laird([0.1, -0.1, 0.0], [1.0, 1.0, 1.0])[0] == 0.0
+    assert dersimonian_laird([5.0], [1.0]) == (0.0, 5.0)
+    assert dersimonian_laird([], []) == (0.0, 0.0)
+    # infinite variance (a system without data) is ignored
+    assert dersimonian_laird([0.0, 2.0, 4.0, 9.0], [1, 1, 1, np.inf])[0] == pytest.approx(3.0)
+
+
+def test_system_effect_by_hand() -> None:
+    # system 0: residuals 4, 4 with V = 2 -> m = 4, s^2 = 1; system 1: -4, -4 -> m = -4, s^2 = 1
+    # DL: m_w = 0, Q = 32, denominator 2 - 2/2 = 1 -> tau^2 = 31; mu = 0
+    eff = estimate_system_effect([0, 0, 1, 1], [4.0, 4.0, -4.0, -4.0], [2.0] * 4, 3)
+    assert eff.tau2 == pytest.approx(31.0)
+    assert eff.mu == pytest.approx(0.0)
+    assert eff.bias[:2] == pytest.approx([4 * 31 / 32, -4 * 31 / 32])
+    assert eff.post_var[:2] == pytest.approx([31 / 32, 31 / 32])
+    # system 2 has no judged entry: prior mean and the full tau^2
+    assert eff.bias[2] == pytest.approx(0.0)
+    assert eff.post_var[2] == pytest.approx(31.0)
+    assert list(eff.n_entries) == [2, 2, 0]
+
+
+def test_system_effect_prior_pooling() -> None:
+    empty = estimate_system_effect([], [], [], 4, tau2_prior=5.0, prior_weight=2.0)
+    assert empty.tau2 == pytest.approx(5.0)
+    assert empty.post_var == pytest.approx([5.0] * 4)
+    assert empty.bias == pytest.approx([0.0] * 4)
+    # data with tau^2_DL = 31 from K = 2 systems (K - 1 = 1) pooled with a prior worth 3
+    eff = estimate_system_effect(
+        [0, 0, 1, 1], [4.0, 4.0, -4.0, -4.0], [2.0] * 4, 2, tau2_prior=3.0, prior_weight=3.0
+    )
+    assert eff.tau2_data == pytest.approx(31.0)
+    assert eff.tau2 == pytest.approx((3 * 3.0 + 1 * 31.0) / 4)
+    no_effect = estimate_system_effect([0, 1], [0.0, 0.0], [1.0, 1.0], 2)
+    assert no_effect.tau2 == 0.0
+    assert no_effect.post_var == pytest.approx([0.0, 0.0])
+
+
+def test_system_effect_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="same shape"):
+        estimate_system_effect([0, 1], [1.0], [1.0], 2)
+    with pytest.raises(ValueError, match="non-negative"):
+        estimate_system_effect([0], [1.0], [1.0], 1, tau2_prior=-1.0)
+
+
+def test_source_variance_factors_by_hand() -> None:
+    # source 1: z^2 = 9 and 1 -> (prior 2 + 10) / (2 + 2) = 3; source 2: z^2 = 0.25 -> floor 1
+    f = source_variance_factors(
+        [1, 1, 2, 2], [3.0, 1.0, 0.5, 0.0], [1.0, 1.0, 1.0, 0.0], 4, prior=2.0
+    )
+    assert f == pytest.approx([1.0, 3.0, 1.0, 1.0])
+
+
+# ------------------------------------------------------------------ estimator option
+def test_source_variance_scale_multiplies_by_source(loaded: LoadedCollection) -> None:
+    c = loaded.collection
+    scale = get_scale("fine")
+    base = RelevanceModel(c, scale, "ordinal", loaded.metadata)
+    scaled = RelevanceModel(
+        c, scale, "ordinal", loaded.metadata, source_variance_scale=[1.0, 1.0, 2.5, 1.0]
+    )
+    none = np.zeros(c.n_pairs, dtype=bool)
+    m0, v0, s0 = base.estimate_all(none, np.zeros(c.n_pairs))
+    m1, v1, _ = scaled.estimate_all(none, np.zeros(c.n_pairs))
+    assert m1 == pytest.approx(m0)
+    assert v1 == pytest.approx(np.where(s0 == SOURCE_M_OUT, 2.5, 1.0) * v0)
+    with pytest.raises(ValueError, match="4 positive"):
+        scaled.set_source_variance_scale([1.0, 0.0, 1.0, 1.0])
+
+
+# ------------------------------------------------------------------ engine
+def test_engine_without_effect_matches_base(loaded: LoadedCollection) -> None:
+    c = loaded.collection
+    scale = get_scale("fine")
+    base = MTCEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
+    eng = SystemEffectEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
+    assert eng.evaluation().mean == pytest.approx(base.evaluation().mean)
+    assert eng.ranking_confidence == pytest.approx(base.ranking_confidence)
+
+
+def test_engine_applies_shift_and_variance(loaded: LoadedCollection) -> None:
+    c = loaded.collection
+    scale = get_scale("fine")
+    eng = SystemEffectEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
+    base = eng.evaluation()
+    # CG: f_A = (unjudged results of A) / (n_Q * k * lmax)
+    f = eng.unjudged_mass()
+    assert f == pytest.approx(np.full(c.n_systems, c.n_queries * K / (c.n_queries * K * 100)))
+    bias = np.linspace(-5, 5, c.n_systems)
+    post = np.full(c.n_systems, 4.0)
+    eng.effect = SystemEffect(4.0, 4.0, 0.0, bias, post, np.zeros(c.n_systems))
+    eng.invalidate()
+    ev = eng.evaluation()
+    assert ev.mean == pytest.approx(base.mean + f * bias)
+    assert ev.var == pytest.approx(base.var + f**2 * post)
+    eng.shift_means = False
+    eng.invalidate()
+    assert eng.evaluation().mean == pytest.approx(base.mean)
+    # variance only: every pair is at most as confident as before
+    assert np.all(eng.evaluation().pair_confidence <= base.pair_confidence + 1e-12)
+    # judging shrinks the mass of the systems that retrieved the pair
+    pair = 0
+    predicted = float(eng.mean[pair])
+    lo, hi = c.entry_start[pair], c.entry_start[pair + 1]
+    before = eng.unjudged_mass()
+    log = ResidualLog.empty()
+    log.record(eng, np.array([pair]), loaded.judged_values)
+    eng.judge([pair], [loaded.judged_values[pair]])
+    after = eng.unjudged_mass()
+    systems = c.entry_system[lo:hi]
+    assert np.all(after[systems] < before[systems])
+    s, r, v, _ = log.arrays()
+    assert list(s) == list(systems)
+    assert r == pytest.approx(np.full(hi - lo, loaded.judged_values[pair] - predicted))
+    assert np.all(v > 0)
+
+
+# ------------------------------------------------------------------ replay
+def test_replay_defaults_unchanged_and_system_effect_runs(loaded: LoadedCollection) -> None:
+    scale = get_scale("fine")
+    args = (loaded.collection, loaded.metadata, loaded.judged_values, scale)
+    engine = EngineConfig(target=0.99)
+    plain = replay(*args, ReplayConfig(engine=engine))
+    explicit = replay(*args, ReplayConfig(engine=engine, system_effect=False, use_m_jud=True))
+    assert plain.judgments_to_target == explicit.judgments_to_target
+    assert plain.system_tau2 == 0.0
+    assert plain.source_variance_scale == ()
+    se = replay(
+        *args,
+        ReplayConfig(
+            engine=engine,
+            use_m_jud=False,
+            system_effect=True,
+            system_effect_icc=0.02,
+            system_effect_prior_weight=5.0,
+            calibrate_by_source=True,
+        ),
+    )
+    assert se.final_confidence >= 0.99 or se.stop_reason == "complete"
+    # the prior guess widens the no-judgment claim
+    assert se.initial_confidence <= plain.initial_confidence + 1e-12
+    assert se.system_tau2 >= 0.0
+    assert len(se.source_variance_scale) == 4
+    assert "system_tau2" in se.summary()
+
+
+def test_replay_rejects_negative_prior() -> None:
+    with pytest.raises(ValueError, match="system_effect_icc"):
+        ReplayConfig(system_effect_icc=-1.0)
