@@ -133,6 +133,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="inflate estimator variances by their observed error",
     )
     sim.add_argument(
+        "--system-effect",
+        action="store_true",
+        help="learn a per-system offset of the estimation errors from the judged pairs and "
+        "account for it (honest confidence; see docs/replay-mirex2011.md)",
+    )
+    sim.add_argument(
+        "--no-m-jud",
+        action="store_true",
+        help="with --model ordinal, keep M_out throughout instead of switching to M_jud",
+    )
+    sim.add_argument(
         "--refit-every",
         type=_non_negative_int,
         default=0,
@@ -387,6 +398,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         max_judgments=args.max_judgments,
         calibrate_variance=args.calibrate_variance,
         refit_every=args.refit_every,
+        system_effect=args.system_effect,
+        use_m_jud=not args.no_m_jud,
     )
     bar = ProgressBar(err, loaded.collection.n_pairs, args.target, not args.quiet)
     try:
@@ -415,6 +428,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "confident": config.engine.confident_level,
                 "calibrate_variance": args.calibrate_variance,
                 "refit_every": args.refit_every,
+                "system_effect": args.system_effect,
+                "m_jud": not args.no_m_jud,
             },
             **result.summary(),
             "mirex_analysis": {

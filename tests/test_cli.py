@@ -244,3 +244,15 @@ def test_bench_engine_prints_and_writes_figures(tmp_path: Path) -> None:
     assert data["mirex2011_scale"]["median_ms"] > 0
     assert data["mirex2011_scale"]["systems"] == 18
     assert data["naive_ratio"] > 0
+
+
+def test_simulate_with_the_system_effect_estimator(collection_dir: Path, tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    code, _, err = run(
+        *simulate_args(collection_dir, "--system-effect", "--no-m-jud", "--json", str(report))
+    )
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert data["settings"]["system_effect"] is True
+    assert data["settings"]["m_jud"] is False
+    assert data["final_confidence"] >= 0.95 or data["stop_reason"] == "complete"

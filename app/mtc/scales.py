@@ -60,9 +60,7 @@ class Scale:
         if np.any(bad):
             first = float(arr[bad].flat[0])
             allowed = "0, 1 or 2" if self.name == "broad" else "a number from 0 to 100"
-            raise ValueError(
-                f"{what} {first} is outside the {self.name.upper()} scale ({allowed})"
-            )
+            raise ValueError(f"{what} {first} is outside the {self.name.upper()} scale ({allowed})")
         return arr
 
 
