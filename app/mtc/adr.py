@@ -15,22 +15,15 @@ techniques based on partially ordered ground truth lists".
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Hashable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 
+from app.mtc._validation import check_int as _check_int
+
 __all__ = ["adr_graded", "adr_partial_order", "adr_user"]
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, found {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, found {int(value)}")
-    return int(value)
 
 
 def _relevance_vector(name: str, values: npt.ArrayLike) -> NDArray[np.float64]:

@@ -16,13 +16,15 @@ Music Similarity and Retrieval", WWW 2012 Companion (AdMIRe).
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 from scipy import stats
+
+from app.mtc._validation import check_int as _check_int
+from app.mtc._validation import check_probability as _check_probability
 
 __all__ = [
     "MirexAnalysis",
@@ -161,21 +163,6 @@ class PairedTests:
 # --------------------------------------------------------------------------------------
 # Validation helpers
 # --------------------------------------------------------------------------------------
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, found {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, found {int(value)}")
-    return int(value)
-
-
-def _check_probability(name: str, value: float) -> float:
-    value = float(value)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), found {value}")
-    return value
 
 
 # --------------------------------------------------------------------------------------
