@@ -486,8 +486,10 @@ Residuals of the published M_out on every pool pair, before any judgment
    model assumes, and with aART's coefficient one judged clip moves eta by 0.2 x its score.
    Per-source variance calibration plus the system term still leaves it over-confident
    ({j("ord-cg-src-se")}): its errors are also correlated within queries and artists.
-5. Refitting (`refit_every`) never replaced the published M_out: the cross-validated refit on
-   the judged pairs did not predict them better ({j("out-cg-refit")}).
+5. Refitting M_out on the campaign's own judgments every 100 judgments (`refit_every`; OV and
+   fSYS:OV, constant within one collection, are absorbed by the thresholds) replaces the
+   published parameters once its cross-validated error is lower. It is honest here but
+   conservative: {j("out-cg-refit")}, many more judgments than the system-effect term.
 
 ## Method of the best configuration: M_out + system effect
 
