@@ -1,0 +1,94 @@
+"""Database engine, sessions and migrations (SQLite embedded by default, Postgres in production).
+
+One request, one transaction: :func:`session_scope` (and the request dependency built on it)
+commits on success and rolls back on error; services and repositories only ``flush()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+__all__ = ["make_engine", "make_sessionmaker", "session_scope", "upgrade_database"]
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets the judging page read while another process writes; foreign keys are off
+    # by default in SQLite; the busy timeout rides out concurrent writers instead of failing.
+    # pysqlite's own transaction handling breaks SAVEPOINTs: SQLAlchemy's documented recipe
+    # turns it off and emits BEGIN itself (see _sqlite_begin).
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.close()
+
+
+def _sqlite_begin(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN")
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """Create the SQLAlchemy engine for ``url`` with the dialect's settings applied."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        kwargs.setdefault("connect_args", {"check_same_thread": False})
+        database = parsed.database
+        if database and database != ":memory:":
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, **kwargs)
+        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False, autoflush=False)
+
+
+@contextmanager
+def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """One unit of work: commit on success, roll back on error."""
+    session = factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def alembic_config(url: str) -> Any:
+    from alembic.config import Config
+
+    config = Config(str(MIGRATIONS_DIR.parent / "alembic.ini"))
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    config.attributes["url_from_caller"] = True
+    return config
+
+
+def upgrade_database(url: str, revision: str = "head") -> None:
+    """Bring the schema to ``revision`` with Alembic (the only way the schema is created)."""
+    from alembic import command
+
+    command.upgrade(alembic_config(url), revision)
+
+
+def downgrade_database(url: str, revision: str = "base") -> None:
+    from alembic import command
+
+    command.downgrade(alembic_config(url), revision)

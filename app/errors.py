@@ -1,0 +1,69 @@
+"""Domain errors carry their HTTP status; one handler renders JSON for /api and a page for HTML."""
+
+from __future__ import annotations
+
+__all__ = [
+    "AssessorUnknown",
+    "CampaignClosed",
+    "CampaignNotFound",
+    "Conflict",
+    "DomainError",
+    "InvalidInput",
+    "LeaseExpired",
+    "NotFound",
+    "OrganizerOnly",
+    "PairNotLeased",
+]
+
+
+class DomainError(Exception):
+    """Base of the errors a user can cause; ``status`` is the HTTP status to answer with."""
+
+    status = 400
+    code = "bad_request"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(DomainError):
+    status = 400
+    code = "invalid_input"
+
+
+class NotFound(DomainError):
+    status = 404
+    code = "not_found"
+
+
+class CampaignNotFound(NotFound):
+    code = "campaign_not_found"
+
+
+class AssessorUnknown(DomainError):
+    status = 403
+    code = "unknown_assessor"
+
+
+class OrganizerOnly(DomainError):
+    status = 401
+    code = "organizer_only"
+
+
+class Conflict(DomainError):
+    status = 409
+    code = "conflict"
+
+
+class PairNotLeased(Conflict):
+    code = "pair_not_leased"
+
+
+class LeaseExpired(DomainError):
+    status = 410
+    code = "lease_expired"
+
+
+class CampaignClosed(Conflict):
+    code = "campaign_closed"

@@ -1,0 +1,233 @@
+"""ORM models: campaigns, their collection (systems, queries, documents, results), assessors,
+leases and judgments.
+
+Conventions: singular snake_case tables, ``_at`` timestamps in UTC, a naming convention for
+constraints (so Alembic batch migrations work on SQLite), and relationships that raise on
+lazy load: queries live in the repositories.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+__all__ = [
+    "Assessor",
+    "Base",
+    "Campaign",
+    "Document",
+    "Judgment",
+    "Lease",
+    "Query",
+    "Result",
+    "System",
+    "utcnow",
+]
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def _ts() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+
+
+class Campaign(Base):
+    """An evaluation campaign and the settings of its MTC loop."""
+
+    __tablename__ = "campaign"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    description: Mapped[str] = mapped_column(Text, default="", nullable=False)
+    status: Mapped[str] = mapped_column(String(16), default="draft", nullable=False)
+    # the MTC loop runs on one scale; both BROAD and FINE are always collected
+    scale: Mapped[str] = mapped_column(String(8), default="fine", nullable=False)
+    k: Mapped[int] = mapped_column(Integer, default=5, nullable=False)
+    measure: Mapped[str] = mapped_column(String(8), default="cg", nullable=False)
+    estimator: Mapped[str] = mapped_column(String(16), default="ordinal", nullable=False)
+    policy: Mapped[str] = mapped_column(String(16), default="confidence", nullable=False)
+    target: Mapped[float] = mapped_column(Float, default=0.95, nullable=False)
+    lease_minutes: Mapped[int] = mapped_column(Integer, default=10, nullable=False)
+    judgments_per_pair: Mapped[int] = mapped_column(Integer, default=1, nullable=False)
+    seed: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    keep_collecting: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    # bumped by every judgment: processes compare it to know their cached engine is stale
+    judgment_version: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    created_at: Mapped[datetime] = _ts()
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
+    )
+
+
+class System(Base):
+    __tablename__ = "system"
+    __table_args__ = (UniqueConstraint("campaign_id", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    team: Mapped[str | None] = mapped_column(String(200))
+
+
+class Document(Base):
+    """A clip of the collection (queries are clips too)."""
+
+    __tablename__ = "document"
+    __table_args__ = (UniqueConstraint("campaign_id", "external_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    external_id: Mapped[str] = mapped_column(String(200), nullable=False)
+    artist: Mapped[str | None] = mapped_column(String(200))
+    genre: Mapped[str | None] = mapped_column(String(200))
+    audio_path: Mapped[str | None] = mapped_column(Text)
+    audio_type: Mapped[str | None] = mapped_column(String(64))
+    duration_seconds: Mapped[float | None] = mapped_column(Float)
+
+
+class Query(Base):
+    __tablename__ = "query"
+    __table_args__ = (UniqueConstraint("campaign_id", "document_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("document.id", ondelete="CASCADE"), nullable=False
+    )
+    document: Mapped[Document] = relationship(lazy="raise")
+
+
+class Result(Base):
+    """One line of a run: system returned document at rank for query."""
+
+    __tablename__ = "result"
+    __table_args__ = (
+        UniqueConstraint("system_id", "query_id", "rank"),
+        UniqueConstraint("system_id", "query_id", "document_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    system_id: Mapped[int] = mapped_column(
+        ForeignKey("system.id", ondelete="CASCADE"), nullable=False
+    )
+    query_id: Mapped[int] = mapped_column(ForeignKey("query.id", ondelete="CASCADE"), nullable=False)
+    rank: Mapped[int] = mapped_column(Integer, nullable=False)
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("document.id", ondelete="CASCADE"), nullable=False
+    )
+
+
+class Assessor(Base):
+    __tablename__ = "assessor"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    email: Mapped[str | None] = mapped_column(String(320))
+    token: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    consented_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = _ts()
+
+
+class Lease(Base):
+    """A pair handed to an assessor until ``expires_at`` (then it returns to the pool)."""
+
+    __tablename__ = "lease"
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "query_id", "document_id", "assessor_id"),
+        Index("ix_lease_campaign_expires", "campaign_id", "expires_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False
+    )
+    query_id: Mapped[int] = mapped_column(ForeignKey("query.id", ondelete="CASCADE"), nullable=False)
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("document.id", ondelete="CASCADE"), nullable=False
+    )
+    assessor_id: Mapped[int] = mapped_column(
+        ForeignKey("assessor.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    leased_at: Mapped[datetime] = _ts()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class Judgment(Base):
+    """One assessor's BROAD and FINE scores of a query-candidate pair.
+
+    Imported judgments have no assessor. ``client_id`` (generated by the browser) makes a
+    submission idempotent; a revision updates the row and bumps ``revision``.
+    """
+
+    __tablename__ = "judgment"
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "query_id", "document_id", "assessor_id"),
+        UniqueConstraint("assessor_id", "client_id"),
+        Index("ix_judgment_campaign_pair", "campaign_id", "query_id", "document_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False
+    )
+    query_id: Mapped[int] = mapped_column(ForeignKey("query.id", ondelete="CASCADE"), nullable=False)
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("document.id", ondelete="CASCADE"), nullable=False
+    )
+    assessor_id: Mapped[int | None] = mapped_column(
+        ForeignKey("assessor.id", ondelete="SET NULL"), index=True
+    )
+    broad: Mapped[int | None] = mapped_column(Integer)
+    fine: Mapped[float | None] = mapped_column(Float)
+    client_id: Mapped[str | None] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(String(16), default="assessor", nullable=False)
+    query_listen_ms: Mapped[int | None] = mapped_column(Integer)
+    candidate_listen_ms: Mapped[int | None] = mapped_column(Integer)
+    revision: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    # campaign.judgment_version when this row was last written: a process whose cached engine
+    # is at version v reloads only the pairs of judgments with version > v
+    version: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    created_at: Mapped[datetime] = _ts()
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
+    )

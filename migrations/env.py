@@ -1,0 +1,57 @@
+"""Alembic environment: the URL comes from the caller's config, else DATABASE_URL."""
+
+from __future__ import annotations
+
+import os
+
+from alembic import context
+from sqlalchemy import Connection
+
+from app.db import make_engine
+from app.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def _url() -> str:
+    explicit = config.get_main_option("sqlalchemy.url")
+    if config.attributes.get("url_from_caller") or "DATABASE_URL" not in os.environ:
+        return str(explicit)
+    return os.environ["DATABASE_URL"]
+
+
+def _run(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,  # SQLite ALTERs
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_offline() -> None:
+    context.configure(
+        url=_url(), target_metadata=target_metadata, render_as_batch=True, literal_binds=True
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    engine = make_engine(_url())
+    with engine.connect() as conn:
+        _run(conn)
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

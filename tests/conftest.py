@@ -1,0 +1,96 @@
+"""Database fixtures: one ``alembic upgrade head`` per run, each test in a rolled-back transaction.
+
+SQLite by default (a file in a temporary directory); set ``TEST_DATABASE_URL`` to a
+``postgresql+psycopg://`` URL to run the same tests on Postgres, in a schema of their own that
+is dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Connection, Engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import alembic_config, make_engine
+
+
+def _postgres_schema_url(url: str, schema: str) -> str:
+    parsed = make_url(url)
+    return parsed.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
+        hide_password=False
+    )
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A fresh, migrated database for this test run."""
+    from alembic import command
+
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite3'}"
+        command.upgrade(alembic_config(url), "head")
+        yield url
+        return
+    schema = f"mtcjudge_test_{uuid.uuid4().hex[:10]}"
+    admin = make_engine(base)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = _postgres_schema_url(base, schema)
+    try:
+        command.upgrade(alembic_config(url), "head")
+        yield url
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def db_engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def db_connection(db_engine: Engine) -> Iterator[Connection]:
+    """A connection inside a transaction that is rolled back after the test."""
+    connection = db_engine.connect()
+    transaction = connection.begin()
+    try:
+        yield connection
+    finally:
+        transaction.rollback()
+        connection.close()
+
+
+@pytest.fixture
+def session_factory(db_connection: Connection) -> sessionmaker[Session]:
+    """Sessions whose commits become savepoints of the test's transaction."""
+    return sessionmaker(
+        bind=db_connection,
+        expire_on_commit=False,
+        autoflush=False,
+        join_transaction_mode="create_savepoint",
+    )
+
+
+@pytest.fixture
+def db_session(session_factory: sessionmaker[Session]) -> Iterator[Session]:
+    session = session_factory()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent
