@@ -1,0 +1,78 @@
+"""Pydantic schemas of the assessor API. Blind by construction: no ids of documents or systems."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "ClipOut",
+    "JudgmentIn",
+    "JudgmentOut",
+    "JudgmentResponse",
+    "NextOut",
+    "PairOut",
+    "ProgressOut",
+    "RevisionIn",
+]
+
+
+class ClipOut(BaseModel):
+    audio_url: str | None
+    duration_seconds: float | None
+    audio_type: str | None
+
+
+class PairOut(BaseModel):
+    lease_id: int
+    expires_at: datetime
+    query: ClipOut
+    candidate: ClipOut
+    same_query_as_previous: bool
+
+
+class ProgressOut(BaseModel):
+    assessor_judged: int
+    campaign_judged: int
+    campaign_pairs: int
+    ranking_confidence: float
+    target: float
+    can_stop: bool
+
+
+class NextOut(BaseModel):
+    status: str = Field(description="'pair', 'done' (thank you) or 'wait'")
+    pair: PairOut | None
+    progress: ProgressOut
+    message: str = ""
+
+
+class JudgmentIn(BaseModel):
+    lease_id: int
+    # range checks are the service's (400 with a clear message); 422 is for malformed bodies
+    broad: int
+    fine: float
+    client_id: str = Field(min_length=1, max_length=64)
+    query_listen_ms: int | None = Field(default=None, ge=0)
+    candidate_listen_ms: int | None = Field(default=None, ge=0)
+
+
+class RevisionIn(BaseModel):
+    broad: int
+    fine: float
+
+
+class JudgmentOut(BaseModel):
+    id: int
+    broad: int | None
+    fine: float | None
+    created_at: datetime
+    revision: int
+    query: ClipOut
+    candidate: ClipOut
+
+
+class JudgmentResponse(BaseModel):
+    judgment: JudgmentOut
+    progress: ProgressOut

@@ -1,0 +1,299 @@
+"""The assessor API: the judging round trip and every rejection (docs/web-architecture.md)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select, update
+
+from app.models import Campaign, Judgment, Lease, utcnow
+from tests.judging.conftest import build_campaign
+
+
+def judge(client, token, lease_id, broad=2, fine=80.0, client_id=None, **extra):
+    body = {
+        "lease_id": lease_id,
+        "broad": broad,
+        "fine": fine,
+        "client_id": client_id or str(uuid.uuid4()),
+        "query_listen_ms": 1200,
+        "candidate_listen_ms": 900,
+        **extra,
+    }
+    return client.post(f"/api/a/{token}/judgments", json=body)
+
+
+def next_pair(client, token):
+    response = client.get(f"/api/a/{token}/next")
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def judgment_count(db_session) -> int:
+    return db_session.scalar(select(func.count()).select_from(Judgment))
+
+
+def test_full_round_trip(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    token = fx.tokens[0]
+    first = next_pair(client, token)
+    assert first["status"] == "pair"
+    assert first["progress"]["assessor_judged"] == 0
+    assert first["progress"]["campaign_pairs"] > 0
+    # asking again keeps the same lease
+    assert next_pair(client, token)["pair"]["lease_id"] == first["pair"]["lease_id"]
+    response = judge(client, token, first["pair"]["lease_id"], broad=2, fine=83.5)
+    assert response.status_code == 201, response.text
+    body = response.json()
+    assert body["judgment"]["broad"] == 2
+    assert body["judgment"]["fine"] == 83.5
+    assert body["progress"]["assessor_judged"] == 1
+    assert body["progress"]["campaign_judged"] == 1
+    stored = db_session.scalars(select(Judgment)).one()
+    assert (stored.query_listen_ms, stored.candidate_listen_ms) == (1200, 900)
+    second = next_pair(client, token)
+    assert second["status"] == "pair"
+    assert second["pair"]["lease_id"] != first["pair"]["lease_id"]
+    history = client.get(f"/api/a/{token}/history").json()
+    assert [h["fine"] for h in history] == [83.5]
+
+
+def test_the_api_is_blind(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    token = fx.tokens[0]
+    pair = next_pair(client, token)
+    judge(client, token, pair["pair"]["lease_id"])
+    texts = [
+        json.dumps(next_pair(client, token)),
+        client.get(f"/api/a/{token}/history").text,
+        client.get(f"/api/a/{token}/progress").text,
+    ]
+    for text in texts:
+        for system in fx.systems:
+            assert system.name not in text
+        for external_id in fx.external_ids:
+            assert external_id not in text
+        assert '"rank"' not in text
+        assert "SYS-" not in text
+
+
+def test_the_same_client_id_stores_one_judgment(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    token = fx.tokens[0]
+    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    cid = str(uuid.uuid4())
+    first = judge(client, token, lease_id, client_id=cid)
+    again = judge(client, token, lease_id, client_id=cid)
+    assert first.status_code == 201
+    assert again.status_code == 200
+    assert again.json()["judgment"]["id"] == first.json()["judgment"]["id"]
+    assert judgment_count(db_session) == 1
+
+
+@pytest.mark.parametrize(
+    ("broad", "fine", "message"),
+    [
+        (3, 50.0, "broad must be 0"),
+        (-1, 50.0, "broad must be 0"),
+        (1, 100.5, "fine must be between 0 and 100"),
+        (1, -2.0, "fine must be between 0 and 100"),
+    ],
+)
+def test_out_of_range_scores_are_rejected(db_session, client, broad, fine, message) -> None:
+    fx = build_campaign(db_session)
+    token = fx.tokens[0]
+    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    response = judge(client, token, lease_id, broad=broad, fine=fine)
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_input"
+    assert message in response.json()["detail"]
+    assert judgment_count(db_session) == 0
+
+
+def test_a_malformed_body_is_422(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    response = client.post(f"/api/a/{fx.tokens[0]}/judgments", json={"broad": 1})
+    assert response.status_code == 422
+    assert "lease_id" in response.json()["detail"]
+
+
+def test_a_pair_leased_to_someone_else_is_409(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    other_lease = next_pair(client, fx.tokens[1])["pair"]["lease_id"]
+    response = judge(client, fx.tokens[0], other_lease)
+    assert response.status_code == 409
+    assert response.json()["error"] == "pair_not_leased"
+
+
+def test_judging_the_same_pair_twice_is_409(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    token = fx.tokens[0]
+    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    assert judge(client, token, lease_id).status_code == 201
+    assert judge(client, token, lease_id).status_code == 409
+
+
+def expire(db_session, lease_id: int) -> None:
+    db_session.execute(
+        update(Lease).where(Lease.id == lease_id).values(expires_at=utcnow() - timedelta(minutes=1))
+    )
+    db_session.flush()
+
+
+def test_an_expired_lease_returns_to_the_pool_and_late_answers_get_410(db_session, client):
+    fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, estimator="uniform")
+    a, b = fx.tokens
+    lease = next_pair(client, a)["pair"]
+    # the only other pair goes to b; then a's lease runs out and b gets it too
+    b_first = next_pair(client, b)["pair"]
+    assert judge(client, b, b_first["lease_id"]).status_code == 201
+    expire(db_session, lease["lease_id"])
+    b_next = next_pair(client, b)
+    assert b_next["status"] == "pair"
+    response = judge(client, a, lease["lease_id"])
+    assert response.status_code == 410
+    assert response.json()["error"] == "lease_expired"
+
+
+def test_a_late_answer_on_a_pair_nobody_took_is_kept(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    token = fx.tokens[0]
+    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    expire(db_session, lease_id)
+    assert judge(client, token, lease_id).status_code == 201
+
+
+def test_a_closed_campaign_rejects_judgments_and_thanks_assessors(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    token = fx.tokens[0]
+    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    fx.campaign.status = "closed"
+    db_session.flush()
+    response = judge(client, token, lease_id)
+    assert response.status_code == 409
+    assert response.json()["error"] == "campaign_closed"
+    assert next_pair(client, token)["status"] == "done"
+
+
+def test_assessors_see_thank_you_once_the_ranking_is_confident(db_session, client) -> None:
+    # with target 0.5 every ranking is already confident enough
+    fx = build_campaign(db_session, target=0.5)
+    body = next_pair(client, fx.tokens[0])
+    assert body["status"] == "done"
+    assert body["progress"]["can_stop"] is True
+    assert "thank" in body["message"].lower()
+    fx.campaign.keep_collecting = True
+    db_session.flush()
+    assert next_pair(client, fx.tokens[0])["status"] == "pair"
+
+
+def test_every_pair_judged_means_done(db_session, client) -> None:
+    fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, target=1.0, n_assessors=1)
+    token = fx.tokens[0]
+    for _ in range(2):
+        body = next_pair(client, token)
+        assert body["status"] == "pair"
+        assert judge(client, token, body["pair"]["lease_id"]).status_code == 201
+    final = next_pair(client, token)
+    assert final["status"] == "done"
+    assert final["progress"]["campaign_judged"] == final["progress"]["campaign_pairs"] == 2
+
+
+def test_wait_when_the_rest_is_leased(db_session, client) -> None:
+    fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, target=1.0)
+    a, b = fx.tokens
+    next_pair(client, a)
+    next_pair(client, b)
+    assert judge(client, a, next_pair(client, a)["pair"]["lease_id"]).status_code == 201
+    body = next_pair(client, a)
+    assert body["status"] == "wait"
+
+
+def test_the_next_pair_stays_on_the_same_query(db_session, client) -> None:
+    fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, target=1.0)
+    token = fx.tokens[0]
+    first = next_pair(client, token)
+    judge(client, token, first["pair"]["lease_id"])
+    second = next_pair(client, token)
+    assert second["pair"]["same_query_as_previous"] is True
+    assert second["pair"]["query"] == first["pair"]["query"]
+
+
+def test_pause_gives_the_pair_back(db_session, client) -> None:
+    fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, target=1.0)
+    a, b = fx.tokens
+    lease_a = next_pair(client, a)["pair"]
+    lease_b = next_pair(client, b)["pair"]
+    clip = lambda pair: pair["candidate"]["audio_url"].rsplit("/", 1)[1]  # noqa: E731
+    assert clip(lease_b) != clip(lease_a)
+    assert client.post(f"/api/a/{a}/pause").status_code == 204
+    assert judge(client, b, lease_b["lease_id"]).status_code == 201
+    # the paused pair is the only one left, and it is free again
+    assert clip(next_pair(client, b)["pair"]) == clip(lease_a)
+
+
+def test_revising_a_recent_judgment(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    token = fx.tokens[0]
+    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    judgment_id = judge(client, token, lease_id, broad=0, fine=10).json()["judgment"]["id"]
+    response = client.put(f"/api/a/{token}/judgments/{judgment_id}", json={"broad": 1, "fine": 45})
+    assert response.status_code == 200, response.text
+    assert response.json()["judgment"]["revision"] == 1
+    stored = db_session.get(Judgment, judgment_id)
+    db_session.refresh(stored)
+    assert (stored.broad, stored.fine) == (1, 45.0)
+    other = client.put(
+        f"/api/a/{fx.tokens[1]}/judgments/{judgment_id}", json={"broad": 1, "fine": 45}
+    )
+    assert other.status_code == 404
+    bad = client.put(f"/api/a/{token}/judgments/{judgment_id}", json={"broad": 1, "fine": 450})
+    assert bad.status_code == 400
+
+
+def test_unknown_token_is_404(client) -> None:
+    response = client.get("/api/a/not-a-token/next")
+    assert response.status_code == 404
+    assert "invitation" in response.json()["detail"]
+
+
+def test_two_processes_sharing_the_database_agree(db_session, make_client) -> None:
+    fx = build_campaign(db_session, n_systems=3, n_queries=2, k=3, target=1.0)
+    app1, app2 = make_client(), make_client()
+    token = fx.tokens[0]
+    # both processes build their engine before any judgment
+    assert next_pair(app2, fx.tokens[1])["progress"]["campaign_judged"] == 0
+    lease_id = next_pair(app1, token)["pair"]["lease_id"]
+    judged = judge(app1, token, lease_id, broad=2, fine=90).json()
+    seen_by_2 = app2.get(f"/api/a/{fx.tokens[1]}/progress").json()
+    assert seen_by_2["campaign_judged"] == 1
+    assert seen_by_2["ranking_confidence"] == pytest.approx(
+        judged["progress"]["ranking_confidence"]
+    )
+    # a revision through process 2 reaches process 1
+    jid = judged["judgment"]["id"]
+    app2.put(f"/api/a/{token}/judgments/{jid}", json={"broad": 0, "fine": 5})
+    p1 = app1.get(f"/api/a/{token}/progress").json()
+    p2 = app2.get(f"/api/a/{token}/progress").json()
+    assert p1["ranking_confidence"] == pytest.approx(p2["ranking_confidence"])
+    version = db_session.scalar(
+        select(Campaign.judgment_version).where(Campaign.id == fx.campaign.id)
+    )
+    assert version == 2
+
+
+def test_several_judgments_per_pair(db_session, client) -> None:
+    fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, judgments_per_pair=2, target=1.0)
+    a, b = fx.tokens
+    pa = next_pair(client, a)["pair"]
+    pb = next_pair(client, b)["pair"]
+    judge(client, a, pa["lease_id"], fine=20)
+    judge(client, b, pb["lease_id"], fine=60)
+    # each assessor continues with pairs they have not judged
+    assert (
+        next_pair(client, a)["pair"]["candidate"]["audio_url"].rsplit("/", 1)[1]
+        != (pa["candidate"]["audio_url"].rsplit("/", 1)[1])
+    )
