@@ -36,6 +36,7 @@ class CampaignEngine:
     engine: MTCEngine
     pair_index: dict[tuple[int, int], int]  # (query_id, document_id) -> pool pair
     pair_ids: list[tuple[int, int]]  # pool pair -> (query_id, document_id)
+    query_index: dict[int, int]  # query_id -> engine query index
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     @property
@@ -110,6 +111,7 @@ def build_engine(session: Session, campaign: Campaign) -> CampaignEngine:
         engine=engine,
         pair_index={ids: p for p, ids in enumerate(pair_ids)},
         pair_ids=pair_ids,
+        query_index={ext_query[q]: i for i, q in enumerate(loaded.queries)},
     )
 
 

@@ -224,12 +224,7 @@ def _choose_pair(
         candidates = np.flatnonzero(available)
         rng = np.random.default_rng([campaign.seed, engine.n_judged, assessor.id])
         return state.pair_ids[int(rng.choice(candidates))]
-    prefer = None
-    if previous_query is not None:
-        for p, (q, _) in enumerate(state.pair_ids):
-            if q == previous_query:
-                prefer = int(engine.collection.pair_query[p])
-                break
+    prefer = state.query_index.get(previous_query) if previous_query is not None else None
     picked = best_pairs(
         engine.weights(),
         available,
