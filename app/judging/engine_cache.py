@@ -79,7 +79,7 @@ def build_engine(session: Session, campaign: Campaign) -> CampaignEngine:
     )
     means = repository.pair_means(session, campaign.id, campaign.scale)
     scores = {(doc_ext[query_doc[q]], doc_ext[d]): [v] for (q, d), v in means.items()}
-    has_metadata = any(d.genre for d in documents)
+    has_metadata = any(d.genre or d.artist for d in documents)
     loaded = load_collection(
         Runs(lists, "db"),
         campaign.k,

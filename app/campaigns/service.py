@@ -1,0 +1,425 @@
+"""Campaigns: create one from run, metadata and judgment files, change its settings, invite.
+
+Services only ``flush()``; the request (or the CLI's ``session_scope``) commits, so a failed
+import leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import secrets
+import unicodedata
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.campaigns import repository
+from app.campaigns.audio import AudioScan, scan_audio
+from app.config import Settings
+from app.errors import CampaignNotFound, InvalidInput
+from app.ingest.formats import Judgments, Metadata, Runs
+from app.ingest.loader import load_collection
+from app.models import Assessor, Campaign, Document, Judgment, Query, Result, System
+from app.mtc.estimators import ESTIMATOR_KINDS
+from app.mtc.measures import MEASURES
+from app.mtc.selection import POLICIES
+
+__all__ = [
+    "STATUSES",
+    "UPDATABLE_FIELDS",
+    "CampaignSpec",
+    "ImportReport",
+    "assessor_link",
+    "create_campaign",
+    "get_campaign",
+    "invite_assessor",
+    "list_campaigns",
+    "slugify",
+    "update_campaign",
+]
+
+STATUSES = ("draft", "open", "closed")
+SCALES = ("broad", "fine")
+#: settings that may change once a campaign exists; the others define what its judgments mean
+UPDATABLE_FIELDS = (
+    "status",
+    "keep_collecting",
+    "target",
+    "lease_minutes",
+    "judgments_per_pair",
+    "name",
+    "description",
+)
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_SLUG_MAX = 64
+_NAME_MAX = 200  # String(200) columns: names, ids, artists, genres, teams
+_EMAIL_MAX = 320
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """The settings of a new campaign, checked on construction (``ValueError``).
+
+    ``estimator`` is the relevance model of the MTC loop (``--model`` on the command line);
+    ``scale`` is the scale the loop runs on, both BROAD and FINE being collected.
+    """
+
+    name: str
+    slug: str | None = None
+    description: str = ""
+    scale: str = "fine"
+    k: int = 5
+    measure: str = "cg"
+    estimator: str = "ordinal"
+    policy: str = "confidence"
+    target: float = 0.95
+    lease_minutes: int = 10
+    judgments_per_pair: int = 1
+    seed: int = 0
+    keep_collecting: bool = False
+    status: str = "draft"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError("name must be a non-empty text")
+        if len(self.name) > _NAME_MAX:
+            raise ValueError(f"name must be at most {_NAME_MAX} characters, found {len(self.name)}")
+        if self.slug is not None and (
+            not isinstance(self.slug, str)
+            or len(self.slug) > _SLUG_MAX
+            or not _SLUG.fullmatch(self.slug)
+        ):
+            raise ValueError(
+                f"slug must be lowercase letters, digits and single hyphens, at most {_SLUG_MAX}"
+                f" characters (e.g. 'mirex-2011'), found {self.slug!r}"
+            )
+        if not isinstance(self.description, str):
+            raise ValueError("description must be a text")
+        _check_choice("scale", self.scale, SCALES)
+        _check_choice("measure", self.measure, MEASURES)
+        _check_choice("estimator", self.estimator, ESTIMATOR_KINDS)
+        _check_choice("policy", self.policy, POLICIES)
+        _check_choice("status", self.status, STATUSES)
+        _check_int("k", self.k, minimum=1)
+        _check_int("lease_minutes", self.lease_minutes, minimum=1)
+        _check_int("judgments_per_pair", self.judgments_per_pair, minimum=1)
+        _check_int("seed", self.seed, minimum=0)  # numpy's default_rng refuses negative seeds
+        if not isinstance(self.keep_collecting, bool):
+            raise ValueError(
+                f"keep_collecting must be true or false, found {self.keep_collecting!r}"
+            )
+        target = self.target
+        if (
+            isinstance(target, bool)
+            or not isinstance(target, int | float)
+            or not 0.5 <= target <= 1.0
+        ):
+            raise ValueError(f"target must be a confidence between 0.5 and 1, found {target!r}")
+        object.__setattr__(self, "target", float(target))
+
+
+def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}; found {value!r}")
+
+
+def _check_int(name: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer of at least {minimum}, found {value!r}")
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What :func:`create_campaign` stored, and what it could not use.
+
+    ``n_pool_pairs`` counts the distinct (query, document) pairs in the top ``k`` of the runs
+    after the MIREX filtering (the query itself and same-artist clips), i.e. what the engine
+    will ask assessors about. ``audio_missing`` and ``audio_unreadable`` concern the documents
+    of the runs and the queries; without an audio directory nothing is scanned.
+    ``n_judgments_ignored`` counts judged pairs whose query or document is not in the runs.
+    """
+
+    slug: str
+    n_systems: int
+    n_queries: int
+    n_documents: int
+    n_results: int
+    n_pool_pairs: int
+    n_judgments: int
+    audio_found: int
+    audio_missing: list[str]
+    audio_unreadable: list[tuple[str, str]]
+    audio_notes: list[str] = field(default_factory=list)
+    n_judgments_ignored: int = 0
+
+
+def create_campaign(
+    session: Session,
+    spec: CampaignSpec,
+    runs: Runs,
+    metadata: Metadata | None = None,
+    judgments_fine: Judgments | None = None,
+    judgments_broad: Judgments | None = None,
+    audio_dir: Path | None = None,
+    teams: dict[str, str] | None = None,
+) -> tuple[Campaign, ImportReport]:
+    """Store a campaign and its collection; nothing is committed (the caller's transaction).
+
+    Documents are every document of the runs, of the metadata and every query (query ids are
+    clip ids). Results keep the full lists as given, ranked 1..n: the engine applies the MIREX
+    filtering and the cut-off at ``k`` when it loads. Imported judgments get one row per
+    (query, document) holding the mean of each file's scores for the pair (BROAD means are
+    rounded half up, the column being an integer).
+
+    Raises
+    ------
+    InvalidInput
+        An explicit slug already taken, ``teams`` naming a system absent from the runs, an
+        id longer than the database allows, or an audio directory that does not exist.
+    """
+    system_names = runs.systems
+    queries = runs.queries
+    _check_teams(teams or {}, system_names)
+    run_docs = {
+        doc for per_query in runs.lists.values() for lst in per_query.values() for doc in lst
+    }
+    scanned = sorted(run_docs | set(queries))
+    doc_names = sorted(run_docs | set(queries) | (set(metadata.artist) if metadata else set()))
+    _check_lengths("system", system_names)
+    _check_lengths("document", doc_names)
+    if metadata is not None:
+        _check_lengths("artist", [a for a in metadata.artist.values() if a])
+        _check_lengths("genre", [g for g in metadata.genre.values() if g])
+    scan = AudioScan({}, [], [])
+    if audio_dir is not None:
+        try:
+            scan = scan_audio(audio_dir, scanned)
+        except ValueError as exc:
+            raise InvalidInput(f"audio directory: {exc}") from exc
+    n_pool_pairs = load_collection(runs, spec.k, metadata).collection.n_pairs
+
+    campaign = Campaign(
+        slug=_unique_slug(session, spec),
+        **{f.name: getattr(spec, f.name) for f in fields(spec) if f.name != "slug"},
+    )
+    try:
+        with session.begin_nested():
+            repository.add(session, campaign)
+    except IntegrityError as exc:  # another request took the slug since we looked
+        raise InvalidInput(f"slug {campaign.slug!r} is already taken") from exc
+
+    repository.bulk_insert(
+        session,
+        System,
+        [
+            {"campaign_id": campaign.id, "name": name, "team": (teams or {}).get(name)}
+            for name in system_names
+        ],
+    )
+    repository.bulk_insert(
+        session,
+        Document,
+        [_document_row(campaign.id, doc, metadata, scan) for doc in doc_names],
+    )
+    system_id = repository.system_ids(session, campaign.id)
+    document_id = repository.document_ids(session, campaign.id)
+    repository.bulk_insert(
+        session,
+        Query,
+        [{"campaign_id": campaign.id, "document_id": document_id[q]} for q in queries],
+    )
+    query_by_document = repository.query_ids(session, campaign.id)
+    query_id = {q: query_by_document[document_id[q]] for q in queries}
+    results = [
+        {
+            "campaign_id": campaign.id,
+            "system_id": system_id[system],
+            "query_id": query_id[query],
+            "rank": rank,
+            "document_id": document_id[doc],
+        }
+        for system, per_query in runs.lists.items()
+        for query, docs in per_query.items()
+        for rank, doc in enumerate(docs, start=1)
+    ]
+    repository.bulk_insert(session, Result, results)
+    judgments, ignored = _judgment_rows(
+        campaign.id, query_id, document_id, judgments_fine, judgments_broad
+    )
+    repository.bulk_insert(session, Judgment, judgments)
+
+    report = ImportReport(
+        slug=campaign.slug,
+        n_systems=len(system_names),
+        n_queries=len(queries),
+        n_documents=len(doc_names),
+        n_results=len(results),
+        n_pool_pairs=n_pool_pairs,
+        n_judgments=len(judgments),
+        audio_found=len(scan.found),
+        audio_missing=scan.missing,
+        audio_unreadable=scan.unreadable,
+        audio_notes=scan.notes,
+        n_judgments_ignored=ignored,
+    )
+    return campaign, report
+
+
+def _check_teams(teams: dict[str, str], systems: list[str]) -> None:
+    unknown = sorted(set(teams) - set(systems))
+    if unknown:
+        raise InvalidInput(
+            f"teams: system {', '.join(map(repr, unknown[:5]))} is not in the runs"
+            f" (systems: {', '.join(systems[:10])}{', ...' if len(systems) > 10 else ''})"
+        )
+    for system, team in teams.items():
+        if not isinstance(team, str) or not team.strip() or len(team) > _NAME_MAX:
+            raise InvalidInput(
+                f"teams: the team of system {system!r} must be a non-empty text of at most"
+                f" {_NAME_MAX} characters"
+            )
+
+
+def _check_lengths(kind: str, values: list[str]) -> None:
+    for value in values:
+        if len(value) > _NAME_MAX:
+            raise InvalidInput(
+                f"{kind} id {value[:40]!r}... is {len(value)} characters long;"
+                f" at most {_NAME_MAX} are stored"
+            )
+
+
+def _document_row(
+    campaign_id: int, doc: str, metadata: Metadata | None, scan: AudioScan
+) -> dict[str, Any]:
+    audio = scan.found.get(doc)
+    return {
+        "campaign_id": campaign_id,
+        "external_id": doc,
+        "artist": metadata.artist.get(doc) if metadata else None,
+        "genre": metadata.genre.get(doc) if metadata else None,
+        "audio_path": str(audio.path) if audio else None,
+        "audio_type": audio.mime if audio else None,
+        "duration_seconds": audio.duration_seconds if audio else None,
+    }
+
+
+def _judgment_rows(
+    campaign_id: int,
+    query_id: dict[str, int],
+    document_id: dict[str, int],
+    fine: Judgments | None,
+    broad: Judgments | None,
+) -> tuple[list[dict[str, Any]], int]:
+    fine_means = fine.mean() if fine else {}
+    broad_means = broad.mean() if broad else {}
+    rows: list[dict[str, Any]] = []
+    ignored = 0
+    for query, doc in sorted(set(fine_means) | set(broad_means)):
+        if query not in query_id or doc not in document_id:
+            ignored += 1
+            continue
+        broad_mean = broad_means.get((query, doc))
+        rows.append(
+            {
+                "campaign_id": campaign_id,
+                "query_id": query_id[query],
+                "document_id": document_id[doc],
+                "assessor_id": None,
+                "broad": None if broad_mean is None else math.floor(broad_mean + 0.5),
+                "fine": fine_means.get((query, doc)),
+                "source": "import",
+            }
+        )
+    return rows, ignored
+
+
+def slugify(name: str) -> str:
+    """A URL-safe slug for ``name`` ("MIREX 2011 — AMS" -> "mirex-2011-ams")."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
+    return slug[: _SLUG_MAX - 4].rstrip("-") or "campaign"  # room for a "-NNN" suffix
+
+
+def _unique_slug(session: Session, spec: CampaignSpec) -> str:
+    if spec.slug is not None:
+        if repository.campaign_by_slug(session, spec.slug) is not None:
+            raise InvalidInput(f"slug {spec.slug!r} is already taken by another campaign")
+        return spec.slug
+    base = slugify(spec.name)
+    taken = repository.slugs_starting_with(session, base)
+    if base not in taken:
+        return base
+    suffix = 2
+    while f"{base}-{suffix}" in taken:
+        suffix += 1
+    return f"{base}-{suffix}"
+
+
+def get_campaign(session: Session, slug: str) -> Campaign:
+    campaign = repository.campaign_by_slug(session, slug)
+    if campaign is None:
+        raise CampaignNotFound(f"no campaign {slug!r}")
+    return campaign
+
+
+def list_campaigns(session: Session) -> list[Campaign]:
+    return repository.all_campaigns(session)
+
+
+def update_campaign(session: Session, campaign: Campaign, **changes: Any) -> Campaign:
+    """Change the settings in :data:`UPDATABLE_FIELDS`, checked as :class:`CampaignSpec` does.
+
+    Raises
+    ------
+    InvalidInput
+        For a setting that cannot change (scale, k, measure... define what the judgments
+        mean) or a value out of range.
+    """
+    fixed = sorted(set(changes) - set(UPDATABLE_FIELDS))
+    if fixed:
+        raise InvalidInput(
+            f"cannot change {', '.join(fixed)} of a campaign; changeable: "
+            f"{', '.join(UPDATABLE_FIELDS)}"
+        )
+    current = CampaignSpec(
+        **{f.name: getattr(campaign, f.name) for f in fields(CampaignSpec) if f.name != "slug"}
+    )
+    try:
+        checked = replace(current, **changes)
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from exc
+    for name in changes:
+        setattr(campaign, name, getattr(checked, name))
+    session.flush()
+    return campaign
+
+
+def invite_assessor(
+    session: Session, campaign: Campaign, name: str, email: str | None = None
+) -> Assessor:
+    """Add an assessor with a personal token (the only credential of the judging pages)."""
+    name = name.strip() if isinstance(name, str) else ""
+    if not name or len(name) > _NAME_MAX:
+        raise InvalidInput(
+            f"assessor name must be a non-empty text of at most {_NAME_MAX} characters"
+        )
+    if email is not None:
+        email = email.strip() or None
+    if email is not None and (
+        len(email) > _EMAIL_MAX or not re.fullmatch(r"[^@\s]+@[^@\s]+", email)
+    ):
+        raise InvalidInput(f"email {email!r} is not an e-mail address")
+    assessor = Assessor(
+        campaign_id=campaign.id, name=name, email=email, token=secrets.token_urlsafe(24)
+    )
+    repository.add(session, assessor)
+    return assessor
+
+
+def assessor_link(settings: Settings, assessor: Assessor) -> str:
+    return f"{settings.base_url}/a/{assessor.token}"

@@ -1,0 +1,201 @@
+"""Audio scan: one clip per document, headers checked, durations read where the header has them."""
+
+from __future__ import annotations
+
+import struct
+import wave
+from pathlib import Path
+
+import pytest
+
+from app.campaigns.audio import UnreadableAudio, probe_audio, scan_audio
+
+
+def write_wav(path: Path, seconds: float, rate: int = 8000) -> Path:
+    with wave.open(str(path), "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(rate)
+        wav.writeframes(b"\x00\x00" * int(seconds * rate))
+    return path
+
+
+def float_wav(rate: int = 8000, frames: int = 4000) -> bytes:
+    """IEEE-float WAV (format tag 3), which the wave module refuses but browsers play."""
+    fmt = struct.pack("<HHIIHH", 3, 1, rate, rate * 4, 4, 32)
+    data = b"\x00" * (frames * 4)
+    chunks = b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(data))
+    body = b"WAVE" + chunks + data
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def streaminfo(rate: int, total_samples: int) -> bytes:
+    packed = (rate << 44) | (1 << 41) | (15 << 36) | total_samples  # stereo, 16 bit
+    return struct.pack(">HH", 4096, 4096) + b"\x00" * 6 + packed.to_bytes(8, "big") + b"\x00" * 16
+
+
+def flac(rate: int = 44_100, total_samples: int = 88_200) -> bytes:
+    return b"fLaC" + bytes([0x80, 0, 0, 34]) + streaminfo(rate, total_samples) + b"\x00" * 32
+
+
+def id3_tag(body_size: int = 20) -> bytes:
+    size = bytes([(body_size >> s) & 0x7F for s in (21, 14, 7, 0)])
+    return b"ID3\x03\x00\x00" + size + b"\x00" * body_size
+
+
+def ogg_page(payload: bytes, granule: int, serial: int = 7, sequence: int = 0) -> bytes:
+    lacing = [255] * (len(payload) // 255) + [len(payload) % 255]
+    header = b"OggS\x00\x02" + struct.pack("<qIII", granule, serial, sequence, 0)
+    return header + bytes([len(lacing), *lacing]) + payload
+
+
+def vorbis_ogg(rate: int = 44_100, samples: int = 132_300) -> bytes:
+    identification = b"\x01vorbis" + struct.pack("<IBIiiiB", 0, 2, rate, 0, 0, 0, 0xB8) + b"\x01"
+    return (
+        ogg_page(identification, 0)
+        + ogg_page(b"\x03vorbis" + b"\x00" * 40, 0, sequence=1)
+        + ogg_page(b"\x00" * 300, samples // 2, sequence=2)
+        + ogg_page(b"\x00" * 300, samples, sequence=3)
+    )
+
+
+def opus_ogg(pre_skip: int = 312, seconds: float = 1.5) -> bytes:
+    head = b"OpusHead" + bytes([1, 2]) + struct.pack("<HIhB", pre_skip, 48_000, 0, 0)
+    return ogg_page(head, 0) + ogg_page(b"\x00" * 100, pre_skip + int(seconds * 48_000), sequence=1)
+
+
+MP3_128K_STEREO = bytes([0xFF, 0xFB, 0x90, 0x00])  # MPEG-1 Layer III, 128 kbit/s, 44.1 kHz
+
+
+def test_wav_duration_from_frames_and_rate(tmp_path: Path) -> None:
+    clip = probe_audio(write_wav(tmp_path / "a.wav", 1.25))
+    assert clip.mime == "audio/wav"
+    assert clip.duration_seconds == pytest.approx(1.25)
+
+
+def test_float_wav_is_read_from_its_chunks(tmp_path: Path) -> None:
+    (tmp_path / "a.wav").write_bytes(float_wav(rate=8000, frames=4000))
+    assert probe_audio(tmp_path / "a.wav").duration_seconds == pytest.approx(0.5)
+
+
+def test_wav_without_frames_is_unreadable(tmp_path: Path) -> None:
+    with pytest.raises(UnreadableAudio, match="no audio frames"):
+        probe_audio(write_wav(tmp_path / "a.wav", 0))
+
+
+def test_flac_duration_from_streaminfo(tmp_path: Path) -> None:
+    (tmp_path / "a.flac").write_bytes(flac(44_100, 88_200))
+    clip = probe_audio(tmp_path / "a.flac")
+    assert (clip.mime, clip.duration_seconds) == ("audio/flac", pytest.approx(2.0))
+
+
+def test_flac_after_an_id3_tag_and_with_unknown_length(tmp_path: Path) -> None:
+    (tmp_path / "a.flac").write_bytes(id3_tag() + flac(48_000, 0))
+    assert probe_audio(tmp_path / "a.flac").duration_seconds is None
+
+
+def test_vorbis_duration_from_the_last_granule(tmp_path: Path) -> None:
+    (tmp_path / "a.ogg").write_bytes(vorbis_ogg(44_100, 132_300))
+    clip = probe_audio(tmp_path / "a.ogg")
+    assert (clip.mime, clip.duration_seconds) == ("audio/ogg", pytest.approx(3.0))
+
+
+def test_opus_duration_counts_48khz_granules_minus_pre_skip(tmp_path: Path) -> None:
+    (tmp_path / "a.ogg").write_bytes(opus_ogg(pre_skip=312, seconds=1.5))
+    assert probe_audio(tmp_path / "a.ogg").duration_seconds == pytest.approx(1.5)
+
+
+def test_ogg_of_another_codec_is_unreadable(tmp_path: Path) -> None:
+    (tmp_path / "a.ogg").write_bytes(ogg_page(b"\x80theora" + b"\x00" * 40, 0))
+    with pytest.raises(UnreadableAudio, match="not Vorbis, Opus or FLAC"):
+        probe_audio(tmp_path / "a.ogg")
+
+
+def test_constant_bitrate_mp3_duration_from_its_size(tmp_path: Path) -> None:
+    (tmp_path / "a.mp3").write_bytes(MP3_128K_STEREO + b"\x00" * (16_000 - 4))
+    clip = probe_audio(tmp_path / "a.mp3")
+    assert (clip.mime, clip.duration_seconds) == ("audio/mpeg", pytest.approx(1.0))
+
+
+def test_mp3_xing_header_gives_the_frame_count(tmp_path: Path) -> None:
+    xing = b"Xing" + struct.pack(">II", 1, 100)
+    (tmp_path / "a.mp3").write_bytes(id3_tag() + MP3_128K_STEREO + b"\x00" * 32 + xing + bytes(500))
+    assert probe_audio(tmp_path / "a.mp3").duration_seconds == pytest.approx(100 * 1152 / 44_100)
+
+
+def test_mp3_with_only_an_id3_tag_is_accepted_without_duration(tmp_path: Path) -> None:
+    (tmp_path / "a.mp3").write_bytes(id3_tag() + b"\x12\x34" * 100)
+    assert probe_audio(tmp_path / "a.mp3").duration_seconds is None
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("a.wav", b"", "empty file"),
+        ("a.mp3", b"", "empty file"),
+        ("a.wav", b"hello, this is text", "not a WAV file"),
+        ("a.wav", b"RIFF\x10\x00\x00\x00WAVEfmt ", "WAV"),
+        ("a.flac", b"OggS" + b"\x00" * 60, "not a FLAC file"),
+        ("a.flac", b"fLaC\x80\x00\x00\x22" + b"\x00" * 10, "truncated FLAC"),
+        ("a.ogg", b"ID3\x03" + b"\x00" * 60, "not an Ogg file"),
+        ("a.mp3", b"<html>not found</html>", "no ID3 tag or MPEG frame sync"),
+    ],
+)
+def test_empty_truncated_and_misnamed_files_are_unreadable(
+    tmp_path: Path, name: str, content: bytes, reason: str
+) -> None:
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(UnreadableAudio, match=reason):
+        probe_audio(tmp_path / name)
+
+
+def test_scan_reports_found_missing_and_unreadable(tmp_path: Path) -> None:
+    write_wav(tmp_path / "d1.wav", 0.5)
+    (tmp_path / "d2.FLAC").write_bytes(flac())  # extensions in any case
+    (tmp_path / "d3.ogg").write_bytes(vorbis_ogg())
+    (tmp_path / "d4.mp3").write_bytes(MP3_128K_STEREO + bytes(1000))
+    (tmp_path / "d5.wav").write_bytes(b"")
+    (tmp_path / "d6.mp3").write_bytes(b"plain text")
+    (tmp_path / "other.wav").write_bytes(b"")  # no such document: not looked at
+    (tmp_path / "d7.txt").write_text("not audio")
+    (tmp_path / "d8.wav").mkdir()
+    scan = scan_audio(tmp_path, ["d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"])
+    assert sorted(scan.found) == ["d1", "d2", "d3", "d4"]
+    assert scan.found["d1"].path == (tmp_path / "d1.wav").resolve()
+    assert scan.found["d2"].mime == "audio/flac"
+    assert scan.missing == ["d7", "d8", "d9"]
+    assert scan.unreadable == [
+        ("d5", "d5.wav: empty file"),
+        ("d6", "d6.mp3: not an MP3 file (no ID3 tag or MPEG frame sync)"),
+    ]
+    assert scan.notes == []
+
+
+def test_several_files_for_one_document_prefer_wav_flac_ogg_mp3(tmp_path: Path) -> None:
+    write_wav(tmp_path / "a.wav", 0.5)
+    (tmp_path / "a.mp3").write_bytes(MP3_128K_STEREO + bytes(1000))
+    (tmp_path / "b.ogg").write_bytes(vorbis_ogg())
+    (tmp_path / "b.flac").write_bytes(flac())
+    scan = scan_audio(tmp_path, ["a", "b"])
+    assert scan.found["a"].path.name == "a.wav"
+    assert scan.found["b"].path.name == "b.flac"
+    assert scan.notes == ["a: using a.wav, not a.mp3", "b: using b.flac, not b.ogg"]
+
+
+def test_an_unreadable_preferred_file_falls_back_to_the_next(tmp_path: Path) -> None:
+    (tmp_path / "a.wav").write_bytes(b"")
+    (tmp_path / "a.mp3").write_bytes(MP3_128K_STEREO + bytes(1000))
+    (tmp_path / "b.wav").write_bytes(b"")
+    (tmp_path / "b.ogg").write_bytes(b"junk")
+    scan = scan_audio(tmp_path, ["a", "b"])
+    assert scan.found["a"].path.name == "a.mp3"
+    assert scan.notes == ["a: using a.mp3, not a.wav (a.wav: empty file)"]
+    assert scan.unreadable == [("b", "b.wav: empty file; b.ogg: not an Ogg file (no OggS page)")]
+
+
+def test_scan_of_a_missing_directory_fails(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no such directory"):
+        scan_audio(tmp_path / "nope", ["a"])
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="not a directory"):
+        scan_audio(tmp_path / "file", ["a"])
