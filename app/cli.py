@@ -8,16 +8,21 @@ status 2 and one line naming the file and line; nothing is half-written.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
+import os
+import socket
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
+from app.config import Settings
 from app.ingest.formats import InputError, read_judgments, read_metadata, read_runs
 from app.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
 from app.mtc.engine import STOP_RULES, EngineConfig
@@ -27,6 +32,12 @@ from app.mtc.mirex import MirexAnalysis, friedman_tukey
 from app.mtc.replay import ReplayConfig, ReplayResult, replay
 from app.mtc.scales import get_scale
 from app.mtc.selection import POLICIES
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from app.campaigns.service import ImportReport
+    from app.models import Campaign
 
 __all__ = ["main"]
 
@@ -203,6 +214,9 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("--metadata", type=Path)
     eng.add_argument("--judgments", type=Path)
     eng.add_argument("--skip-large", action="store_true", help="only the MIREX-scale case")
+
+    add_campaign_parsers(sub)
+    add_server_parsers(sub)
     return parser
 
 
@@ -489,6 +503,408 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:  # noq
     return 0
 
 
+# ---------------------------------------------------------------- campaign, assessor
+_SHOWN_PROBLEMS = 10
+
+
+def _add_database_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="SQLAlchemy URL (default: $DATABASE_URL, else sqlite:///mtcjudge.sqlite3)",
+    )
+
+
+def add_campaign_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``mtcjudge campaign create|list|open|close`` and ``mtcjudge assessor invite|list``."""
+    campaign = sub.add_parser("campaign", help="create, list, open and close campaigns")
+    csub = campaign.add_subparsers(dest="campaign_command", required=True, metavar="ACTION")
+    create = csub.add_parser(
+        "create",
+        help="import runs (and metadata, judgments, audio) as a new campaign",
+        description="Create a campaign from run files, with optional metadata, imported "
+        "judgments and a directory of <doc_id>.<ext> clips (wav, flac, ogg, mp3). Missing and "
+        "unreadable clips are listed. Nothing is saved when a file is wrong.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    create.add_argument("--name", required=True)
+    create.add_argument(
+        "--runs",
+        required=True,
+        type=Path,
+        help="TREC run file(s) (a file or a directory) or TSV system<TAB>query<TAB>doc",
+    )
+    create.add_argument("--metadata", type=Path, help="TSV doc<TAB>artist<TAB>genre")
+    create.add_argument("--judgments-fine", type=Path, help="FINE judgments to import (0..100)")
+    create.add_argument("--judgments-broad", type=Path, help="BROAD judgments to import (0, 1, 2)")
+    create.add_argument("--audio", type=Path, help="directory of <doc_id>.<ext> clips")
+    create.add_argument("--slug", help="URL name (default: from --name)")
+    create.add_argument("--description", default="")
+    create.add_argument(
+        "--scale", choices=("broad", "fine"), default="fine", help="scale the MTC loop runs on"
+    )
+    create.add_argument("--k", type=_positive_int, default=5, help="evaluation cut-off")
+    create.add_argument("--measure", choices=MEASURES, default="cg")
+    create.add_argument(
+        "--model", choices=ESTIMATOR_KINDS, default="ordinal", help="relevance estimator"
+    )
+    create.add_argument("--policy", choices=POLICIES, default="confidence")
+    create.add_argument(
+        "--target", type=_probability, default=0.95, help="ranking confidence at which to stop"
+    )
+    create.add_argument(
+        "--lease-minutes", type=_positive_int, default=10, help="time to judge a handed-out pair"
+    )
+    create.add_argument("--judgments-per-pair", type=_positive_int, default=1)
+    create.add_argument("--seed", type=_non_negative_int, default=0)
+    create.add_argument(
+        "--keep-collecting",
+        action="store_true",
+        help="keep handing out pairs once the target confidence is reached",
+    )
+    create.add_argument("--open", action="store_true", help="open it to assessors at once")
+    _add_database_option(create)
+
+    listing = csub.add_parser("list", help="list the campaigns")
+    _add_database_option(listing)
+    for action, verb in (("open", "open a campaign to assessors"), ("close", "close a campaign")):
+        change = csub.add_parser(action, help=verb)
+        change.add_argument("slug")
+        _add_database_option(change)
+
+    assessor = sub.add_parser("assessor", help="invite assessors")
+    asub = assessor.add_subparsers(dest="assessor_command", required=True, metavar="ACTION")
+    invite = asub.add_parser("invite", help="add an assessor and print the personal link")
+    invite.add_argument("--campaign", required=True, metavar="SLUG")
+    invite.add_argument("--name", required=True)
+    invite.add_argument("--email")
+    _add_database_option(invite)
+    members = asub.add_parser("list", help="list the assessors of a campaign and their links")
+    members.add_argument("--campaign", required=True, metavar="SLUG")
+    _add_database_option(members)
+
+
+@contextmanager
+def _organizer_session(args: argparse.Namespace) -> Iterator[tuple[Session, Settings]]:
+    """One migrated database, one transaction: committed only if the command succeeds."""
+    from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+
+    overrides = {"database_url": args.database_url} if args.database_url else {}
+    settings = Settings.from_env(**overrides)
+    upgrade_database(settings.database_url)
+    engine = make_engine(settings.database_url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            yield session, settings
+    finally:
+        engine.dispose()
+
+
+def _run_organizer_command(
+    args: argparse.Namespace, err: TextIO, work: Callable[[Session, Settings], None]
+) -> int:
+    from sqlalchemy.exc import OperationalError
+
+    from app.errors import DomainError
+
+    try:
+        with _organizer_session(args) as (session, settings):
+            work(session, settings)
+    except DomainError as exc:
+        err.write(f"mtcjudge: error: {exc.message}\n")
+        return 2
+    except OperationalError as exc:
+        err.write(f"mtcjudge: error: database: {exc.orig or exc}\n")
+        return 1
+    return 0
+
+
+def _shown(items: list[str]) -> str:
+    text = ", ".join(items[:_SHOWN_PROBLEMS])
+    if len(items) > _SHOWN_PROBLEMS:
+        text += f" and {len(items) - _SHOWN_PROBLEMS} more"
+    return text
+
+
+def format_import_report(campaign: Campaign, report: ImportReport, audio: Path | None) -> str:
+    """The few lines ``campaign create`` prints (also used by ``mtcjudge demo``)."""
+    lines = [
+        f"created campaign {campaign.slug} ({campaign.status}): {campaign.name}",
+        f"  systems x queries   {report.n_systems} x {report.n_queries}",
+        f"  documents           {report.n_documents}",
+        f"  results             {report.n_results}",
+        f"  pool pairs          {report.n_pool_pairs} (top {campaign.k}, same-artist filtered)",
+        f"  imported judgments  {report.n_judgments}",
+    ]
+    if report.n_judgments_ignored:
+        lines[-1] += f" ({report.n_judgments_ignored} ignored: query or doc not in the runs)"
+    if audio is None:
+        lines.append("  audio               not scanned (no --audio directory)")
+    else:
+        lines.append(
+            f"  audio               {report.audio_found} found, {len(report.audio_missing)} "
+            f"missing, {len(report.audio_unreadable)} unreadable in {audio}"
+        )
+        if report.audio_missing:
+            lines.append(f"    missing: {_shown(report.audio_missing)}")
+        if report.audio_unreadable:
+            shown = report.audio_unreadable[:_SHOWN_PROBLEMS]
+            lines.append("    unreadable:")
+            lines += [f"      {doc}: {reason}" for doc, reason in shown]
+            if len(report.audio_unreadable) > _SHOWN_PROBLEMS:
+                lines.append(f"      and {len(report.audio_unreadable) - _SHOWN_PROBLEMS} more")
+        if report.audio_notes:
+            lines.append(f"    several files: {_shown(report.audio_notes)}")
+    return "\n".join(lines)
+
+
+def cmd_campaign(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.campaigns import service
+
+    if args.campaign_command == "create":
+        # read every file before touching the database: a bad line costs nothing
+        runs = read_runs(args.runs)
+        metadata = read_metadata(args.metadata) if args.metadata else None
+        fine = read_judgments(args.judgments_fine, "fine") if args.judgments_fine else None
+        broad = read_judgments(args.judgments_broad, "broad") if args.judgments_broad else None
+        spec = service.CampaignSpec(
+            name=args.name,
+            slug=args.slug,
+            description=args.description,
+            scale=args.scale,
+            k=args.k,
+            measure=args.measure,
+            estimator=args.model,
+            policy=args.policy,
+            target=args.target,
+            lease_minutes=args.lease_minutes,
+            judgments_per_pair=args.judgments_per_pair,
+            seed=args.seed,
+            keep_collecting=args.keep_collecting,
+            status="open" if args.open else "draft",
+        )
+
+        def create(session: Session, _settings: Settings) -> None:
+            campaign, report = service.create_campaign(
+                session, spec, runs, metadata, fine, broad, args.audio
+            )
+            out.write(format_import_report(campaign, report, args.audio) + "\n")
+            if campaign.status == "draft":
+                out.write(f"open it to assessors with: mtcjudge campaign open {campaign.slug}\n")
+
+        return _run_organizer_command(args, err, create)
+
+    if args.campaign_command == "list":
+
+        def show(session: Session, _settings: Settings) -> None:
+            campaigns = service.list_campaigns(session)
+            if not campaigns:
+                out.write("no campaigns yet: create one with mtcjudge campaign create\n")
+                return
+            width = max(len(c.slug) for c in campaigns)
+            out.write(f"{'SLUG':<{width}}  STATUS  SCALE  K    NAME\n")
+            for c in campaigns:
+                out.write(f"{c.slug:<{width}}  {c.status:<6}  {c.scale:<5}  {c.k:<3}  {c.name}\n")
+
+        return _run_organizer_command(args, err, show)
+
+    new_status = {"open": "open", "close": "closed"}[args.campaign_command]
+
+    def change(session: Session, _settings: Settings) -> None:
+        campaign = service.update_campaign(
+            session, service.get_campaign(session, args.slug), status=new_status
+        )
+        out.write(f"campaign {campaign.slug} is {campaign.status}\n")
+
+    return _run_organizer_command(args, err, change)
+
+
+def cmd_assessor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.campaigns import repository, service
+
+    if args.assessor_command == "invite":
+
+        def invite(session: Session, settings: Settings) -> None:
+            campaign = service.get_campaign(session, args.campaign)
+            assessor = service.invite_assessor(session, campaign, args.name, args.email)
+            out.write(f"invited {assessor.name} to {campaign.slug}; their personal link:\n")
+            out.write(service.assessor_link(settings, assessor) + "\n")
+
+        return _run_organizer_command(args, err, invite)
+
+    def members(session: Session, settings: Settings) -> None:
+        campaign = service.get_campaign(session, args.campaign)
+        for assessor in repository.assessors_of(session, campaign.id):
+            consented = "consented" if assessor.consented_at else "invited"
+            email = f" <{assessor.email}>" if assessor.email else ""
+            link = service.assessor_link(settings, assessor)
+            out.write(f"{assessor.name}{email}  {consented}  {link}\n")
+
+    return _run_organizer_command(args, err, members)
+
+
+# ---------------------------------------------------------------- demo, serve
+DEFAULT_DEMO_DIR = Path("mtcjudge-demo")
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, found {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port between 1 and 65535, found {value}")
+    return value
+
+
+def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``mtcjudge demo`` and ``mtcjudge serve``."""
+    demo = sub.add_parser(
+        "demo",
+        help="set up a demo campaign with synthetic clips and serve it",
+        description="Create (or reuse) the campaign 'demo': 6 systems from 3 teams, 10 "
+        "queries, top 5, with synthesised clips in DATA_DIR/audio and two invited "
+        "volunteers, in the SQLite database DATA_DIR/mtcjudge.sqlite3 (or $DATABASE_URL). "
+        "Print the organizer information and the assessor links, then serve the app. "
+        "Running it again reuses everything.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    demo.add_argument(
+        "--data-dir", type=Path, default=DEFAULT_DEMO_DIR, help="database and audio directory"
+    )
+    _add_listen_options(demo)
+    demo.add_argument(
+        "--no-serve", action="store_true", help="set up and print the links, then exit"
+    )
+    serve = sub.add_parser(
+        "serve",
+        help="run the web application",
+        description="Apply the database migrations, then serve the app with uvicorn. Other "
+        "settings come from the environment: MTCJUDGE_BASE_URL (links; default "
+        "http://HOST:PORT), MTCJUDGE_ORGANIZER_TOKEN, MTCJUDGE_SECURE_COOKIES.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    _add_listen_options(serve)
+    _add_database_option(serve)
+
+
+def _add_listen_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=_port, default=8000, help="port to listen on")
+
+
+def _server_settings(host: str, port: int, database_url: str | None) -> Settings:
+    overrides: dict[str, object] = {"database_url": database_url} if database_url else {}
+    if not os.environ.get("MTCJUDGE_BASE_URL"):
+        # links must reach this server; a wildcard address is not one to click on
+        shown = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host
+        shown = f"[{shown}]" if ":" in shown else shown
+        overrides["base_url"] = f"http://{shown}:{port}"
+    return Settings.from_env(**overrides)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind the server's socket now, so a taken port fails before any work (exit status 2).
+
+    uvicorn then serves on this very socket: nothing can take the port in between.
+    """
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise UsageError(f"--host: cannot listen on {host!r}: {exc.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    # as uvicorn does: a port left in TIME_WAIT by a previous run is free
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise UsageError(
+                f"port {port} on {host} is already in use (is mtcjudge already running?); "
+                "stop that program or choose another port with --port"
+            ) from None
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def _serve(settings: Settings, sock: socket.socket) -> None:
+    import uvicorn
+
+    from app.main import create_app
+
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="info"))
+    server.run(sockets=[sock])
+
+
+def _database_failure(err: TextIO, exc: Exception) -> int:
+    err.write(f"mtcjudge: error: database: {getattr(exc, 'orig', None) or exc}\n")
+    return 1
+
+
+def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from sqlalchemy.exc import OperationalError
+
+    from app.demo.setup import ensure_demo
+    from app.errors import DomainError
+
+    data_dir = args.data_dir.expanduser().resolve()
+    database_url = os.environ.get("DATABASE_URL") or f"sqlite:///{data_dir / 'mtcjudge.sqlite3'}"
+    settings = _server_settings(args.host, args.port, database_url)
+    sock = None if args.no_serve else _listen(args.host, args.port)
+    try:
+        try:
+            info = ensure_demo(database_url, data_dir, settings=settings)
+        except OperationalError as exc:
+            return _database_failure(err, exc)
+        except DomainError as exc:
+            err.write(f"mtcjudge: error: {exc.message}\n")
+            return 2
+        action = "created" if info.created else "reused"
+        clips = f"{info.audio_written} clips written" if info.audio_written else "clips in place"
+        out.write(
+            f"mtcjudge demo: {action} campaign {info.campaign_slug!r} in {data_dir} "
+            f"({clips} in {data_dir / 'audio'})\n\nOrganizer\n"
+        )
+        out.write("".join(f"  {line}\n" for line in info.organizer_hint.splitlines()))
+        out.write("\nAssessor links (one per volunteer, each a personal login):\n")
+        width = max((len(name) for name in info.assessor_names), default=0)
+        for name, link in zip(info.assessor_names, info.assessor_links, strict=True):
+            out.write(f"  {name:<{width}}  {link}\n")
+        if sock is None:
+            out.write(f"\nstart the server with: mtcjudge demo --data-dir {data_dir}\n")
+            return 0
+        out.write(f"\nserving on {settings.base_url} (Ctrl+C to stop)\n")
+        out.flush()
+        _serve(settings, sock)
+        return 0
+    finally:
+        if sock is not None:
+            sock.close()
+
+
+def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from sqlalchemy.exc import OperationalError
+
+    from app.db import upgrade_database
+
+    settings = _server_settings(args.host, args.port, args.database_url)
+    sock = _listen(args.host, args.port)
+    try:
+        try:
+            upgrade_database(settings.database_url)
+        except OperationalError as exc:
+            return _database_failure(err, exc)
+        out.write(f"mtcjudge serve: {settings.base_url} (Ctrl+C to stop)\n")
+        out.flush()
+        _serve(settings, sock)
+        return 0
+    finally:
+        sock.close()
+
+
 def main(
     argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
@@ -501,6 +917,14 @@ def main(
             return cmd_simulate(args, out, err)
         if args.command == "synthetic":
             return cmd_synthetic(args, out)
+        if args.command == "campaign":
+            return cmd_campaign(args, out, err)
+        if args.command == "assessor":
+            return cmd_assessor(args, out, err)
+        if args.command == "demo":
+            return cmd_demo(args, out, err)
+        if args.command == "serve":
+            return cmd_serve(args, out, err)
         return cmd_bench(args, out, err)
     except (InputError, UsageError) as exc:
         err.write(f"mtcjudge: error: {exc}\n")

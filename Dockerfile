@@ -1,0 +1,39 @@
+# mtcjudge web application: `mtcjudge serve` behind uvicorn, as a non-root user.
+# See docker-compose.yml (Postgres + app) and the README section "Production (docker compose)".
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    MPLCONFIGDIR=/tmp/matplotlib
+
+WORKDIR /srv/mtcjudge
+
+# Dependencies in a layer of their own, rebuilt only when pyproject.toml changes: install the
+# project with an empty package, then drop the project and keep its dependencies.
+COPY pyproject.toml README.md ./
+RUN mkdir app && touch app/__init__.py \
+    && pip install . \
+    && pip uninstall -y mtcjudge \
+    && rm -rf app build
+
+COPY alembic.ini ./
+COPY migrations ./migrations
+COPY templates ./templates
+COPY static ./static
+COPY app ./app
+COPY docker/entrypoint.sh /usr/local/bin/mtcjudge-entrypoint
+
+# Installed in place (-e): the app finds migrations/, templates/ and static/ next to its
+# package; a plain wheel holds only the package and would leave them behind.
+RUN pip install --no-deps -e . \
+    && chmod 0755 /usr/local/bin/mtcjudge-entrypoint \
+    && useradd --system --uid 10001 --user-group --home-dir /data --create-home mtcjudge
+
+# Relative paths (a default SQLite file, `mtcjudge demo`'s data directory) land in /data.
+USER mtcjudge
+WORKDIR /data
+EXPOSE 8000
+ENTRYPOINT ["mtcjudge-entrypoint"]
+CMD ["mtcjudge", "serve", "--host", "0.0.0.0", "--port", "8000"]

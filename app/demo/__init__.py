@@ -1,0 +1,1 @@
+"""The demo: a synthetic campaign with real (synthesised) audio, ready for volunteers."""
