@@ -147,7 +147,9 @@ class Result(Base):
     system_id: Mapped[int] = mapped_column(
         ForeignKey("system.id", ondelete="CASCADE"), nullable=False
     )
-    query_id: Mapped[int] = mapped_column(ForeignKey("query.id", ondelete="CASCADE"), nullable=False)
+    query_id: Mapped[int] = mapped_column(
+        ForeignKey("query.id", ondelete="CASCADE"), nullable=False
+    )
     rank: Mapped[int] = mapped_column(Integer, nullable=False)
     document_id: Mapped[int] = mapped_column(
         ForeignKey("document.id", ondelete="CASCADE"), nullable=False
@@ -181,7 +183,9 @@ class Lease(Base):
     campaign_id: Mapped[int] = mapped_column(
         ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False
     )
-    query_id: Mapped[int] = mapped_column(ForeignKey("query.id", ondelete="CASCADE"), nullable=False)
+    query_id: Mapped[int] = mapped_column(
+        ForeignKey("query.id", ondelete="CASCADE"), nullable=False
+    )
     document_id: Mapped[int] = mapped_column(
         ForeignKey("document.id", ondelete="CASCADE"), nullable=False
     )
@@ -210,7 +214,9 @@ class Judgment(Base):
     campaign_id: Mapped[int] = mapped_column(
         ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False
     )
-    query_id: Mapped[int] = mapped_column(ForeignKey("query.id", ondelete="CASCADE"), nullable=False)
+    query_id: Mapped[int] = mapped_column(
+        ForeignKey("query.id", ondelete="CASCADE"), nullable=False
+    )
     document_id: Mapped[int] = mapped_column(
         ForeignKey("document.id", ondelete="CASCADE"), nullable=False
     )

@@ -13,8 +13,16 @@ from sqlalchemy import inspect, text
 from app.db import alembic_config, make_engine
 from app.models import Base
 
-EXPECTED_TABLES = {"campaign", "system", "document", "query", "result", "assessor", "lease",
-                   "judgment"}
+EXPECTED_TABLES = {
+    "campaign",
+    "system",
+    "document",
+    "query",
+    "result",
+    "assessor",
+    "lease",
+    "judgment",
+}
 
 
 @pytest.fixture
