@@ -28,7 +28,10 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
-SessionDep = Annotated[Session, Depends(get_session)]
+# scope="function": commit before the response is sent, so a client that acts on a 201 (asks
+# for the next pair at once) always finds the write; by default FastAPI runs the exit code
+# of a yield dependency after the response has gone out.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 

@@ -1,4 +1,4 @@
-"""The app factory: ``create_app(settings)`` owns the database engine; nothing connects at import."""
+"""The app factory: ``create_app(settings)`` owns the database engine; no import connects."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ def create_app(
     """
     from app.campaigns.routes import router as campaigns_router
     from app.judging.engine_cache import EngineCache
+    from app.judging.pages import pages_router
     from app.judging.routes import router as judging_router
 
     settings = settings or Settings.from_env()
@@ -55,20 +56,21 @@ def create_app(
     app.mount("/static", StaticFiles(directory=str(REPO_ROOT / "static")), name="static")
     app.include_router(campaigns_router)
     app.include_router(judging_router)
+    app.include_router(pages_router)
 
     @app.exception_handler(DomainError)
     async def domain_error(request: Request, exc: DomainError) -> Response:
         if request.url.path.startswith("/api/"):
-            return JSONResponse(
-                {"error": exc.code, "detail": exc.message}, status_code=exc.status
-            )
+            return JSONResponse({"error": exc.code, "detail": exc.message}, status_code=exc.status)
         return templates.TemplateResponse(
-            request, "error.html", {"status": exc.status, "message": exc.message},
+            request,
+            "error.html",
+            {"status": exc.status, "message": exc.message},
             status_code=exc.status,
         )
 
     @app.exception_handler(RequestValidationError)
-    async def malformed(request: Request, exc: RequestValidationError) -> Response:
+    async def malformed(_request: Request, exc: RequestValidationError) -> Response:
         problems = [
             f"{'.'.join(str(p) for p in err.get('loc', ()) if p != 'body')}: {err.get('msg')}"
             for err in exc.errors()
