@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 
 from app.deps import SessionDep
 from app.errors import InvalidInput, NotFound
-from app.judging import page_queries
-from app.models import Assessor
+from app.judging import repository
+from app.models import Assessor, Campaign
 from app.web import templates
 
 __all__ = ["pages_router"]
@@ -30,8 +30,9 @@ UNKNOWN_LINK = (
 )
 SECONDS_PER_JUDGMENT = 30
 
+
 def _assessor(session: Session, token: str) -> Assessor:
-    assessor = page_queries.assessor_by_token(session, token)
+    assessor = repository.assessor_by_token(session, token)
     if assessor is None:
         raise NotFound(UNKNOWN_LINK)
     return assessor
@@ -54,7 +55,7 @@ def _media_type(audio_type: str | None, path: Path) -> str:
 @pages_router.get("/a/{token}", name="assessor_welcome")
 def welcome(request: Request, session: SessionDep, token: str) -> Response:
     assessor = _assessor(session, token)
-    campaign = page_queries.campaign_by_id(session, assessor.campaign_id)
+    campaign = session.get_one(Campaign, assessor.campaign_id)
     return templates.TemplateResponse(
         request,
         "assessor_welcome.html",
@@ -77,7 +78,7 @@ def consent(
 ) -> Response:
     assessor = _assessor(session, token)
     if not given:
-        campaign = page_queries.campaign_by_id(session, assessor.campaign_id)
+        campaign = session.get_one(Campaign, assessor.campaign_id)
         return templates.TemplateResponse(
             request,
             "assessor_welcome.html",
@@ -90,7 +91,7 @@ def consent(
             },
             status_code=InvalidInput.status,
         )
-    page_queries.mark_consented(session, assessor)
+    repository.mark_consented(session, assessor)
     return RedirectResponse(request.url_for("judging_page", token=token).path, status_code=303)
 
 
@@ -101,7 +102,7 @@ def judging_page(request: Request, session: SessionDep, token: str) -> Response:
         return RedirectResponse(
             request.url_for("assessor_welcome", token=token).path, status_code=303
         )
-    campaign = page_queries.campaign_by_id(session, assessor.campaign_id)
+    campaign = session.get_one(Campaign, assessor.campaign_id)
     return templates.TemplateResponse(
         request,
         "judge.html",
@@ -118,7 +119,7 @@ def judging_page(request: Request, session: SessionDep, token: str) -> Response:
 @pages_router.get("/a/{token}/audio/{document_id}", name="assessor_audio")
 def audio(session: SessionDep, token: str, document_id: int) -> Response:
     assessor = _assessor(session, token)
-    document = page_queries.playable_document(session, assessor.id, document_id)
+    document = repository.playable_document(session, assessor.id, document_id)
     if document is None or not document.audio_path:
         raise NotFound("This clip is not part of your pairs.")
     path = Path(document.audio_path)

@@ -5,10 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import Row, and_, func, select, update
+from sqlalchemy import Row, and_, func, select, union, update
 from sqlalchemy.orm import Session
 
-from app.models import Assessor, Campaign, Document, Judgment, Lease, Query, Result, System
+from app.models import (
+    Assessor,
+    Campaign,
+    Document,
+    Judgment,
+    Lease,
+    Query,
+    Result,
+    System,
+    utcnow,
+)
 
 __all__ = [
     "active_lease_of",
@@ -23,8 +33,10 @@ __all__ = [
     "judgments_since",
     "lease_row",
     "lock_campaign",
+    "mark_consented",
     "pair_judgment_counts",
     "pair_means",
+    "playable_document",
     "recent_judgments",
 ]
 
@@ -190,3 +202,28 @@ def bump_judgment_version(session: Session, campaign_id: int) -> int:
         .returning(Campaign.judgment_version)
     ).scalar_one()
     return int(version)
+
+
+def mark_consented(session: Session, assessor: Assessor) -> None:
+    """Record consent once; giving it again keeps the first time."""
+    if assessor.consented_at is None:
+        assessor.consented_at = utcnow()
+        session.flush()
+
+
+def playable_document(session: Session, assessor_id: int, document_id: int) -> Document | None:
+    """The document if it is the query or the candidate of one of the assessor's leases or
+    judgments, else None: an invitation token opens no other clip."""
+    reachable = union(
+        select(Lease.document_id).where(Lease.assessor_id == assessor_id),
+        select(Query.document_id)
+        .join(Lease, Lease.query_id == Query.id)
+        .where(Lease.assessor_id == assessor_id),
+        select(Judgment.document_id).where(Judgment.assessor_id == assessor_id),
+        select(Query.document_id)
+        .join(Judgment, Judgment.query_id == Query.id)
+        .where(Judgment.assessor_id == assessor_id),
+    ).subquery()
+    return session.scalars(
+        select(Document).where(Document.id == document_id, Document.id.in_(select(reachable.c[0])))
+    ).one_or_none()
