@@ -150,15 +150,13 @@ def next_pair(session: Session, cache: EngineCache, token: str) -> NextPair:
             pair = _choose_pair(session, state, campaign, assessor, now, previous_query)
             if pair is None:
                 counts = repository.pair_judgment_counts(session, campaign.id)
-                full = all(
-                    counts.get(ids, 0) >= campaign.judgments_per_pair for ids in state.pair_ids
-                )
-                judged_all = all(
-                    ids in repository.assessor_pairs(session, assessor.id)
-                    or counts.get(ids, 0) >= campaign.judgments_per_pair
+                mine = repository.assessor_pairs(session, assessor.id)
+                # nothing left for this assessor: every pair is complete or already theirs
+                finished = all(
+                    ids in mine or counts.get(ids, 0) >= campaign.judgments_per_pair
                     for ids in state.pair_ids
                 )
-                if full or judged_all:
+                if finished:
                     return NextPair(
                         "done", None, False, prog, "Every pair has been judged. Thank you!"
                     )
