@@ -571,6 +571,33 @@ def add_campaign_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
         change = csub.add_parser(action, help=verb)
         change.add_argument("slug")
         _add_database_option(change)
+    setting = csub.add_parser(
+        "set", help="change a campaign's target, lease time, overlap or stopping behaviour"
+    )
+    setting.add_argument("slug")
+    setting.add_argument("--target", type=_probability)
+    setting.add_argument("--lease-minutes", type=_positive_int)
+    setting.add_argument("--judgments-per-pair", type=_positive_int)
+    collect = setting.add_mutually_exclusive_group()
+    collect.add_argument(
+        "--keep-collecting",
+        dest="keep_collecting",
+        action="store_true",
+        default=None,
+        help="keep handing out pairs past the target",
+    )
+    collect.add_argument(
+        "--stop-at-target",
+        dest="keep_collecting",
+        action="store_false",
+        help="thank assessors once the target confidence is reached",
+    )
+    _add_database_option(setting)
+    status = csub.add_parser(
+        "status", help="judgments so far, the estimated ranking and its confidence"
+    )
+    status.add_argument("slug")
+    _add_database_option(status)
 
     assessor = sub.add_parser("assessor", help="invite assessors")
     asub = assessor.add_subparsers(dest="assessor_command", required=True, metavar="ACTION")
@@ -708,6 +735,31 @@ def cmd_campaign(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         return _run_organizer_command(args, err, show)
 
+    if args.campaign_command == "set":
+        changes = {
+            name: getattr(args, name)
+            for name in ("target", "lease_minutes", "judgments_per_pair", "keep_collecting")
+            if getattr(args, name) is not None
+        }
+        if not changes:
+            raise UsageError("campaign set: give at least one setting to change")
+
+        def apply(session: Session, _settings: Settings) -> None:
+            campaign = service.update_campaign(
+                session, service.get_campaign(session, args.slug), **changes
+            )
+            shown = ", ".join(f"{k.replace('_', ' ')} {getattr(campaign, k)}" for k in changes)
+            out.write(f"campaign {campaign.slug}: {shown}\n")
+
+        return _run_organizer_command(args, err, apply)
+
+    if args.campaign_command == "status":
+
+        def report(session: Session, _settings: Settings) -> None:
+            out.write(format_campaign_status(session, service.get_campaign(session, args.slug)))
+
+        return _run_organizer_command(args, err, report)
+
     new_status = {"open": "open", "close": "closed"}[args.campaign_command]
 
     def change(session: Session, _settings: Settings) -> None:
@@ -717,6 +769,35 @@ def cmd_campaign(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"campaign {campaign.slug} is {campaign.status}\n")
 
     return _run_organizer_command(args, err, change)
+
+
+def format_campaign_status(session: Session, campaign: Campaign) -> str:
+    """Progress and the estimated ranking of a campaign, as the engine sees it now."""
+    from app.judging.engine_cache import build_engine
+
+    state = build_engine(session, campaign)
+    engine = state.engine
+    ev = engine.evaluation()
+    reason = engine.stop_reason()
+    label = f"{MEASURE_LABELS[campaign.measure]}@{campaign.k}"
+    lines = [
+        f"{campaign.slug} ({campaign.status}): {campaign.scale.upper()} {label}, "
+        f"{campaign.estimator} estimator, {campaign.policy} policy",
+        f"  pairs judged         {engine.n_judged} of {state.n_pairs} "
+        f"({100 * engine.n_judged / max(state.n_pairs, 1):.1f} %)",
+        f"  ranking confidence   {ev.ranking_confidence:.4f} (target {campaign.target:.2f})",
+        "  judging              "
+        + (f"can stop ({reason})" if reason else "goes on")
+        + (", keeps collecting" if campaign.keep_collecting else ""),
+        "",
+        f"    rank  system              {label:>9}   95% interval",
+    ]
+    for pos, i in enumerate(ev.ranking(), 1):
+        lines.append(
+            f"    {pos:4d}  {state.loaded.systems[i]:<18} {ev.mean[i]:9.4f}   "
+            f"[{ev.ci_low[i]:.4f}, {ev.ci_high[i]:.4f}]"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def cmd_assessor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
