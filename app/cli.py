@@ -25,8 +25,8 @@ import numpy as np
 from app.config import Settings
 from app.ingest.formats import InputError, read_judgments, read_metadata, read_runs
 from app.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
+from app.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES
 from app.mtc.engine import STOP_RULES, EngineConfig
-from app.mtc.estimators import ESTIMATOR_KINDS
 from app.mtc.measures import MEASURES, per_query_scores
 from app.mtc.mirex import MirexAnalysis, friedman_tukey
 from app.mtc.replay import ReplayConfig, ReplayResult, replay
@@ -109,9 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--measure", choices=MEASURES, default="cg")
     sim.add_argument(
         "--model",
-        choices=ESTIMATOR_KINDS,
+        choices=ESTIMATOR_CHOICES,
         default=None,
-        help="relevance estimator (default: ordinal with --metadata, else uniform)",
+        help="relevance estimator (default: ordinal with --metadata, else uniform; calibrated "
+        "= ordinal M_out with --system-effect --no-m-jud)",
     )
     sim.add_argument("--policy", choices=POLICIES, default="confidence")
     sim.add_argument(
@@ -391,6 +392,8 @@ def cmd_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(f"--plot: expected a .png or .svg file name, found {args.plot}")
     loaded = load_inputs(args)
     model = args.model or ("ordinal" if args.metadata else "uniform")
+    if model == CALIBRATED:
+        model, args.system_effect, args.no_m_jud = "ordinal", True, True
     if model == "ordinal" and args.metadata is None:
         err.write(
             "mtcjudge: note: --model ordinal without --metadata falls back to the "
@@ -546,7 +549,11 @@ def add_campaign_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     create.add_argument("--k", type=_positive_int, default=5, help="evaluation cut-off")
     create.add_argument("--measure", choices=MEASURES, default="cg")
     create.add_argument(
-        "--model", choices=ESTIMATOR_KINDS, default="ordinal", help="relevance estimator"
+        "--model",
+        choices=ESTIMATOR_CHOICES,
+        default="calibrated",
+        help="relevance estimator (calibrated: M_out plus per-system error offsets learnt from "
+        "the judgments, whose confidence held up on MIREX 2011)",
     )
     create.add_argument("--policy", choices=POLICIES, default="confidence")
     create.add_argument(

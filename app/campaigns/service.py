@@ -24,7 +24,7 @@ from app.errors import CampaignNotFound, InvalidInput
 from app.ingest.formats import Judgments, Metadata, Runs
 from app.ingest.loader import load_collection
 from app.models import Assessor, Campaign, Document, Judgment, Query, Result, System
-from app.mtc.estimators import ESTIMATOR_KINDS
+from app.mtc.calibration import ESTIMATOR_CHOICES
 from app.mtc.measures import MEASURES
 from app.mtc.selection import POLICIES
 
@@ -74,7 +74,7 @@ class CampaignSpec:
     scale: str = "fine"
     k: int = 5
     measure: str = "cg"
-    estimator: str = "ordinal"
+    estimator: str = "calibrated"
     policy: str = "confidence"
     target: float = 0.95
     lease_minutes: int = 10
@@ -101,7 +101,7 @@ class CampaignSpec:
             raise ValueError("description must be a text")
         _check_choice("scale", self.scale, SCALES)
         _check_choice("measure", self.measure, MEASURES)
-        _check_choice("estimator", self.estimator, ESTIMATOR_KINDS)
+        _check_choice("estimator", self.estimator, ESTIMATOR_CHOICES)
         _check_choice("policy", self.policy, POLICIES)
         _check_choice("status", self.status, STATUSES)
         _check_int("k", self.k, minimum=1)

@@ -56,7 +56,7 @@ _SPEC = CampaignSpec(
     ),
     scale="fine",
     k=_SIZES["k"],
-    estimator="ordinal",
+    estimator="calibrated",
     policy="confidence",
     target=0.95,
     seed=DEMO_SEED,

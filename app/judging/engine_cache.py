@@ -18,11 +18,12 @@ from app.ingest.formats import Judgments, Metadata, Runs
 from app.ingest.loader import LoadedCollection, load_collection
 from app.judging import repository
 from app.models import Campaign
+from app.mtc.calibration import CALIBRATED, SystemEffectEngine, recalibrate
 from app.mtc.engine import EngineConfig, MTCEngine
 from app.mtc.estimators import RelevanceModel
 from app.mtc.scales import get_scale
 
-__all__ = ["CampaignEngine", "EngineCache"]
+__all__ = ["CampaignEngine", "EngineCache", "build_engine"]
 
 
 @dataclass(eq=False)
@@ -35,6 +36,7 @@ class CampaignEngine:
     loaded: LoadedCollection
     engine: MTCEngine
     pair_index: dict[tuple[int, int], int]  # (query_id, document_id) -> pool pair
+    model: RelevanceModel
     pair_ids: list[tuple[int, int]]  # pool pair -> (query_id, document_id)
     query_index: dict[int, int]  # query_id -> engine query index
     lock: threading.RLock = field(default_factory=threading.RLock)
@@ -48,6 +50,8 @@ class CampaignEngine:
         pairs = [self.pair_index[k] for k in values if k in self.pair_index]
         if pairs:
             self.engine.judge(pairs, [values[self.pair_ids[p]] for p in pairs])
+            if isinstance(self.engine, SystemEffectEngine):
+                recalibrate(self.engine, self.model)
 
 
 def _settings_key(campaign: Campaign) -> tuple[object, ...]:
@@ -94,21 +98,32 @@ def build_engine(session: Session, campaign: Campaign) -> CampaignEngine:
         for p in range(c.n_pairs)
     ]
     scale = get_scale(campaign.scale)
-    model = RelevanceModel(c, scale, campaign.estimator, loaded.metadata)
-    config = EngineConfig(measure=campaign.measure, policy=campaign.policy, target=campaign.target)
-    engine = MTCEngine(
-        c,
-        model,
-        config,
-        judged_values=loaded.judged_values,
-        rng=np.random.default_rng(campaign.seed),
-    )
+    rng = np.random.default_rng(campaign.seed)
+    engine: MTCEngine
+    if campaign.estimator == CALIBRATED:
+        # M_out plus per-system error offsets learnt from the judgments (docs/replay-mirex2011.md)
+        model = RelevanceModel(c, scale, "ordinal", loaded.metadata, use_m_jud=False)
+        config = EngineConfig(
+            measure=campaign.measure,
+            policy=campaign.policy,
+            target=campaign.target,
+            min_judgments=2 * c.n_systems,
+        )
+        engine = SystemEffectEngine(c, model, config, judged_values=loaded.judged_values, rng=rng)
+        recalibrate(engine, model)
+    else:
+        model = RelevanceModel(c, scale, campaign.estimator, loaded.metadata)
+        config = EngineConfig(
+            measure=campaign.measure, policy=campaign.policy, target=campaign.target
+        )
+        engine = MTCEngine(c, model, config, judged_values=loaded.judged_values, rng=rng)
     return CampaignEngine(
         campaign_id=campaign.id,
         settings_key=_settings_key(campaign),
         version=campaign.judgment_version,
         loaded=loaded,
         engine=engine,
+        model=model,
         pair_index={ids: p for p, ids in enumerate(pair_ids)},
         pair_ids=pair_ids,
         query_index={ext_query[q]: i for i, q in enumerate(loaded.queries)},

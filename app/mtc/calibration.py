@@ -48,7 +48,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from app.mtc.engine import MTCEngine
+from app.mtc.estimators import ESTIMATOR_KINDS, RelevanceModel
 from app.mtc.measures import Evaluation, finish, inverse_denominators
+
+#: the estimator of the system-effect configuration: ordinal M_out (no M_jud) whose score
+#: distributions include per-system error offsets learnt from the judgments
+CALIBRATED = "calibrated"
+#: every estimator a campaign or a replay can name
+ESTIMATOR_CHOICES = (*ESTIMATOR_KINDS, CALIBRATED)
 
 __all__ = [
     "ResidualLog",
@@ -296,3 +303,37 @@ class SystemEffectEngine(MTCEngine):
                 cov = cov + np.diag(f**2 * self.effect.post_var)
             self._evaluation = finish(mean, cov, nq, self.config.distribution, self.config.ci_level)
         return self._evaluation
+
+
+def system_effect_from_judgments(
+    engine: SystemEffectEngine,
+    model: RelevanceModel,
+    *,
+    tau2_prior: float = 0.0,
+    prior_weight: float = 0.0,
+) -> SystemEffect:
+    """Per-system offsets from every judged pair, against its judgment-free estimate.
+
+    Valid when the estimates do not depend on other judgments (M_out or a prior,
+    no M_jud): the estimate a pair had just before its judgment is then its
+    judgment-free one whatever the order of the judgments, so processes that
+    replay the same judgments in different orders agree.
+    """
+    c = engine.collection
+    base_mean, base_var = model.prior_estimates()
+    judged_entries = engine.judged[c.entry_pair]
+    pairs = c.entry_pair[judged_entries]
+    return estimate_system_effect(
+        c.entry_system[judged_entries],
+        engine.values[pairs] - base_mean[pairs],
+        base_var[pairs],
+        c.n_systems,
+        tau2_prior=tau2_prior,
+        prior_weight=prior_weight,
+    )
+
+
+def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
+    """Re-estimate the engine's system offsets from all its judgments."""
+    engine.effect = system_effect_from_judgments(engine, model)
+    engine.invalidate()

@@ -100,6 +100,10 @@ class EngineConfig:
     rebuild_every : int
         Recompute the statistics from scratch every this many judgments, bounding
         floating-point drift of the incremental updates.
+    min_judgments : int
+        No confidence or absolute stop before this many judgments: an estimator
+        that learns its own error (the calibrated one) needs some evidence before
+        its confidence means anything.
     """
 
     measure: str = "cg"
@@ -115,6 +119,7 @@ class EngineConfig:
     abs_threshold: float | None = None
     refresh_every: int = 1
     rebuild_every: int = 1000
+    min_judgments: int = 0
     locality: float = 0.5
 
     @property
@@ -141,6 +146,8 @@ class EngineConfig:
             raise ValueError(f"ci_level must be in (0, 1), found {self.ci_level}")
         if self.abs_threshold is not None and self.abs_threshold < 0:
             raise ValueError(f"abs_threshold must be >= 0, found {self.abs_threshold}")
+        if self.min_judgments < 0:
+            raise ValueError(f"min_judgments must be >= 0, found {self.min_judgments}")
         if self.refresh_every < 1 or self.rebuild_every < 1:
             raise ValueError("refresh_every and rebuild_every must be at least 1")
 
@@ -333,6 +340,8 @@ class MTCEngine:
         cfg = self.config
         if self.n_unjudged == 0:
             return "complete"
+        if self.n_judged < cfg.min_judgments:
+            return None
         if cfg.stop == "confidence" and self.ranking_confidence >= cfg.target:
             return "confidence"
         if cfg.stop == "absolute":

@@ -351,6 +351,10 @@ class RelevanceModel:
         if m_jud is not None:
             self.m_jud = m_jud
 
+    def prior_estimates(self) -> tuple[FloatArray, FloatArray]:
+        """E and Var every pair has before any judgment (M_out or the prior), shape (n_pairs,)."""
+        return self._base_mean.copy(), self._base_var * self.variance_scale
+
     def jud_design(
         self, judged: NDArray[np.bool_], values: FloatArray, query: int
     ) -> tuple[FloatArray, NDArray[np.bool_]]:

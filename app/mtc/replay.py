@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -287,6 +287,9 @@ def replay(
         distribution=cfg.distribution,
     )
     true_means = true_eval.mean
+    if config.system_effect and cfg.min_judgments == 0:
+        # the offsets need residuals before the confidence they adjust means anything
+        cfg = replace(cfg, min_judgments=2 * collection.n_systems)
     model = RelevanceModel(collection, scale, config.model, metadata, use_m_jud=config.use_m_jud)
     engine: MTCEngine
     if config.system_effect:

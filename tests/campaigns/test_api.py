@@ -68,7 +68,7 @@ def test_create_campaign_returns_it_with_the_import_report(
         2,
         0.9,
         "fine",
-        "ordinal",
+        "calibrated",
     )
     report = data["report"]
     assert (report["n_systems"], report["n_queries"], report["n_results"]) == (2, 2, 5)
