@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy.orm import Session
 
 from app.ingest.formats import Judgments, Metadata, Runs
@@ -39,6 +40,8 @@ class CampaignEngine:
     model: RelevanceModel
     pair_ids: list[tuple[int, int]]  # pool pair -> (query_id, document_id)
     query_index: dict[int, int]  # query_id -> engine query index
+    # pairs whose two clips have audio; all pairs when the campaign has no audio at all
+    playable: NDArray[np.bool_]
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     @property
@@ -127,7 +130,19 @@ def build_engine(session: Session, campaign: Campaign) -> CampaignEngine:
         pair_index={ids: p for p, ids in enumerate(pair_ids)},
         pair_ids=pair_ids,
         query_index={ext_query[q]: i for i, q in enumerate(loaded.queries)},
+        playable=_playable(session, campaign.id, pair_ids, query_doc),
     )
+
+
+def _playable(
+    session: Session, campaign_id: int, pair_ids: list[tuple[int, int]], query_doc: dict[int, int]
+) -> NDArray[np.bool_]:
+    """Pairs an assessor can listen to: query and candidate clips both have audio."""
+    with_audio = repository.documents_with_audio(session, campaign_id)
+    playable = np.array(
+        [query_doc[q] in with_audio and d in with_audio for q, d in pair_ids], dtype=bool
+    )
+    return playable if playable.any() else np.ones(len(pair_ids), dtype=bool)
 
 
 class EngineCache:

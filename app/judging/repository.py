@@ -28,6 +28,7 @@ __all__ = [
     "assessor_pairs",
     "bump_judgment_version",
     "collection_rows",
+    "documents_with_audio",
     "judgment_by_client_id",
     "judgment_of",
     "judgments_since",
@@ -79,6 +80,16 @@ def collection_rows(
         .order_by(Result.system_id, Result.query_id, Result.rank)
     ).all()
     return documents, queries, systems, results
+
+
+def documents_with_audio(session: Session, campaign_id: int) -> set[int]:
+    return set(
+        session.scalars(
+            select(Document.id).where(
+                Document.campaign_id == campaign_id, Document.audio_path.is_not(None)
+            )
+        )
+    )
 
 
 def pair_means(

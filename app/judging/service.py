@@ -154,7 +154,8 @@ def next_pair(session: Session, cache: EngineCache, token: str) -> NextPair:
                 # nothing left for this assessor: every pair is complete or already theirs
                 finished = all(
                     ids in mine or counts.get(ids, 0) >= campaign.judgments_per_pair
-                    for ids in state.pair_ids
+                    for p, ids in enumerate(state.pair_ids)
+                    if state.playable[p]
                 )
                 if finished:
                     return NextPair(
@@ -214,7 +215,7 @@ def _choose_pair(
         p = state.pair_index.get(ids)
         if p is not None:
             available[p] = False
-    available &= taken < campaign.judgments_per_pair
+    available &= (taken < campaign.judgments_per_pair) & state.playable
     if not available.any():
         return None
     engine = state.engine

@@ -297,3 +297,16 @@ def test_several_judgments_per_pair(db_session, client) -> None:
         next_pair(client, a)["pair"]["candidate"]["audio_url"].rsplit("/", 1)[1]
         != (pa["candidate"]["audio_url"].rsplit("/", 1)[1])
     )
+
+
+def test_pairs_without_audio_are_not_handed_out(db_session, client) -> None:
+    fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, target=1.0, n_assessors=1)
+    token = fx.tokens[0]
+    # one candidate lost its clip: only the other pair can be judged
+    silent = next(d for ext, d in fx.documents.items() if ext.startswith("cand"))
+    silent.audio_path = None
+    db_session.flush()
+    first = next_pair(client, token)
+    assert first["pair"]["candidate"]["audio_url"] is not None
+    assert judge(client, token, first["pair"]["lease_id"]).status_code == 201
+    assert next_pair(client, token)["status"] == "done"
