@@ -515,6 +515,8 @@ E[score_A]   += f_A E[b_A]
 Var[score_A] += f_A^2 Var[b_A],   Var[score_A - score_B] += f_A^2 Var[b_A] + f_B^2 Var[b_B]
 ```
 
+The loop does not stop on confidence before 2 judgments per system (`min_judgments`): until
+then the offsets have no evidence and the model's own claim would stand alone.
 Everything else (C_AB, mean confidence, confidence-weighted selection, stopping) is
 unchanged and simply reads the corrected score distributions. Judging results of A shrinks
 both f_A (fewer results left to estimate) and Var[b_A] (more evidence on A's offset). The
@@ -563,8 +565,9 @@ whether a method stays honest elsewhere):
 ## Recommendation
 
 Default for honest rankings: `model="ordinal", use_m_jud=False, system_effect=True`
-(optionally with a tau prior learnt on other collections). It needs about half the effort of
-the uniform prior for the same honesty. The published M_out -> M_jud setting reaches 0.95 in
+(optionally with a tau prior learnt on other collections), named `calibrated` in
+`mtcjudge simulate --model` and the default estimator of new campaigns. It needs about half the
+effort of the uniform prior for the same honesty. The published M_out -> M_jud setting reaches 0.95 in
 2-8 % of the judgments but its confidence is not a probability of being right; keep it only
 as a "preliminary ranking".
 """
