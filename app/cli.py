@@ -520,7 +520,9 @@ def _add_database_option(parser: argparse.ArgumentParser) -> None:
 
 def add_campaign_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``mtcjudge campaign create|list|open|close`` and ``mtcjudge assessor invite|list``."""
-    campaign = sub.add_parser("campaign", help="create, list, open, close, change and follow campaigns")
+    campaign = sub.add_parser(
+        "campaign", help="create, list, open, close, change and follow campaigns"
+    )
     csub = campaign.add_subparsers(dest="campaign_command", required=True, metavar="ACTION")
     create = csub.add_parser(
         "create",

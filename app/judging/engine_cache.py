@@ -24,7 +24,10 @@ from app.mtc.engine import EngineConfig, MTCEngine
 from app.mtc.estimators import RelevanceModel
 from app.mtc.scales import get_scale
 
-__all__ = ["CampaignEngine", "EngineCache", "build_engine"]
+__all__ = ["SYNCED_CAMPAIGNS", "CampaignEngine", "EngineCache", "build_engine"]
+
+#: ``session.info`` key: campaigns whose cached engine read rows in this session's transaction
+SYNCED_CAMPAIGNS = "mtcjudge_synced_campaigns"
 
 
 @dataclass(eq=False)
@@ -155,8 +158,10 @@ class EngineCache:
     def get(self, session: Session, campaign: Campaign) -> CampaignEngine:
         """The campaign's engine, brought up to ``campaign.judgment_version``.
 
-        The caller should hold ``result.lock`` while it uses the engine.
+        The caller should hold ``result.lock`` while it uses the engine. The campaign is
+        noted in ``session.info[SYNCED_CAMPAIGNS]`` so that a rollback can drop the engine.
         """
+        session.info.setdefault(SYNCED_CAMPAIGNS, set()).add(campaign.id)
         with self._lock:
             state = self._engines.get(campaign.id)
             stale = (
