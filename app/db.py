@@ -34,7 +34,10 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _sqlite_begin(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN")
+    # IMMEDIATE takes the write lock up front: a deferred transaction that reads, then writes
+    # after another process committed, fails at once with SQLITE_BUSY (no busy-timeout wait),
+    # which several server processes on one file would hit. Writers queue instead.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:

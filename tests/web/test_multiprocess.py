@@ -1,0 +1,181 @@
+"""Two server processes on one database hand out pairs and rank systems consistently.
+
+Runs ``mtcjudge serve`` twice on the same database (a SQLite file, or a fresh Postgres schema
+when ``TEST_DATABASE_URL`` is set) and has assessors judge through both at the same time.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import func, select, text
+
+from app.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from app.ingest.formats import Metadata, Runs
+from app.models import Judgment, Lease
+from app.mtc.synthetic import generate
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def shared_url(tmp_path: Path) -> Iterator[str]:
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        yield f"sqlite:///{tmp_path / 'shared.sqlite3'}"
+        return
+    from tests.conftest import _postgres_schema_url
+
+    schema = f"mtcjudge_mp_{uuid.uuid4().hex[:10]}"
+    admin = make_engine(base)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield _postgres_schema_url(base, schema)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def seed(url: str, tmp_path: Path, n_assessors: int) -> list[str]:
+    upgrade_database(url)
+    synthetic = generate(5, 8, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=21)
+    audio = tmp_path / "audio"
+    audio.mkdir()
+    engine = make_engine(url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            campaign, _ = create_campaign(
+                session,
+                CampaignSpec(name="Shared", target=1.0, status="open"),
+                Runs(synthetic.runs, "tsv"),
+                Metadata(dict(synthetic.artist), dict(synthetic.genre)),
+            )
+            return [invite_assessor(session, campaign, f"A{i}").token for i in range(n_assessors)]
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def servers(shared_url: str, tmp_path: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+    tokens = seed(shared_url, tmp_path, 4)
+    urls, procs = [], []
+    for _ in range(2):
+        port = free_port()
+        env = {**os.environ, "DATABASE_URL": shared_url}
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "app.cli",
+                    "serve",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--database-url",
+                    shared_url,
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+        )
+        urls.append(f"http://127.0.0.1:{port}")
+    try:
+        for url in urls:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(f"server {url} did not start")
+                time.sleep(0.2)
+        yield shared_url, urls, tokens
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def judge_loop(base: str, token: str, rounds: int, errors: list[str]) -> None:
+    with httpx.Client(base_url=base, timeout=20) as client:
+        for _ in range(rounds):
+            body = client.get(f"/api/a/{token}/next")
+            if body.status_code != 200:
+                errors.append(f"next {body.status_code}: {body.text}")
+                return
+            data = body.json()
+            if data["status"] != "pair":
+                return
+            response = client.post(
+                f"/api/a/{token}/judgments",
+                json={
+                    "lease_id": data["pair"]["lease_id"],
+                    "broad": 1,
+                    "fine": 50.0,
+                    "client_id": str(uuid.uuid4()),
+                },
+            )
+            if response.status_code not in (201, 409, 410):
+                errors.append(f"submit {response.status_code}: {response.text}")
+                return
+
+
+def test_two_processes_share_the_work_without_overlap(servers) -> None:
+    url, bases, tokens = servers
+    errors: list[str] = []
+    threads = [
+        threading.Thread(target=judge_loop, args=(bases[i % 2], token, 8, errors))
+        for i, token in enumerate(tokens)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            n_judgments = conn.scalar(select(func.count()).select_from(Judgment))
+            n_pairs = conn.scalar(
+                select(func.count()).select_from(
+                    select(Judgment.query_id, Judgment.document_id).distinct().subquery()
+                )
+            )
+            active = conn.execute(
+                select(Lease.query_id, Lease.document_id, func.count())
+                .where(Lease.expires_at > func.now())
+                .group_by(Lease.query_id, Lease.document_id)
+            ).all()
+    finally:
+        engine.dispose()
+    assert n_judgments == 32  # 4 assessors x 8 rounds
+    assert n_pairs == n_judgments  # one judgment per pair: no pair was handed out twice
+    assert all(count == 1 for *_, count in active)
+    # both processes see the same state of the ranking
+    progress = [httpx.get(f"{b}/api/a/{tokens[0]}/progress").json() for b in bases]
+    assert progress[0]["campaign_judged"] == progress[1]["campaign_judged"] == 32
+    assert progress[0]["ranking_confidence"] == pytest.approx(
+        progress[1]["ranking_confidence"], abs=1e-12
+    )
