@@ -18,7 +18,6 @@ from app.errors import CampaignClosed, Conflict, InvalidInput, LeaseExpired, Not
 from app.judging import repository
 from app.judging.engine_cache import CampaignEngine, EngineCache
 from app.models import Assessor, Campaign, Judgment, Lease, utcnow
-from app.mtc.selection import best_pairs
 
 __all__ = [
     "HISTORY_SIZE",
@@ -218,22 +217,8 @@ def _choose_pair(
     available &= (taken < campaign.judgments_per_pair) & state.playable
     if not available.any():
         return None
-    engine = state.engine
-    if campaign.policy == "random":
-        candidates = np.flatnonzero(available)
-        rng = np.random.default_rng([campaign.seed, engine.n_judged, assessor.id])
-        return state.pair_ids[int(rng.choice(candidates))]
     prefer = state.query_index.get(previous_query) if previous_query is not None else None
-    picked = best_pairs(
-        engine.weights(),
-        available,
-        engine.var,
-        engine.collection.mean_rank,
-        engine.collection.pair_query,
-        1,
-        prefer_query=prefer,
-        locality=engine.config.locality,
-    )
+    picked = state.engine.select(1, candidates=available, prefer_query=prefer)
     return state.pair_ids[int(picked[0])]
 
 

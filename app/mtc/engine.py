@@ -387,6 +387,7 @@ class MTCEngine:
         n: int = 1,
         *,
         exclude: ArrayLike | None = None,
+        candidates: NDArray[np.bool_] | None = None,
         prefer_query: int | None = None,
     ) -> IntArray:
         """The next ``n`` pairs to judge (never judged or excluded ones).
@@ -397,11 +398,22 @@ class MTCEngine:
             Batch size, e.g. the number of assessors waiting.
         exclude : array_like of int, optional
             Pool pairs not to return (leased to someone).
+        candidates : ndarray of bool, shape (n_pairs,), optional
+            The pairs that may be returned, instead of the unjudged ones (a campaign
+            that wants several judgments per pair offers judged pairs again).
         prefer_query : int, optional
             The query the assessor is on: its best pair is preferred when it is
             worth at least ``config.locality`` of the best pair overall.
         """
-        available = ~self.judged
+        if candidates is None:
+            available = ~self.judged
+        else:
+            available = np.asarray(candidates, dtype=bool)
+            if available.shape != (self.collection.n_pairs,):
+                raise ValueError(
+                    f"candidates must have shape ({self.collection.n_pairs},), "
+                    f"found {available.shape}"
+                )
         if exclude is not None:
             ex = np.asarray(exclude, dtype=np.intp)
             if ex.size:

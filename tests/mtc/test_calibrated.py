@@ -87,3 +87,19 @@ def test_replay_with_the_system_effect_gathers_evidence_first(loaded) -> None:
     )
     assert result.judgments_to_target >= 2 * loaded.collection.n_systems
     assert result.stop_reason == "confidence"
+
+
+def test_select_among_given_candidates(loaded) -> None:
+    c = loaded.collection
+    engine = MTCEngine(c, RelevanceModel(c, FINE, "ordinal", loaded.metadata))
+    truth = loaded.judged_values
+    first = engine.select(1)
+    engine.judge(first, truth[first])
+    # a campaign wanting a second judgment may offer a judged pair again
+    only = np.zeros(c.n_pairs, dtype=bool)
+    only[first] = True
+    np.testing.assert_array_equal(engine.select(1, candidates=only), first)
+    assert engine.select(1, candidates=only, exclude=first).size == 0
+    assert only[first].all()  # the caller's mask is left alone
+    with pytest.raises(ValueError, match="candidates must have shape"):
+        engine.select(1, candidates=only[:-1])
