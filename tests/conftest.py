@@ -7,24 +7,15 @@ is dropped afterwards.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Connection, Engine, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import alembic_config, make_engine
-
-
-def _postgres_schema_url(url: str, schema: str) -> str:
-    parsed = make_url(url)
-    return parsed.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
-        hide_password=False
-    )
+from tests.support import empty_database
 
 
 @pytest.fixture(scope="session")
@@ -32,24 +23,16 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A fresh, migrated database for this test run."""
     from alembic import command
 
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base:
-        url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.sqlite3'}"
+    with empty_database(tmp_path_factory.mktemp("db"), "test") as url:
         command.upgrade(alembic_config(url), "head")
         yield url
-        return
-    schema = f"mtcjudge_test_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(base)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = _postgres_schema_url(base, schema)
-    try:
-        command.upgrade(alembic_config(url), "head")
+
+
+@pytest.fixture
+def empty_database_url(tmp_path: Path) -> Iterator[str]:
+    """A new database with no schema yet, for tests that migrate it themselves."""
+    with empty_database(tmp_path, "scratch") as url:
         yield url
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        admin.dispose()
 
 
 @pytest.fixture(scope="session")

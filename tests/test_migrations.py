@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import uuid
-
 import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect
 
 from app.db import alembic_config, make_engine
 from app.models import Base
@@ -26,23 +23,8 @@ EXPECTED_TABLES = {
 
 
 @pytest.fixture
-def scratch_url(tmp_path):
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base:
-        yield f"sqlite:///{tmp_path / 'scratch.sqlite3'}"
-        return
-    from tests.conftest import _postgres_schema_url
-
-    schema = f"mtcjudge_mig_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(base)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield _postgres_schema_url(base, schema)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        admin.dispose()
+def scratch_url(empty_database_url: str) -> str:
+    return empty_database_url
 
 
 def tables(url: str) -> set[str]:

@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import re
-import wave
 from datetime import timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 from sqlalchemy import select
 
 from app.models import Assessor, Campaign, Document, Judgment, Lease, utcnow
 from tests.judging.conftest import CampaignFixture, build_campaign
-
-
-def write_tone(path: Path, frequency: float, seconds: float = 0.5, rate: int = 8000) -> None:
-    t = np.arange(int(seconds * rate)) / rate
-    samples = (0.3 * np.sin(2 * np.pi * frequency * t) * 32767).astype("<i2")
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(samples.tobytes())
+from tests.support import write_tone
 
 
 @pytest.fixture
@@ -30,7 +19,7 @@ def fx(db_session, tmp_path) -> CampaignFixture:
     fixture = build_campaign(db_session, audio_dir=tmp_path)
     for i, document in enumerate(fixture.documents.values()):
         assert document.audio_path is not None
-        write_tone(Path(document.audio_path), 220.0 + 40 * i)
+        write_tone(Path(document.audio_path), 220.0 + 40 * i, seconds=0.5, rate=8000)
     db_session.commit()
     return fixture
 

@@ -13,20 +13,19 @@ import socket
 import threading
 import time
 import uuid
-import wave
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 import uvicorn
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from app.main import create_app
 from app.models import Assessor, Campaign, Document, Judgment, Query, Result, System
+from tests.support import write_tone
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -46,39 +45,10 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def write_tone(path: Path, frequency: float, seconds: float = 4.0, rate: int = 16000) -> None:
-    t = np.arange(int(seconds * rate)) / rate
-    envelope = np.minimum(1.0, np.minimum(t, seconds - t) * 20)  # no clicks at the ends
-    samples = (0.25 * envelope * np.sin(2 * np.pi * frequency * t) * 32767).astype("<i2")
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(samples.tobytes())
-
-
 @pytest.fixture
-def server_database_url(tmp_path: Path) -> Iterator[str]:
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base:
-        url = f"sqlite:///{tmp_path / 'browser.sqlite3'}"
-        upgrade_database(url)
-        yield url
-        return
-    from tests.conftest import _postgres_schema_url
-
-    schema = f"mtcjudge_browser_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(base)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        url = _postgres_schema_url(base, schema)
-        upgrade_database(url)
-        yield url
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        admin.dispose()
+def server_database_url(empty_database_url: str) -> str:
+    upgrade_database(empty_database_url)
+    return empty_database_url
 
 
 def seed(url: str, audio_dir: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 
 from app.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
@@ -34,23 +34,8 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def shared_url(tmp_path: Path) -> Iterator[str]:
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base:
-        yield f"sqlite:///{tmp_path / 'shared.sqlite3'}"
-        return
-    from tests.conftest import _postgres_schema_url
-
-    schema = f"mtcjudge_mp_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(base)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield _postgres_schema_url(base, schema)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        admin.dispose()
+def shared_url(empty_database_url: str) -> str:
+    return empty_database_url
 
 
 def seed(url: str, tmp_path: Path, n_assessors: int) -> list[str]:

@@ -1,0 +1,56 @@
+"""Helpers shared by the test modules: scratch databases and short audio clips."""
+
+from __future__ import annotations
+
+import os
+import uuid
+import wave
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+from app.db import make_engine
+
+
+def postgres_schema_url(url: str, schema: str) -> str:
+    """``url`` with its search path set to ``schema``."""
+    parsed = make_url(url)
+    return parsed.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(
+        hide_password=False
+    )
+
+
+@contextmanager
+def empty_database(directory: Path, name: str) -> Iterator[str]:
+    """URL of a new, empty database: an SQLite file in ``directory``, or a fresh Postgres
+    schema (dropped afterwards) when ``TEST_DATABASE_URL`` is set."""
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base:
+        yield f"sqlite:///{directory / f'{name}.sqlite3'}"
+        return
+    schema = f"mtcjudge_{name}_{uuid.uuid4().hex[:10]}"
+    admin = make_engine(base)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield postgres_schema_url(base, schema)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def write_tone(path: Path, frequency: float, seconds: float = 4.0, rate: int = 16000) -> None:
+    """A sine tone as 16-bit mono WAV, faded at both ends so it does not click."""
+    t = np.arange(int(seconds * rate)) / rate
+    envelope = np.minimum(1.0, np.minimum(t, seconds - t) * 20)
+    samples = (0.25 * envelope * np.sin(2 * np.pi * frequency * t) * 32767).astype("<i2")
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(samples.tobytes())
