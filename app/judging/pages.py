@@ -52,21 +52,27 @@ def _media_type(audio_type: str | None, path: Path) -> str:
     return mimetypes.guess_type(guess_from)[0] or "application/octet-stream"
 
 
-@pages_router.get("/a/{token}", name="assessor_welcome")
-def welcome(request: Request, session: SessionDep, token: str) -> Response:
-    assessor = _assessor(session, token)
-    campaign = session.get_one(Campaign, assessor.campaign_id)
+def _welcome_page(
+    request: Request, session: Session, assessor: Assessor, *, consent_missing: bool
+) -> Response:
+    """Instructions and consent; shown again (400) when the box was not ticked."""
     return templates.TemplateResponse(
         request,
         "assessor_welcome.html",
         {
             "assessor": assessor,
-            "campaign": campaign,
-            "token": token,
+            "campaign": session.get_one(Campaign, assessor.campaign_id),
+            "token": assessor.token,
             "seconds_per_judgment": SECONDS_PER_JUDGMENT,
-            "consent_missing": False,
+            "consent_missing": consent_missing,
         },
+        status_code=InvalidInput.status if consent_missing else 200,
     )
+
+
+@pages_router.get("/a/{token}", name="assessor_welcome")
+def welcome(request: Request, session: SessionDep, token: str) -> Response:
+    return _welcome_page(request, session, _assessor(session, token), consent_missing=False)
 
 
 @pages_router.post("/a/{token}/consent", name="assessor_consent")
@@ -78,19 +84,7 @@ def consent(
 ) -> Response:
     assessor = _assessor(session, token)
     if not given:
-        campaign = session.get_one(Campaign, assessor.campaign_id)
-        return templates.TemplateResponse(
-            request,
-            "assessor_welcome.html",
-            {
-                "assessor": assessor,
-                "campaign": campaign,
-                "token": token,
-                "seconds_per_judgment": SECONDS_PER_JUDGMENT,
-                "consent_missing": True,
-            },
-            status_code=InvalidInput.status,
-        )
+        return _welcome_page(request, session, assessor, consent_missing=True)
     repository.mark_consented(session, assessor)
     return RedirectResponse(request.url_for("judging_page", token=token).path, status_code=303)
 
