@@ -105,6 +105,8 @@ class ReplayConfig:
     def __post_init__(self) -> None:
         if self.batch < 1:
             raise ValueError(f"batch must be at least 1, found {self.batch}")
+        if self.max_judgments is not None and self.max_judgments < 0:
+            raise ValueError(f"max_judgments must be >= 0, found {self.max_judgments}")
         if self.refit_every < 0:
             raise ValueError(f"refit_every must be >= 0, found {self.refit_every}")
         if self.calibration_prior <= 0:

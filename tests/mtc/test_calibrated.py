@@ -103,3 +103,8 @@ def test_select_among_given_candidates(loaded) -> None:
     assert only[first].all()  # the caller's mask is left alone
     with pytest.raises(ValueError, match="candidates must have shape"):
         engine.select(1, candidates=only[:-1])
+
+
+def test_replay_rejects_a_negative_budget() -> None:
+    with pytest.raises(ValueError, match="max_judgments must be >= 0"):
+        ReplayConfig(max_judgments=-1)
