@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 from app.config import Settings
 from app.db import session_scope
 from app.errors import OrganizerOnly
-from app.judging.engine_cache import SYNCED_CAMPAIGNS
 
 __all__ = ["CurrentOrganizer", "SessionDep", "SettingsDep"]
 
@@ -21,17 +20,8 @@ LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost", "testclient"}
 
 def get_session(request: Request) -> Iterator[Session]:
     """The request's unit of work (see :func:`app.db.session_scope`)."""
-    synced: set[int] = set()
-    try:
-        with session_scope(request.app.state.session_factory) as session:
-            session.info[SYNCED_CAMPAIGNS] = synced
-            yield session
-    except BaseException:
-        # an engine synced inside a transaction that rolled back may hold its uncommitted
-        # judgments: drop it, the next request rebuilds it from what was committed
-        for campaign_id in synced:
-            request.app.state.engine_cache.forget(campaign_id)
-        raise
+    with session_scope(request.app.state.session_factory) as session:
+        yield session
 
 
 def get_settings(request: Request) -> Settings:

@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -31,6 +32,9 @@ __all__ = [
     "Document",
     "Judgment",
     "Lease",
+    "Pair",
+    "PlanEntry",
+    "PlannerState",
     "Query",
     "Result",
     "System",
@@ -79,8 +83,6 @@ class Campaign(Base):
     judgments_per_pair: Mapped[int] = mapped_column(Integer, default=1, nullable=False)
     seed: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     keep_collecting: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
-    # bumped by every judgment: processes compare it to know their cached engine is stale
-    judgment_version: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     created_at: Mapped[datetime] = _ts()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
@@ -170,19 +172,114 @@ class Assessor(Base):
     created_at: Mapped[datetime] = _ts()
 
 
+class Pair(Base):
+    """A query-candidate pair of the campaign's pool, and who holds it.
+
+    ``judged`` and ``leased`` are kept by the statements that write judgments and leases,
+    under this row's lock: they are how "at most ``judgments_per_pair`` judgments, and no
+    pair held by more assessors than that" is enforced with one conditional UPDATE.
+    ``changes`` counts the judgments and revisions of the pair: the planner re-reads the
+    pairs whose count moved since it last looked.
+    """
+
+    __tablename__ = "pair"
+    __table_args__ = (
+        UniqueConstraint("campaign_id", "query_id", "document_id"),
+        Index("ix_pair_campaign_judged", "campaign_id", "judged"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query_id: Mapped[int] = mapped_column(
+        ForeignKey("query.id", ondelete="CASCADE"), nullable=False
+    )
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("document.id", ondelete="CASCADE"), nullable=False
+    )
+    # both clips have audio (every pair when the campaign has no audio at all)
+    playable: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
+    judged: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    leased: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    # the latest expiry among the live leases: when it has passed, they all have
+    leased_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    changes: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+
+
+class PlanEntry(Base):
+    """The planner's ranked list of the pairs to hand out next (rank 0 is the best)."""
+
+    __tablename__ = "plan_entry"
+    __table_args__ = (Index("ix_plan_entry_campaign_rank", "campaign_id", "rank"),)
+
+    pair_id: Mapped[int] = mapped_column(
+        ForeignKey("pair.id", ondelete="CASCADE"), primary_key=True
+    )
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False
+    )
+    query_id: Mapped[int] = mapped_column(Integer, nullable=False)
+    rank: Mapped[int] = mapped_column(Integer, nullable=False)
+    weight: Mapped[float] = mapped_column(Float, nullable=False)
+
+
+class PlannerState(Base):
+    """What the campaign's planner last computed, and which process plans it.
+
+    One process at a time plans a campaign: it holds the row until ``lease_until`` and renews
+    it while it lives; when it dies, another takes over once the time has passed.
+    """
+
+    __tablename__ = "planner_state"
+
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), primary_key=True
+    )
+    owner: Mapped[str | None] = mapped_column(String(64))
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    planned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    judged_pairs: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    pool_pairs: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    playable_pairs: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    ranking_confidence: Mapped[float | None] = mapped_column(Float)
+    stop_reason: Mapped[str | None] = mapped_column(String(16))
+    system_pairs: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    system_pairs_settled: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    # the campaign settings the figures were computed with (target, measure, ...)
+    settings_key: Mapped[str] = mapped_column(String(200), default="", nullable=False)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+#: lease states: held now (until expires_at), answered by a judgment, given back, lapsed
+LEASE_STATES = ("live", "done", "released", "expired")
+
+
 class Lease(Base):
-    """A pair handed to an assessor until ``expires_at`` (then it returns to the pool)."""
+    """A pair handed to an assessor until ``expires_at`` (then it returns to the pool).
+
+    At most one live lease per assessor: a partial unique index, so two concurrent ``next``
+    calls of one assessor cannot both hold a pair.
+    """
 
     __tablename__ = "lease"
     __table_args__ = (
-        UniqueConstraint("campaign_id", "query_id", "document_id", "assessor_id"),
         Index("ix_lease_campaign_expires", "campaign_id", "expires_at"),
+        Index("ix_lease_pair_state", "pair_id", "state"),
+        Index(
+            "uq_lease_live_assessor",
+            "assessor_id",
+            unique=True,
+            sqlite_where=text("state = 'live'"),
+            postgresql_where=text("state = 'live'"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     campaign_id: Mapped[int] = mapped_column(
         ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False
     )
+    pair_id: Mapped[int] = mapped_column(ForeignKey("pair.id", ondelete="CASCADE"), nullable=False)
     query_id: Mapped[int] = mapped_column(
         ForeignKey("query.id", ondelete="CASCADE"), nullable=False
     )
@@ -192,6 +289,7 @@ class Lease(Base):
     assessor_id: Mapped[int] = mapped_column(
         ForeignKey("assessor.id", ondelete="CASCADE"), nullable=False, index=True
     )
+    state: Mapped[str] = mapped_column(String(8), default="live", nullable=False)
     leased_at: Mapped[datetime] = _ts()
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
@@ -230,9 +328,8 @@ class Judgment(Base):
     query_listen_ms: Mapped[int | None] = mapped_column(Integer)
     candidate_listen_ms: Mapped[int | None] = mapped_column(Integer)
     revision: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
-    # campaign.judgment_version when this row was last written: a process whose cached engine
-    # is at version v reloads only the pairs of judgments with version > v
-    version: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    # the lease this judgment answered (None for imported judgments)
+    lease_id: Mapped[int | None] = mapped_column(ForeignKey("lease.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = _ts()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False

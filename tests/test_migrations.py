@@ -19,6 +19,9 @@ EXPECTED_TABLES = {
     "assessor",
     "lease",
     "judgment",
+    "pair",
+    "plan_entry",
+    "planner_state",
 }
 
 

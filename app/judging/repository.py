@@ -1,172 +1,311 @@
-"""Queries of the judging feature: the campaign's collection, judgments and leases."""
+"""Queries of the judging feature: pairs, leases and judgments.
+
+Every statement that changes who holds a pair runs while the transaction holds that pair's
+row: ``SELECT ... FOR UPDATE`` on Postgres; on SQLite every transaction begins IMMEDIATE
+and so holds the database's write lock. The conditional UPDATEs below are what enforce the
+invariants; the reads before them only find candidates.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Row, and_, func, select, union, update
+from sqlalchemy import and_, case, exists, func, insert, literal, or_, select, union, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.models import (
     Assessor,
-    Campaign,
     Document,
     Judgment,
     Lease,
+    Pair,
+    PlanEntry,
+    PlannerState,
     Query,
-    Result,
-    System,
     utcnow,
 )
 
 __all__ = [
-    "active_lease_of",
-    "active_leases",
+    "ClaimCandidate",
     "assessor_by_token",
     "assessor_judgment_count",
-    "assessor_pairs",
-    "bump_judgment_version",
-    "collection_rows",
-    "documents_with_audio",
+    "candidate",
+    "hash_token",
+    "insert_judgment",
+    "insert_lease",
     "judgment_by_client_id",
+    "judged_pair_count",
     "judgment_of",
-    "judgments_since",
-    "lease_row",
-    "lock_campaign",
+    "live_lease_of",
+    "live_leases_of_others",
+    "lock_pair",
     "mark_consented",
-    "pair_judgment_counts",
-    "pair_means",
+    "pair_of",
+    "pairs_left",
+    "planner_state",
     "playable_document",
     "recent_judgments",
+    "record_judgment",
+    "record_revision",
+    "release_expired",
+    "release_lease",
+    "take_slot",
 ]
+
+ClaimCandidate = tuple[int, int, float]  # pair id, query id, plan weight
+
+
+def hash_token(token: str) -> str:
+    """What is stored of an invitation token (the token itself is only in the link)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def assessor_by_token(session: Session, token: str) -> Assessor | None:
     return session.scalars(select(Assessor).where(Assessor.token == token)).one_or_none()
 
 
-def lock_campaign(session: Session, campaign_id: int) -> Campaign:
-    """The campaign row, locked for the transaction on Postgres (serialises lease allocation)."""
-    stmt = select(Campaign).where(Campaign.id == campaign_id)
-    if session.get_bind().dialect.name == "postgresql":
+def _postgres(session: Session) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def lock_pair(session: Session, pair_id: int) -> Pair:
+    """The pair's row, locked until the transaction ends (Postgres; SQLite holds the
+    database's write lock already)."""
+    stmt = select(Pair).where(Pair.id == pair_id).execution_options(populate_existing=True)
+    if _postgres(session):
         stmt = stmt.with_for_update()
     return session.scalars(stmt).one()
 
 
-def collection_rows(
-    session: Session, campaign_id: int
-) -> tuple[
-    Sequence[Row[int, str, str | None, str | None]],
-    Sequence[Row[int, int]],
-    Sequence[Row[int, str, str | None]],
-    Sequence[Row[int, int, int, int]],
-]:
-    """Documents, queries, systems and results of a campaign, as plain rows."""
-    documents = session.execute(
-        select(Document.id, Document.external_id, Document.artist, Document.genre).where(
-            Document.campaign_id == campaign_id
-        )
-    ).all()
-    queries = session.execute(
-        select(Query.id, Query.document_id).where(Query.campaign_id == campaign_id)
-    ).all()
-    systems = session.execute(
-        select(System.id, System.name, System.team).where(System.campaign_id == campaign_id)
-    ).all()
-    results = session.execute(
-        select(Result.system_id, Result.query_id, Result.rank, Result.document_id)
-        .where(Result.campaign_id == campaign_id)
-        .order_by(Result.system_id, Result.query_id, Result.rank)
-    ).all()
-    return documents, queries, systems, results
-
-
-def documents_with_audio(session: Session, campaign_id: int) -> set[int]:
-    return set(
-        session.scalars(
-            select(Document.id).where(
-                Document.campaign_id == campaign_id, Document.audio_path.is_not(None)
-            )
-        )
-    )
-
-
-def pair_means(
-    session: Session, campaign_id: int, scale: str, pairs: Sequence[tuple[int, int]] | None = None
-) -> dict[tuple[int, int], float]:
-    """Mean judgment on ``scale`` of each judged (query_id, document_id) pair (all assessors)."""
-    column = Judgment.fine if scale == "fine" else Judgment.broad
-    stmt = (
-        select(Judgment.query_id, Judgment.document_id, func.avg(column))
-        .where(Judgment.campaign_id == campaign_id, column.is_not(None))
-        .group_by(Judgment.query_id, Judgment.document_id)
-    )
-    if pairs is not None:
-        if not pairs:
-            return {}
-        wanted = {(q, d) for q, d in pairs}
-        queries = {q for q, _ in wanted}
-        stmt = stmt.where(Judgment.query_id.in_(queries))
-        return {(q, d): float(v) for q, d, v in session.execute(stmt).all() if (q, d) in wanted}
-    return {(q, d): float(v) for q, d, v in session.execute(stmt).all()}
-
-
-def judgments_since(session: Session, campaign_id: int, version: int) -> list[tuple[int, int]]:
-    """Pairs whose judgments were written after ``version`` of the campaign."""
-    rows = session.execute(
-        select(Judgment.query_id, Judgment.document_id)
-        .where(Judgment.campaign_id == campaign_id, Judgment.version > version)
-        .distinct()
-    ).all()
-    return [(q, d) for q, d in rows]
-
-
-def pair_judgment_counts(session: Session, campaign_id: int) -> dict[tuple[int, int], int]:
-    rows = session.execute(
-        select(Judgment.query_id, Judgment.document_id, func.count())
-        .where(Judgment.campaign_id == campaign_id)
-        .group_by(Judgment.query_id, Judgment.document_id)
-    ).all()
-    return {(q, d): int(n) for q, d, n in rows}
-
-
-def active_leases(session: Session, campaign_id: int, now: datetime) -> list[Lease]:
-    return list(
-        session.scalars(
-            select(Lease).where(Lease.campaign_id == campaign_id, Lease.expires_at > now)
-        )
-    )
-
-
-def active_lease_of(session: Session, assessor_id: int, now: datetime) -> Lease | None:
+def pair_of(session: Session, campaign_id: int, query_id: int, document_id: int) -> Pair | None:
     return session.scalars(
-        select(Lease)
-        .where(Lease.assessor_id == assessor_id, Lease.expires_at > now)
-        .order_by(Lease.leased_at.desc())
-        .limit(1)
-    ).first()
-
-
-def lease_row(
-    session: Session, campaign_id: int, query_id: int, document_id: int, assessor_id: int
-) -> Lease | None:
-    return session.scalars(
-        select(Lease).where(
-            Lease.campaign_id == campaign_id,
-            Lease.query_id == query_id,
-            Lease.document_id == document_id,
-            Lease.assessor_id == assessor_id,
+        select(Pair).where(
+            Pair.campaign_id == campaign_id,
+            Pair.query_id == query_id,
+            Pair.document_id == document_id,
         )
     ).one_or_none()
 
 
-def assessor_pairs(session: Session, assessor_id: int) -> set[tuple[int, int]]:
-    """Pairs this assessor has judged."""
-    rows = session.execute(
-        select(Judgment.query_id, Judgment.document_id).where(Judgment.assessor_id == assessor_id)
-    ).all()
-    return {(q, d) for q, d in rows}
+def _free(per_pair: int, now: datetime) -> Any:
+    """Pair rows that can take one more assessor now. When every live lease has lapsed
+    (``leased_until`` passed) the pair is free whatever ``leased`` still says."""
+    return and_(
+        Pair.judged < per_pair,
+        or_(Pair.judged + Pair.leased < per_pair, Pair.leased_until <= now),
+    )
+
+
+def candidate(
+    session: Session,
+    campaign_id: int,
+    assessor_id: int,
+    per_pair: int,
+    now: datetime,
+    *,
+    planned: bool,
+    query_id: int | None = None,
+    skip: frozenset[int] = frozenset(),
+) -> ClaimCandidate | None:
+    """The best free pair for this assessor: from the planner's list (``planned``), else
+    any free playable pair. On Postgres the row is locked, and rows other requests hold
+    are skipped rather than waited for."""
+    judged_by_me = exists().where(
+        Judgment.assessor_id == assessor_id,
+        Judgment.query_id == Pair.query_id,
+        Judgment.document_id == Pair.document_id,
+    )
+    conditions = [
+        Pair.campaign_id == campaign_id,
+        Pair.playable.is_(True),
+        _free(per_pair, now),
+        ~judged_by_me,
+    ]
+    if skip:
+        conditions.append(Pair.id.not_in(skip))
+    if planned:
+        stmt = (
+            select(Pair.id, Pair.query_id, PlanEntry.weight)
+            .join(PlanEntry, PlanEntry.pair_id == Pair.id)
+            .where(PlanEntry.campaign_id == campaign_id, *conditions)
+            .order_by(PlanEntry.rank)
+        )
+        if query_id is not None:
+            stmt = stmt.where(PlanEntry.query_id == query_id)
+    else:
+        stmt = select(Pair.id, Pair.query_id, literal(0.0)).where(*conditions)
+        if query_id is not None:
+            stmt = stmt.where(Pair.query_id == query_id)
+        stmt = stmt.order_by(Pair.id)
+    stmt = stmt.limit(1)
+    if _postgres(session):
+        stmt = stmt.with_for_update(of=Pair, skip_locked=True)
+    row = session.execute(stmt).first()
+    return None if row is None else (int(row[0]), int(row[1]), float(row[2]))
+
+
+def release_expired(session: Session, pair_id: int, now: datetime) -> None:
+    """Mark the pair's lapsed live leases expired and stop counting them (pair row held)."""
+    released = session.execute(
+        update(Lease)
+        .where(Lease.pair_id == pair_id, Lease.state == "live", Lease.expires_at <= now)
+        .values(state="expired")
+        .execution_options(synchronize_session=False)
+    ).rowcount  # type: ignore[attr-defined]
+    if released:
+        session.execute(
+            update(Pair)
+            .where(Pair.id == pair_id)
+            .values(leased=Pair.leased - released)
+            .execution_options(synchronize_session=False)
+        )
+
+
+def take_slot(session: Session, pair_id: int, per_pair: int, expires_at: datetime) -> bool:
+    """Count one more live lease on the pair if it is still free: one conditional UPDATE."""
+    taken = session.execute(
+        update(Pair)
+        .where(Pair.id == pair_id, Pair.judged < per_pair, Pair.judged + Pair.leased < per_pair)
+        .values(
+            leased=Pair.leased + 1,
+            leased_until=case(
+                (or_(Pair.leased_until.is_(None), Pair.leased_until < expires_at), expires_at),
+                else_=Pair.leased_until,
+            ),
+        )
+        .execution_options(synchronize_session=False)
+    ).rowcount  # type: ignore[attr-defined]
+    return bool(taken)
+
+
+def insert_lease(session: Session, values: dict[str, Any]) -> int | None:
+    """Insert a live lease; None when the assessor already holds one (the partial unique
+    index on live leases decided between two concurrent requests)."""
+    try:
+        with session.begin_nested():
+            return int(
+                session.execute(insert(Lease).values(**values).returning(Lease.id)).scalar_one()
+            )
+    except IntegrityError:
+        return None
+
+
+def release_lease(session: Session, lease: Lease, new_state: str) -> bool:
+    """End a live lease (``done``, ``released`` or ``expired``) and stop counting it on its
+    pair. The caller holds the pair's row. False when it was no longer live."""
+    ended = session.execute(
+        update(Lease)
+        .where(Lease.id == lease.id, Lease.state == "live")
+        .values(state=new_state)
+        .execution_options(synchronize_session=False)
+    ).rowcount  # type: ignore[attr-defined]
+    if ended:
+        session.execute(
+            update(Pair)
+            .where(Pair.id == lease.pair_id)
+            .values(leased=Pair.leased - 1)
+            .execution_options(synchronize_session=False)
+        )
+        lease.state = new_state
+    return bool(ended)
+
+
+def live_lease_of(session: Session, assessor_id: int) -> Lease | None:
+    return session.scalars(
+        select(Lease)
+        .where(Lease.assessor_id == assessor_id, Lease.state == "live")
+        .execution_options(populate_existing=True)
+    ).one_or_none()
+
+
+def live_leases_of_others(session: Session, lease: Lease, now: datetime) -> int:
+    return int(
+        session.scalar(
+            select(func.count()).where(
+                Lease.pair_id == lease.pair_id,
+                Lease.state == "live",
+                Lease.expires_at > now,
+                Lease.id != lease.id,
+            )
+        )
+        or 0
+    )
+
+
+def record_judgment(session: Session, pair_id: int, per_pair: int) -> bool:
+    """Count one more judgment of the pair unless it has all it may have: the statement
+    that keeps a pair from being judged more often than the campaign asks."""
+    counted = session.execute(
+        update(Pair)
+        .where(Pair.id == pair_id, Pair.judged < per_pair)
+        .values(judged=Pair.judged + 1, changes=Pair.changes + 1)
+        .execution_options(synchronize_session=False)
+    ).rowcount  # type: ignore[attr-defined]
+    return bool(counted)
+
+
+def record_revision(session: Session, campaign_id: int, query_id: int, document_id: int) -> None:
+    """A judgment changed: the planner re-reads the pair."""
+    session.execute(
+        update(Pair)
+        .where(
+            Pair.campaign_id == campaign_id,
+            Pair.query_id == query_id,
+            Pair.document_id == document_id,
+        )
+        .values(changes=Pair.changes + 1)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def insert_judgment(session: Session, judgment: Judgment) -> bool:
+    """Insert a judgment; False when a unique key refused it (the same client_id, or the
+    assessor's judgment of the pair, written by a concurrent request)."""
+    try:
+        with session.begin_nested():
+            session.add(judgment)
+            session.flush()
+    except IntegrityError:
+        return False
+    return True
+
+
+def pairs_left(
+    session: Session, campaign_id: int, assessor_id: int, per_pair: int
+) -> tuple[int, int, int, int]:
+    """(pairs still needing a judgment, of which this assessor has not judged, of which
+    playable, pairs in the pool)."""
+    judged_by_me = exists().where(
+        Judgment.assessor_id == assessor_id,
+        Judgment.query_id == Pair.query_id,
+        Judgment.document_id == Pair.document_id,
+    )
+    row = session.execute(
+        select(
+            func.count().filter(Pair.judged < per_pair),
+            func.count().filter(and_(Pair.judged < per_pair, ~judged_by_me)),
+            func.count().filter(and_(Pair.judged < per_pair, ~judged_by_me, Pair.playable)),
+            func.count(),
+        ).where(Pair.campaign_id == campaign_id)
+    ).one()
+    return int(row[0]), int(row[1]), int(row[2]), int(row[3])
+
+
+def judged_pair_count(session: Session, campaign_id: int) -> int:
+    """Pairs judged at least once (an index range scan on (campaign_id, judged))."""
+    return int(
+        session.scalar(
+            select(func.count()).where(Pair.campaign_id == campaign_id, Pair.judged > 0)
+        )
+        or 0
+    )
+
+
+def planner_state(session: Session, campaign_id: int) -> PlannerState | None:
+    return session.get(PlannerState, campaign_id)
 
 
 def assessor_judgment_count(session: Session, assessor_id: int) -> int:
@@ -175,9 +314,9 @@ def assessor_judgment_count(session: Session, assessor_id: int) -> int:
 
 def judgment_by_client_id(session: Session, assessor_id: int, client_id: str) -> Judgment | None:
     return session.scalars(
-        select(Judgment).where(
-            and_(Judgment.assessor_id == assessor_id, Judgment.client_id == client_id)
-        )
+        select(Judgment)
+        .where(and_(Judgment.assessor_id == assessor_id, Judgment.client_id == client_id))
+        .execution_options(populate_existing=True)
     ).one_or_none()
 
 
@@ -202,17 +341,6 @@ def recent_judgments(session: Session, assessor_id: int, limit: int) -> list[Jud
             .limit(limit)
         )
     )
-
-
-def bump_judgment_version(session: Session, campaign_id: int) -> int:
-    """Atomically increment and return the campaign's judgment version."""
-    version = session.execute(
-        update(Campaign)
-        .where(Campaign.id == campaign_id)
-        .values(judgment_version=Campaign.judgment_version + 1)
-        .returning(Campaign.judgment_version)
-    ).scalar_one()
-    return int(version)
 
 
 def mark_consented(session: Session, assessor: Assessor) -> None:

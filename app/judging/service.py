@@ -1,29 +1,38 @@
-"""The assessor's loop: lease the most useful pair, store the judgment, report progress.
+"""The assessor's loop: claim the most useful free pair, store the judgment, report progress.
 
-Services only flush; the request's transaction commits. Lease allocation is serialised per
-campaign: a process-wide lock (threads of one server, SQLite) plus a row lock on the campaign
-(several servers on Postgres).
+No engine work and no process lock on this path: the planner (app/planner) keeps the ranked
+pairs to hand out in the database, and the invariants are enforced by the database — a
+conditional UPDATE of the pair row counts leases and judgments, a partial unique index keeps
+one live lease per assessor, unique keys keep one judgment per pair and assessor and per
+client_id. Services only flush; the request's transaction commits.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 from sqlalchemy.orm import Session
 
-from app.errors import CampaignClosed, Conflict, InvalidInput, LeaseExpired, NotFound, PairNotLeased
+from app.errors import (
+    CampaignClosed,
+    Conflict,
+    ConsentRequired,
+    InvalidInput,
+    LeaseExpired,
+    NotFound,
+    PairNotLeased,
+)
 from app.judging import repository
-from app.judging.engine_cache import CampaignEngine, EngineCache
 from app.models import Assessor, Campaign, Judgment, Lease, utcnow
 
 __all__ = [
     "HISTORY_SIZE",
+    "LOCALITY",
     "NextPair",
     "Progress",
     "assessor_for_token",
+    "aware",
     "next_pair",
     "pause",
     "progress",
@@ -33,27 +42,30 @@ __all__ = [
 ]
 
 HISTORY_SIZE = 10
-_allocation_locks: dict[int, threading.Lock] = {}
-_allocation_guard = threading.Lock()
+#: the assessor's own query is preferred when its best pair is worth this share of the best
+LOCALITY = 0.5
+#: candidates tried before giving up on a claim (each lost race skips one pair)
+MAX_CLAIM_ATTEMPTS = 16
 
 
-def _allocation_lock(campaign_id: int) -> threading.Lock:
-    with _allocation_guard:
-        return _allocation_locks.setdefault(campaign_id, threading.Lock())
-
-
-def _aware(moment: datetime) -> datetime:
-    # SQLite hands back naive datetimes; they were stored in UTC
+def aware(moment: datetime) -> datetime:
+    """SQLite hands back naive datetimes; they were stored in UTC."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
 class Progress:
+    """What a volunteer is shown: counts that only grow as they judge.
+
+    The settled system pairs are the planner's figures, at most a tick old; the raw ranking
+    confidence is for organizers.
+    """
+
     assessor_judged: int
     campaign_judged: int
     campaign_pairs: int
-    ranking_confidence: float
-    target: float
+    system_pairs: int
+    system_pairs_settled: int
     can_stop: bool
 
 
@@ -68,35 +80,40 @@ class NextPair:
     message: str = ""
 
 
-def assessor_for_token(session: Session, token: str) -> tuple[Assessor, Campaign]:
+def assessor_for_token(
+    session: Session, token: str, *, consent: bool = True
+) -> tuple[Assessor, Campaign]:
+    """The assessor of an invitation token and their campaign; with ``consent``, refuses
+    assessors who have not given their consent (the API enforces it, not only the page)."""
     assessor = repository.assessor_by_token(session, token)
     if assessor is None:
         raise NotFound("this invitation link is not valid (unknown token)")
+    if consent and assessor.consented_at is None:
+        raise ConsentRequired(
+            "please read the instructions and give your consent first (open your link)"
+        )
     campaign = session.get(Campaign, assessor.campaign_id)
     if campaign is None:  # pragma: no cover - foreign key
         raise NotFound("the campaign of this invitation no longer exists")
     return assessor, campaign
 
 
-def _progress(
-    session: Session, state: CampaignEngine, campaign: Campaign, assessor: Assessor
-) -> Progress:
-    engine = state.engine
+def _progress(session: Session, campaign: Campaign, assessor: Assessor) -> Progress:
+    state = repository.planner_state(session, campaign.id)
+    can_stop = state is not None and state.stop_reason is not None
     return Progress(
         assessor_judged=repository.assessor_judgment_count(session, assessor.id),
-        campaign_judged=engine.n_judged,
-        campaign_pairs=state.n_pairs,
-        ranking_confidence=engine.ranking_confidence,
-        target=campaign.target,
-        can_stop=engine.stop_reason() is not None,
+        campaign_judged=repository.judged_pair_count(session, campaign.id),
+        campaign_pairs=state.playable_pairs if state else 0,
+        system_pairs=state.system_pairs if state else 0,
+        system_pairs_settled=state.system_pairs_settled if state else 0,
+        can_stop=can_stop,
     )
 
 
-def progress(session: Session, cache: EngineCache, token: str) -> Progress:
+def progress(session: Session, token: str) -> Progress:
     assessor, campaign = assessor_for_token(session, token)
-    state = cache.get(session, campaign)
-    with state.lock:
-        return _progress(session, state, campaign, assessor)
+    return _progress(session, campaign, assessor)
 
 
 def _closed_message(campaign: Campaign) -> str | None:
@@ -112,114 +129,130 @@ def _previous_query(session: Session, assessor: Assessor) -> int | None:
     return last[0].query_id if last else None
 
 
-def next_pair(session: Session, cache: EngineCache, token: str) -> NextPair:
-    """The assessor's current lease, or a new lease on the most useful available pair."""
+def next_pair(session: Session, token: str) -> NextPair:
+    """The assessor's current lease, or a new lease on the most useful free pair."""
     assessor, campaign = assessor_for_token(session, token)
     now = utcnow()
-    previous_query = _previous_query(session, assessor)
-    state = cache.get(session, campaign)
     closed = _closed_message(campaign)
     if closed is not None:
-        with state.lock:
-            return NextPair(
-                "done", None, False, _progress(session, state, campaign, assessor), closed
-            )
-    current = repository.active_lease_of(session, assessor.id, now)
-    if current is not None:
-        with state.lock:
-            return NextPair(
-                "pair",
-                current,
-                current.query_id == previous_query,
-                _progress(session, state, campaign, assessor),
-            )
-    with _allocation_lock(campaign.id):
-        campaign = repository.lock_campaign(session, campaign.id)
-        state = cache.get(session, campaign)
-        with state.lock:
-            prog = _progress(session, state, campaign, assessor)
-            if prog.can_stop and not campaign.keep_collecting:
-                return NextPair(
-                    "done",
-                    None,
-                    False,
-                    prog,
-                    "The organizers have enough judgments to rank the systems. Thank you!",
-                )
-            pair = _choose_pair(session, state, campaign, assessor, now, previous_query)
-            if pair is None:
-                counts = repository.pair_judgment_counts(session, campaign.id)
-                mine = repository.assessor_pairs(session, assessor.id)
-                # nothing left for this assessor: every pair is complete or already theirs
-                finished = all(
-                    ids in mine or counts.get(ids, 0) >= campaign.judgments_per_pair
-                    for p, ids in enumerate(state.pair_ids)
-                    if state.playable[p]
-                )
-                if finished:
-                    return NextPair(
-                        "done", None, False, prog, "Every pair has been judged. Thank you!"
-                    )
-                return NextPair(
-                    "wait",
-                    None,
-                    False,
-                    prog,
-                    "The remaining pairs are with other assessors right now.",
-                )
-        query_id, document_id = pair
-        lease = repository.lease_row(session, campaign.id, query_id, document_id, assessor.id)
-        expires = now + timedelta(minutes=campaign.lease_minutes)
-        if lease is None:
-            lease = Lease(
-                campaign_id=campaign.id,
-                query_id=query_id,
-                document_id=document_id,
-                assessor_id=assessor.id,
-                leased_at=now,
-                expires_at=expires,
-            )
-            session.add(lease)
-        else:
-            lease.leased_at = now
-            lease.expires_at = expires
-        session.flush()
-    return NextPair("pair", lease, query_id == previous_query, prog)
+        return NextPair("done", None, False, _progress(session, campaign, assessor), closed)
+    previous_query = _previous_query(session, assessor)
+    current = repository.live_lease_of(session, assessor.id)
+    if current is not None and aware(current.expires_at) > now:
+        return NextPair(
+            "pair",
+            current,
+            current.query_id == previous_query,
+            _progress(session, campaign, assessor),
+        )
+    if current is not None:  # lapsed: give it back before taking another
+        repository.lock_pair(session, current.pair_id)
+        repository.release_lease(session, current, "expired")
+    prog = _progress(session, campaign, assessor)
+    if prog.can_stop and not campaign.keep_collecting:
+        return NextPair(
+            "done",
+            None,
+            False,
+            prog,
+            "The organizers have enough judgments to rank the systems. Thank you!",
+        )
+    lease = _claim(session, campaign, assessor, now, previous_query)
+    if lease is not None:
+        return NextPair("pair", lease, lease.query_id == previous_query, prog)
+    return _nothing_to_hand_out(session, campaign, assessor, prog)
 
 
-def _choose_pair(
+def _claim(
     session: Session,
-    state: CampaignEngine,
     campaign: Campaign,
     assessor: Assessor,
     now: datetime,
     previous_query: int | None,
-) -> tuple[int, int] | None:
-    """The engine's best available pair for this assessor (prefers the query they are on)."""
-    n = state.n_pairs
-    counts = repository.pair_judgment_counts(session, campaign.id)
-    taken = np.zeros(n, dtype=np.intp)
-    for ids, count in counts.items():
-        p = state.pair_index.get(ids)
-        if p is not None:
-            taken[p] += count
-    available = np.ones(n, dtype=bool)
-    for lease in repository.active_leases(session, campaign.id, now):
-        p = state.pair_index.get((lease.query_id, lease.document_id))
-        if p is not None:
-            taken[p] += 1
-            if lease.assessor_id == assessor.id:
-                available[p] = False
-    for ids in repository.assessor_pairs(session, assessor.id):
-        p = state.pair_index.get(ids)
-        if p is not None:
-            available[p] = False
-    available &= (taken < campaign.judgments_per_pair) & state.playable
-    if not available.any():
-        return None
-    prefer = state.query_index.get(previous_query) if previous_query is not None else None
-    picked = state.engine.select(1, candidates=available, prefer_query=prefer)
-    return state.pair_ids[int(picked[0])]
+) -> Lease | None:
+    """Lease the best free pair: the planner's next one, or one of the assessor's query
+    when it is worth at least ``LOCALITY`` of it. A pair another request took meanwhile
+    fails the conditional UPDATE and the next candidate is tried."""
+    per_pair = campaign.judgments_per_pair
+    expires_at = now + timedelta(minutes=campaign.lease_minutes)
+    skip: set[int] = set()
+    for _ in range(MAX_CLAIM_ATTEMPTS):
+        args = (session, campaign.id, assessor.id, per_pair, now)
+        best = repository.candidate(*args, planned=True, skip=frozenset(skip))
+        planned = best is not None
+        if best is None:  # the plan is used up or not made yet: any free pair will do
+            best = repository.candidate(*args, planned=False, skip=frozenset(skip))
+        if best is None:
+            return None
+        chosen = best
+        if previous_query is not None and best[1] != previous_query:
+            own = repository.candidate(
+                *args, planned=planned, query_id=previous_query, skip=frozenset(skip)
+            )
+            if own is not None and own[2] >= LOCALITY * best[2]:
+                chosen = own
+        pair_id = chosen[0]
+        with session.begin_nested() as savepoint:
+            repository.release_expired(session, pair_id, now)
+            if not repository.take_slot(session, pair_id, per_pair, expires_at):
+                savepoint.rollback()
+                skip.add(pair_id)
+                continue
+            pair = repository.lock_pair(session, pair_id)
+            lease_id = repository.insert_lease(
+                session,
+                {
+                    "campaign_id": campaign.id,
+                    "pair_id": pair_id,
+                    "query_id": pair.query_id,
+                    "document_id": pair.document_id,
+                    "assessor_id": assessor.id,
+                    "state": "live",
+                    "leased_at": now,
+                    "expires_at": expires_at,
+                },
+            )
+            if lease_id is None:
+                # a concurrent request of the same assessor leased a pair first: keep that one
+                savepoint.rollback()
+                return repository.live_lease_of(session, assessor.id)
+        return session.get_one(Lease, lease_id)
+    return None
+
+
+def _nothing_to_hand_out(
+    session: Session, campaign: Campaign, assessor: Assessor, prog: Progress
+) -> NextPair:
+    """Say honestly why there is no pair: all judged, none playable, or all with others."""
+    open_pairs, open_to_me, playable_to_me, pool = repository.pairs_left(
+        session, campaign.id, assessor.id, campaign.judgments_per_pair
+    )
+    if pool == 0:
+        return NextPair(
+            "wait", None, False, prog, "The campaign is being prepared: your first pair is coming."
+        )
+    if open_pairs == 0:
+        return NextPair("done", None, False, prog, "Every pair has been judged. Thank you!")
+    if open_to_me == 0:
+        return NextPair(
+            "done",
+            None,
+            False,
+            prog,
+            "You have judged every pair that still needs a judgment. Thank you!",
+        )
+    if playable_to_me == 0:
+        return NextPair(
+            "done",
+            None,
+            False,
+            prog,
+            f"Thank you! The {open_to_me} pair(s) still to judge cannot be played (their audio "
+            "is missing or unreadable on the server); the organizers can see which.",
+        )
+    return NextPair(
+        "wait", None, False, prog, "The remaining pairs are with other assessors right now."
+    )
 
 
 def _check_scores(broad: int, fine: float) -> None:
@@ -244,7 +277,8 @@ def submit_judgment(
 ) -> tuple[Judgment, bool]:
     """Store a judgment of a leased pair. Returns (judgment, created).
 
-    The same ``client_id`` again returns the stored judgment (created = False).
+    The same ``client_id`` again returns the stored judgment (created = False). A lease
+    that ran out is still honoured when nobody else holds the pair and it needs judgments.
     """
     assessor, campaign = assessor_for_token(session, token)
     existing = repository.judgment_by_client_id(session, assessor.id, client_id)
@@ -257,24 +291,21 @@ def submit_judgment(
     lease = session.get(Lease, lease_id)
     if lease is None or lease.assessor_id != assessor.id:
         raise PairNotLeased("this pair is not leased to you: load the next pair")
+    pair = repository.lock_pair(session, lease.pair_id)
+    # under the pair's lock: what a concurrent request did is visible now
+    existing = repository.judgment_by_client_id(session, assessor.id, client_id)
+    if existing is not None:
+        return existing, False
+    session.refresh(lease)
     if repository.judgment_of(session, assessor.id, lease.query_id, lease.document_id):
         raise Conflict("you have already judged this pair: revise it from your recent judgments")
     now = utcnow()
-    if _aware(lease.expires_at) <= now:
-        others = [
-            other
-            for other in repository.active_leases(session, campaign.id, now)
-            if (other.query_id, other.document_id) == (lease.query_id, lease.document_id)
-            and other.assessor_id != assessor.id
-        ]
-        judged = repository.pair_judgment_counts(session, campaign.id).get(
-            (lease.query_id, lease.document_id), 0
+    per_pair = campaign.judgments_per_pair
+    held = lease.state == "live" and aware(lease.expires_at) > now
+    if not held and pair.judged + repository.live_leases_of_others(session, lease, now) >= per_pair:
+        raise LeaseExpired(
+            "your time on this pair ran out and it was given to someone else: here is a new one"
         )
-        if others or judged >= campaign.judgments_per_pair:
-            raise LeaseExpired(
-                "your time on this pair ran out and it was given to someone else: here is a new one"
-            )
-    version = repository.bump_judgment_version(session, campaign.id)
     judgment = Judgment(
         campaign_id=campaign.id,
         query_id=lease.query_id,
@@ -286,13 +317,27 @@ def submit_judgment(
         source="assessor",
         query_listen_ms=query_listen_ms,
         candidate_listen_ms=candidate_listen_ms,
-        version=version,
+        lease_id=lease.id,
         created_at=now,
         updated_at=now,
     )
-    session.add(judgment)
-    lease.expires_at = now  # the pair is no longer held
-    session.flush()
+    with session.begin_nested() as savepoint:
+        if lease.state == "live":
+            repository.release_lease(session, lease, "done")
+        else:
+            lease.state = "done"
+        if not repository.record_judgment(session, pair.id, per_pair):
+            savepoint.rollback()
+            raise LeaseExpired("this pair has all the judgments it needs: here is a new one")
+        if not repository.insert_judgment(session, judgment):
+            savepoint.rollback()
+            judgment = None  # type: ignore[assignment]
+    if judgment is None:
+        session.expire_all()
+        existing = repository.judgment_by_client_id(session, assessor.id, client_id)
+        if existing is not None:
+            return existing, False
+        raise Conflict("you have already judged this pair: revise it from your recent judgments")
     return judgment, True
 
 
@@ -311,12 +356,15 @@ def revise_judgment(
         raise NotFound("no such judgment of yours")
     if judgment.id not in recent_ids:
         raise Conflict(f"only your last {HISTORY_SIZE} judgments can be revised")
+    pair = repository.pair_of(session, campaign.id, judgment.query_id, judgment.document_id)
+    if pair is not None:
+        repository.lock_pair(session, pair.id)
     judgment.broad = broad
     judgment.fine = float(fine)
     judgment.revision += 1
-    judgment.version = repository.bump_judgment_version(session, campaign.id)
     judgment.updated_at = utcnow()
     session.flush()
+    repository.record_revision(session, campaign.id, judgment.query_id, judgment.document_id)
     return judgment
 
 
@@ -328,8 +376,7 @@ def recent(session: Session, token: str) -> list[Judgment]:
 def pause(session: Session, token: str) -> None:
     """Give the assessor's current pair back to the pool."""
     assessor, _ = assessor_for_token(session, token)
-    now = utcnow()
-    lease = repository.active_lease_of(session, assessor.id, now)
+    lease = repository.live_lease_of(session, assessor.id)
     if lease is not None:
-        lease.expires_at = now
-        session.flush()
+        repository.lock_pair(session, lease.pair_id)
+        repository.release_lease(session, lease, "released")

@@ -38,6 +38,7 @@ from app.mtc.selection import (
     best_pairs,
     confidence_weights,
     static_weights,
+    top_candidates,
 )
 from app.mtc.significance import Verdicts, significance_verdicts
 
@@ -435,6 +436,40 @@ class MTCEngine:
             prefer_query=prefer_query,
             locality=self.config.locality,
         )
+
+    def ranked(self, n: int, candidates: NDArray[np.bool_]) -> tuple[IntArray, FloatArray]:
+        """The ``n`` most useful candidate pairs in order, with their selection weights.
+
+        This is the order :meth:`select` picks from, without the preference for one
+        query: a planner stores it and hands the pairs out to several assessors. Under the
+        random policy the order is a random permutation (weights all 1).
+
+        Parameters
+        ----------
+        n : int
+            How many pairs to return at most.
+        candidates : ndarray of bool, shape (n_pairs,)
+            The pairs that may be returned.
+
+        Returns
+        -------
+        pairs : ndarray of int, shape (m,), m <= n
+        weights : ndarray of float, shape (m,)
+        """
+        if n < 1:
+            raise ValueError(f"n must be at least 1, found {n}")
+        available = np.asarray(candidates, dtype=bool)
+        if available.shape != (self.collection.n_pairs,):
+            raise ValueError(
+                f"candidates must have shape ({self.collection.n_pairs},), found {available.shape}"
+            )
+        cand = np.flatnonzero(available)
+        if self.config.policy == "random":
+            picked = self.rng.permutation(cand)[:n].astype(np.intp)
+            return picked, np.ones(picked.shape[0])
+        weights = self.weights()
+        top = top_candidates(weights, cand, self.var, self.collection.mean_rank, n)[:n]
+        return top, weights[top]
 
     # ------------------------------------------------------------------ significance
     def agk_bounds(self, *, tight: bool = False) -> tuple[FloatArray, FloatArray]:

@@ -21,6 +21,7 @@ __all__ = [
     "best_pairs",
     "confidence_weights",
     "static_weights",
+    "top_candidates",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -144,7 +145,7 @@ def _order_candidates(
     return candidates[order]
 
 
-def _top_candidates(
+def top_candidates(
     weights: FloatArray, candidates: IntArray, var: FloatArray, mean_rank: FloatArray, n: int
 ) -> IntArray:
     """The ``n`` best candidates in order (plus any tied with the n-th), without sorting all."""
@@ -188,7 +189,7 @@ def best_pairs(
     if candidates.size == 0:
         return candidates
     # n + 1 so the best pair left after taking the same-query ones is known
-    ranked = _top_candidates(weights, candidates, var, mean_rank, n + 1)
+    ranked = top_candidates(weights, candidates, var, mean_rank, n + 1)
     if n == 1 and prefer_query is None:
         return ranked[:1]
     best_w = float(weights[ranked[0]])
@@ -196,11 +197,11 @@ def best_pairs(
     if prefer_query is not None and prefer_query != query:
         own = candidates[pair_query[candidates] == prefer_query]
         if own.size:
-            best_own = _top_candidates(weights, own, var, mean_rank, 1)[0]
+            best_own = top_candidates(weights, own, var, mean_rank, 1)[0]
             if weights[best_own] >= locality * best_w:
                 query = prefer_query
     same = candidates[pair_query[candidates] == query]
-    same = _top_candidates(weights, same, var, mean_rank, n)
+    same = top_candidates(weights, same, var, mean_rank, n)
     chosen: list[int] = []
     taken: set[int] = set()
     for p in same:

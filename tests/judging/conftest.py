@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,7 +13,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.main import create_app
-from app.models import Assessor, Campaign, Document, Query, Result, System
+from app.models import Assessor, Campaign, Document, Query, Result, System, utcnow
+from app.planner.service import ensure_pool
 
 
 @dataclass
@@ -36,6 +38,7 @@ def build_campaign(
     k: int = 3,
     n_assessors: int = 2,
     audio_dir: Path | None = Path("/srv/mtcjudge-test-audio"),
+    consented: bool = True,
     **settings: object,
 ) -> CampaignFixture:
     """Systems S0.. retrieve overlapping lists of clips; every clip has artist and genre."""
@@ -100,18 +103,38 @@ def build_campaign(
     tokens = []
     for i in range(n_assessors):
         token = secrets.token_urlsafe(16)
-        session.add(Assessor(campaign_id=campaign.id, name=f"Volunteer {i + 1}", token=token))
+        session.add(
+            Assessor(
+                campaign_id=campaign.id,
+                name=f"Volunteer {i + 1}",
+                token=token,
+                consented_at=utcnow() if consented else None,
+            )
+        )
         tokens.append(token)
     session.flush()
+    ensure_pool(session, campaign)
     return CampaignFixture(campaign, systems, queries, documents, tokens)
+
+
+class PlanningClient(TestClient):
+    """A client whose app plans before every request, as a planner with no lag would: the
+    API tests see exactly the pairs the MTC loop picks after each judgment."""
+
+    def request(self, method: str, url: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        self.plan()
+        return super().request(method, url, *args, **kwargs)
+
+    def plan(self) -> None:
+        self.app.state.planner.run_once(force=True)  # type: ignore[attr-defined]
 
 
 @pytest.fixture
 def make_client(session_factory: sessionmaker[Session]):
-    """Build a TestClient; each call is a separate app (a separate engine cache = process)."""
+    """Build a client; each call is a separate app (a separate process, with its planner)."""
 
-    def make() -> TestClient:
-        return TestClient(create_app(Settings(), session_factory=session_factory))
+    def make() -> PlanningClient:
+        return PlanningClient(create_app(Settings(), session_factory=session_factory))
 
     return make
 

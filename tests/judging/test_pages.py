@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from app.models import Assessor, Campaign, Document, Judgment, Lease, utcnow
+from app.models import Assessor, Campaign, Document, Judgment, Lease, Pair, utcnow
 from tests.judging.conftest import CampaignFixture, build_campaign
 from tests.support import write_tone
 
 
 @pytest.fixture
 def fx(db_session, tmp_path) -> CampaignFixture:
-    fixture = build_campaign(db_session, audio_dir=tmp_path)
+    fixture = build_campaign(db_session, audio_dir=tmp_path, consented=False)
     for i, document in enumerate(fixture.documents.values()):
         assert document.audio_path is not None
         write_tone(Path(document.audio_path), 220.0 + 40 * i, seconds=0.5, rate=8000)
@@ -32,8 +32,12 @@ def lease(db_session, fx: CampaignFixture, token: str, query_index: int = 0) -> 
     """Lease the first candidate of a query to the assessor, as the API would."""
     query = fx.queries[query_index]
     candidate = fx.documents[f"cand{query_index}-1"]
+    pair = db_session.scalars(
+        select(Pair).where(Pair.query_id == query.id, Pair.document_id == candidate.id)
+    ).one()
     row = Lease(
         campaign_id=fx.campaign.id,
+        pair_id=pair.id,
         query_id=query.id,
         document_id=candidate.id,
         assessor_id=assessor(db_session, token).id,

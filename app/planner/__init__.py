@@ -1,0 +1,1 @@
+"""The MTC planner: the engine of each campaign, run in the background, off the request path."""

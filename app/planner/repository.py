@@ -1,0 +1,257 @@
+"""Queries of the planner: the collection as plain rows, the pool, the plan, the figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, delete, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.models import (
+    Campaign,
+    Document,
+    Judgment,
+    Pair,
+    PlanEntry,
+    PlannerState,
+    Query,
+    Result,
+    System,
+)
+
+__all__ = [
+    "campaigns_to_plan",
+    "claim_planning",
+    "collection_rows",
+    "documents_with_audio",
+    "insert_pairs",
+    "judgment_counts",
+    "pair_changes",
+    "pair_count",
+    "pair_means",
+    "pair_occupancy",
+    "planner_state",
+    "query_documents",
+    "release_planning",
+    "replace_plan",
+    "save_figures",
+    "still_planner",
+    "unplayable_count",
+]
+
+
+def collection_rows(
+    session: Session, campaign_id: int
+) -> tuple[
+    Sequence[Row[int, str, str | None, str | None]],
+    Sequence[Row[int, int]],
+    Sequence[Row[int, str]],
+    Sequence[Row[int, int, int, int]],
+]:
+    """Documents, queries, systems and results (ordered by system, query, rank) as rows."""
+    documents = session.execute(
+        select(Document.id, Document.external_id, Document.artist, Document.genre).where(
+            Document.campaign_id == campaign_id
+        )
+    ).all()
+    queries = session.execute(
+        select(Query.id, Query.document_id).where(Query.campaign_id == campaign_id)
+    ).all()
+    systems = session.execute(
+        select(System.id, System.name).where(System.campaign_id == campaign_id)
+    ).all()
+    results = session.execute(
+        select(Result.system_id, Result.query_id, Result.rank, Result.document_id)
+        .where(Result.campaign_id == campaign_id)
+        .order_by(Result.system_id, Result.query_id, Result.rank)
+    ).all()
+    return documents, queries, systems, results
+
+
+def documents_with_audio(session: Session, campaign_id: int) -> set[int]:
+    return set(
+        session.scalars(
+            select(Document.id).where(
+                Document.campaign_id == campaign_id, Document.audio_path.is_not(None)
+            )
+        )
+    )
+
+
+def query_documents(session: Session, campaign_id: int) -> dict[int, int]:
+    rows = session.execute(
+        select(Query.id, Query.document_id).where(Query.campaign_id == campaign_id)
+    ).all()
+    return {int(q): int(d) for q, d in rows}
+
+
+def _value_column(scale: str) -> Any:
+    return Judgment.fine if scale == "fine" else Judgment.broad
+
+
+def pair_means(
+    session: Session,
+    campaign_id: int,
+    scale: str,
+    pairs: Sequence[tuple[int, int]] | None = None,
+) -> dict[tuple[int, int], float]:
+    """Mean judgment on ``scale`` of each judged (query_id, document_id) (all assessors)."""
+    column = _value_column(scale)
+    stmt = (
+        select(Judgment.query_id, Judgment.document_id, func.avg(column))
+        .where(Judgment.campaign_id == campaign_id, column.is_not(None))
+        .group_by(Judgment.query_id, Judgment.document_id)
+    )
+    if pairs is None:
+        return {(q, d): float(v) for q, d, v in session.execute(stmt).all()}
+    if not pairs:
+        return {}
+    wanted = set(pairs)
+    stmt = stmt.where(Judgment.query_id.in_({q for q, _ in wanted}))
+    return {(q, d): float(v) for q, d, v in session.execute(stmt).all() if (q, d) in wanted}
+
+
+def pair_count(session: Session, campaign_id: int) -> int:
+    return int(session.scalar(select(func.count()).where(Pair.campaign_id == campaign_id)) or 0)
+
+
+def insert_pairs(session: Session, rows: list[dict[str, Any]]) -> bool:
+    """Insert the pool of a campaign; False when another process did it first."""
+    try:
+        with session.begin_nested():
+            session.execute(insert(Pair), rows)
+    except IntegrityError:
+        return False
+    return True
+
+
+def pair_changes(session: Session, campaign_id: int) -> dict[int, tuple[int, int, int]]:
+    """pair id -> (query_id, document_id, changes) of every pair judged at least once."""
+    rows = session.execute(
+        select(Pair.id, Pair.query_id, Pair.document_id, Pair.changes).where(
+            Pair.campaign_id == campaign_id, Pair.changes > 0
+        )
+    ).all()
+    return {pid: (q, d, n) for pid, q, d, n in rows}
+
+
+def pair_occupancy(
+    session: Session, campaign_id: int, per_pair: int, now: datetime
+) -> tuple[dict[tuple[int, int], int], set[tuple[int, int]]]:
+    """(pair ids by (query_id, document_id), the pairs that cannot be handed out now:
+    judged enough times, or held by live leases up to the limit)."""
+    rows = session.execute(
+        select(
+            Pair.id, Pair.query_id, Pair.document_id, Pair.judged, Pair.leased, Pair.leased_until
+        ).where(Pair.campaign_id == campaign_id)
+    ).all()
+    ids: dict[tuple[int, int], int] = {}
+    busy: set[tuple[int, int]] = set()
+    for pid, q, d, judged, leased, until in rows:
+        ids[(q, d)] = pid
+        if judged >= per_pair:
+            busy.add((q, d))
+        elif judged + leased >= per_pair and until is not None and _aware(until) > now:
+            busy.add((q, d))
+    return ids, busy
+
+
+def _aware(moment: datetime) -> datetime:
+    from datetime import UTC
+
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def replace_plan(session: Session, campaign_id: int, rows: list[dict[str, Any]]) -> None:
+    session.execute(delete(PlanEntry).where(PlanEntry.campaign_id == campaign_id))
+    if rows:
+        session.execute(insert(PlanEntry), rows)
+
+
+def planner_state(session: Session, campaign_id: int) -> PlannerState | None:
+    return session.get(PlannerState, campaign_id)
+
+
+def campaigns_to_plan(session: Session) -> list[int]:
+    """Open campaigns (and drafts, so their figures are ready when they open)."""
+    return list(
+        session.scalars(
+            select(Campaign.id).where(Campaign.status.in_(("open", "draft"))).order_by(Campaign.id)
+        )
+    )
+
+
+def claim_planning(
+    session: Session, campaign_id: int, owner: str, now: datetime, until: datetime
+) -> bool:
+    """Become (or stay) the planner of a campaign: one atomic UPDATE decides between
+    processes; the row is created the first time."""
+    if session.get(PlannerState, campaign_id) is None:
+        try:
+            with session.begin_nested():
+                session.add(PlannerState(campaign_id=campaign_id))
+        except IntegrityError:
+            pass
+    taken = session.execute(
+        update(PlannerState)
+        .where(
+            PlannerState.campaign_id == campaign_id,
+            or_(
+                PlannerState.owner == owner,
+                PlannerState.owner.is_(None),
+                PlannerState.lease_until.is_(None),
+                PlannerState.lease_until < now,
+            ),
+        )
+        .values(owner=owner, lease_until=until)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(taken.rowcount)  # type: ignore[attr-defined]
+
+
+def release_planning(session: Session, owner: str) -> None:
+    session.execute(
+        update(PlannerState)
+        .where(PlannerState.owner == owner)
+        .values(owner=None, lease_until=None)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def save_figures(session: Session, campaign_id: int, values: dict[str, Any]) -> None:
+    session.execute(
+        update(PlannerState)
+        .where(PlannerState.campaign_id == campaign_id)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def judgment_counts(session: Session, campaign_id: int) -> dict[tuple[int, int], int]:
+    rows = session.execute(
+        select(Judgment.query_id, Judgment.document_id, func.count())
+        .where(Judgment.campaign_id == campaign_id)
+        .group_by(Judgment.query_id, Judgment.document_id)
+    ).all()
+    return {(q, d): int(n) for q, d, n in rows}
+
+
+def still_planner(session: Session, campaign_id: int, owner: str) -> bool:
+    """True when ``owner`` still plans the campaign; locks the row until the write commits
+    so that a takeover cannot interleave with it."""
+    stmt = select(PlannerState.owner).where(PlannerState.campaign_id == campaign_id)
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update()
+    return session.scalar(stmt) == owner
+
+
+def unplayable_count(session: Session, campaign_id: int) -> int:
+    return int(
+        session.scalar(
+            select(func.count()).where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
+        )
+        or 0
+    )
