@@ -36,8 +36,8 @@ __all__ = [
     "hash_token",
     "insert_judgment",
     "insert_lease",
-    "judgment_by_client_id",
     "judged_pair_count",
+    "judgment_by_client_id",
     "judgment_of",
     "live_lease_of",
     "live_leases_of_others",
@@ -297,9 +297,7 @@ def pairs_left(
 def judged_pair_count(session: Session, campaign_id: int) -> int:
     """Pairs judged at least once (an index range scan on (campaign_id, judged))."""
     return int(
-        session.scalar(
-            select(func.count()).where(Pair.campaign_id == campaign_id, Pair.judged > 0)
-        )
+        session.scalar(select(func.count()).where(Pair.campaign_id == campaign_id, Pair.judged > 0))
         or 0
     )
 

@@ -192,32 +192,50 @@ def _claim(
             if own is not None and own[2] >= LOCALITY * best[2]:
                 chosen = own
         pair_id = chosen[0]
-        with session.begin_nested() as savepoint:
-            repository.release_expired(session, pair_id, now)
-            if not repository.take_slot(session, pair_id, per_pair, expires_at):
-                savepoint.rollback()
-                skip.add(pair_id)
-                continue
-            pair = repository.lock_pair(session, pair_id)
-            lease_id = repository.insert_lease(
-                session,
-                {
-                    "campaign_id": campaign.id,
-                    "pair_id": pair_id,
-                    "query_id": pair.query_id,
-                    "document_id": pair.document_id,
-                    "assessor_id": assessor.id,
-                    "state": "live",
-                    "leased_at": now,
-                    "expires_at": expires_at,
-                },
-            )
-            if lease_id is None:
-                # a concurrent request of the same assessor leased a pair first: keep that one
-                savepoint.rollback()
-                return repository.live_lease_of(session, assessor.id)
-        return session.get_one(Lease, lease_id)
+        outcome = _lease_pair(session, campaign, assessor, pair_id, now, expires_at)
+        if outcome == "taken":
+            skip.add(pair_id)
+            continue
+        if outcome == "already_holding":
+            # a concurrent request of the same assessor leased a pair first: keep that one
+            return repository.live_lease_of(session, assessor.id)
+        return session.get_one(Lease, outcome)
     return None
+
+
+def _lease_pair(
+    session: Session,
+    campaign: Campaign,
+    assessor: Assessor,
+    pair_id: int,
+    now: datetime,
+    expires_at: datetime,
+) -> int | str:
+    """Lease one pair in a savepoint: the new lease id, or why not ("taken" by another
+    request meanwhile, "already_holding" a lease this assessor got concurrently)."""
+    with session.begin_nested() as savepoint:
+        repository.release_expired(session, pair_id, now)
+        if not repository.take_slot(session, pair_id, campaign.judgments_per_pair, expires_at):
+            savepoint.rollback()
+            return "taken"
+        pair = repository.lock_pair(session, pair_id)
+        lease_id = repository.insert_lease(
+            session,
+            {
+                "campaign_id": campaign.id,
+                "pair_id": pair_id,
+                "query_id": pair.query_id,
+                "document_id": pair.document_id,
+                "assessor_id": assessor.id,
+                "state": "live",
+                "leased_at": now,
+                "expires_at": expires_at,
+            },
+        )
+        if lease_id is None:
+            savepoint.rollback()
+            return "already_holding"
+    return lease_id
 
 
 def _nothing_to_hand_out(
