@@ -6,6 +6,7 @@ commits on success and rolls back on error; services and repositories only ``flu
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 __all__ = ["make_engine", "make_sessionmaker", "session_scope", "upgrade_database"]
@@ -28,16 +30,32 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.close()
+
+
+#: one wait of SQLite's own busy handler; BEGIN is retried after it (see _sqlite_begin)
+SQLITE_BUSY_TIMEOUT_MS = 5000
+#: how long a transaction waits in all for SQLite's write lock before the error surfaces
+SQLITE_LOCK_WAIT_SECONDS = 60.0
 
 
 def _sqlite_begin(connection: Any) -> None:
     # IMMEDIATE takes the write lock up front: a deferred transaction that reads, then writes
     # after another process committed, fails at once with SQLITE_BUSY (no busy-timeout wait),
     # which several server processes on one file would hit. Writers queue instead.
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # BEGIN is the only statement that can then be told "database is locked" (the lock is
+    # held from there on), and nothing has run yet, so it is retried until the deadline:
+    # a busy database makes a request slower, never an error.
+    deadline = time.monotonic() + SQLITE_LOCK_WAIT_SECONDS
+    while True:
+        try:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            return
+        except OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -53,6 +71,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
+    # a server process runs up to 40 requests at once (the thread pool) and holds a
+    # connection only for a request's short transaction
+    kwargs.setdefault("pool_size", 10)
+    kwargs.setdefault("max_overflow", 20)
     return create_engine(url, **kwargs)
 
 

@@ -1,0 +1,65 @@
+"""Database plumbing: a busy SQLite database makes requests wait, never fail."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+import app.db
+from app.db import make_engine
+
+
+def test_sqlite_busy_is_retried_past_the_busy_timeout(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(app.db, "SQLITE_BUSY_TIMEOUT_MS", 100)
+    url = f"sqlite:///{tmp_path / 'busy.sqlite3'}"
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("CREATE TABLE t (x INTEGER)"))
+        holder = engine.connect()
+        holder.begin()  # BEGIN IMMEDIATE: holds the write lock
+        holder.execute(text("INSERT INTO t VALUES (1)"))
+        done: list[float] = []
+        errors: list[Exception] = []
+
+        def writer() -> None:
+            started = time.monotonic()
+            try:
+                with engine.begin() as conn:
+                    conn.execute(text("INSERT INTO t VALUES (2)"))
+                done.append(time.monotonic() - started)
+            except Exception as exc:
+                errors.append(exc)
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        time.sleep(0.6)  # several busy timeouts go by
+        holder.commit()
+        holder.close()
+        thread.join(timeout=10)
+        assert errors == []
+        assert done
+        assert done[0] >= 0.5
+        with engine.connect() as conn:
+            assert conn.scalar(text("SELECT count(*) FROM t")) == 2
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_gives_up_after_the_deadline(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(app.db, "SQLITE_BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(app.db, "SQLITE_LOCK_WAIT_SECONDS", 0.3)
+    engine = make_engine(f"sqlite:///{tmp_path / 'stuck.sqlite3'}")
+    try:
+        holder = engine.connect()
+        holder.begin()
+        with pytest.raises(Exception, match="locked"), engine.begin() as conn:
+            conn.execute(text("SELECT 1"))
+        holder.rollback()
+        holder.close()
+    finally:
+        engine.dispose()
