@@ -167,8 +167,11 @@ class Assessor(Base):
     )
     name: Mapped[str] = mapped_column(String(200), nullable=False)
     email: Mapped[str | None] = mapped_column(String(320))
-    token: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    # SHA-256 of the invitation token: the token itself is only ever in the link
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
     consented_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # a revoked link opens nothing; the assessor's judgments stay
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = _ts()
 
 

@@ -24,6 +24,7 @@ from app.campaigns.service import (
     assessor_link,
     create_campaign,
     invite_assessor,
+    reissue_link,
 )
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
@@ -157,9 +158,14 @@ def ensure_demo(
                 stored = _stored_documents(session, campaign)
                 written = _write_missing_audio(audio_dir, [clip for clip, _path in stored])
                 _point_documents_at(session, campaign, audio_dir, stored)
-            assessors = repository.assessors_of(session, campaign.id)
-            present = {assessor.name for assessor in assessors}
-            assessors += [
+            # only token hashes are stored: a second run gives the demo's volunteers new
+            # links (the old ones stop working) and keeps their judgments
+            invited = [
+                (assessor, reissue_link(session, assessor))
+                for assessor in repository.assessors_of(session, campaign.id)
+            ]
+            present = {assessor.name for assessor, _ in invited}
+            invited += [
                 invite_assessor(session, campaign, name)
                 for name in ASSESSOR_NAMES
                 if name not in present
@@ -168,8 +174,8 @@ def ensure_demo(
             return DemoInfo(
                 campaign_slug=campaign.slug,
                 organizer_hint=hint,
-                assessor_links=[assessor_link(settings, a) for a in assessors],
-                assessor_names=[a.name for a in assessors],
+                assessor_links=[assessor_link(settings, token) for _, token in invited],
+                assessor_names=[a.name for a, _ in invited],
                 created=created,
                 audio_written=written,
             )

@@ -64,7 +64,12 @@ def hash_token(token: str) -> str:
 
 
 def assessor_by_token(session: Session, token: str) -> Assessor | None:
-    return session.scalars(select(Assessor).where(Assessor.token == token)).one_or_none()
+    """The assessor whose (unrevoked) invitation link carries ``token``."""
+    return session.scalars(
+        select(Assessor).where(
+            Assessor.token_hash == hash_token(token), Assessor.revoked_at.is_(None)
+        )
+    ).one_or_none()
 
 
 def _postgres(session: Session) -> bool:

@@ -14,6 +14,9 @@ assessors are simply handed a pair again).
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -127,8 +130,46 @@ def upgrade() -> None:
     with op.batch_alter_table("campaign", schema=None) as batch_op:
         batch_op.drop_column("judgment_version")
 
+    # invitation tokens are stored hashed: existing links keep working
+    with op.batch_alter_table("assessor", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("token_hash", sa.String(length=64), nullable=True))
+        batch_op.add_column(sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True))
+    bind = op.get_bind()
+    assessor = sa.table(
+        "assessor", sa.column("id", sa.Integer()), sa.column("token", sa.String()),
+        sa.column("token_hash", sa.String()),
+    )
+    for row in bind.execute(sa.select(assessor.c.id, assessor.c.token)).all():
+        digest = hashlib.sha256(row.token.encode("utf-8")).hexdigest()
+        bind.execute(
+            assessor.update().where(assessor.c.id == row.id).values(token_hash=digest)
+        )
+    with op.batch_alter_table("assessor", schema=None) as batch_op:
+        batch_op.alter_column("token_hash", existing_type=sa.String(length=64), nullable=False)
+        batch_op.create_unique_constraint(batch_op.f("uq_assessor_token_hash"), ["token_hash"])
+        batch_op.drop_constraint("uq_assessor_token", type_="unique")
+        batch_op.drop_column("token")
+
 
 def downgrade() -> None:
+    # the tokens cannot be recovered from their hashes: every assessor gets a new link
+    with op.batch_alter_table("assessor", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("token", sa.String(length=64), nullable=True))
+    bind = op.get_bind()
+    assessor = sa.table("assessor", sa.column("id", sa.Integer()), sa.column("token", sa.String()))
+    for row in bind.execute(sa.select(assessor.c.id)).all():
+        bind.execute(
+            assessor.update()
+            .where(assessor.c.id == row.id)
+            .values(token=secrets.token_urlsafe(24))
+        )
+    with op.batch_alter_table("assessor", schema=None) as batch_op:
+        batch_op.alter_column("token", existing_type=sa.String(length=64), nullable=False)
+        batch_op.create_unique_constraint("uq_assessor_token", ["token"])
+        batch_op.drop_constraint(batch_op.f("uq_assessor_token_hash"), type_="unique")
+        batch_op.drop_column("token_hash")
+        batch_op.drop_column("revoked_at")
+
     with op.batch_alter_table("campaign", schema=None) as batch_op:
         batch_op.add_column(
             sa.Column("judgment_version", sa.Integer(), nullable=False, server_default="0")

@@ -91,7 +91,28 @@ def test_create_list_open_close_invite(files: dict[str, Path], database: str) ->
     assert re.fullmatch(re.escape(BASE_URL) + r"/a/[A-Za-z0-9_-]{32}", link)
     code, out, _ = run("assessor", "list", "--campaign", "ams-2011", "--database-url", database)
     assert code == 0
-    assert out == f"Ann <ann@example.org>  invited  {link}\n"
+    # the link is shown once: only a hash of its token is stored
+    assert out == "Ann <ann@example.org>  invited\n"
+    token = link.rsplit("/", 1)[1]
+    assert token not in Path(database.removeprefix("sqlite:///")).read_bytes().decode("latin-1")
+    code, out, _ = run(
+        "assessor", "relink", "--campaign", "ams-2011", "--name", "Ann", "--database-url", database
+    )
+    assert code == 0
+    new_link = out.splitlines()[-1]
+    assert re.fullmatch(re.escape(BASE_URL) + r"/a/[A-Za-z0-9_-]{32}", new_link)
+    assert new_link != link
+    code, out, _ = run(
+        "assessor", "revoke", "--campaign", "ams-2011", "--name", "Ann", "--database-url", database
+    )
+    assert (code, out) == (0, "the link of Ann no longer works\n")
+    code, out, _ = run("assessor", "list", "--campaign", "ams-2011", "--database-url", database)
+    assert out == "Ann <ann@example.org>  revoked\n"
+    code, _, err = run(
+        "assessor", "revoke", "--campaign", "ams-2011", "--name", "Bob", "--database-url", database
+    )
+    assert code == 2
+    assert "no assessor named 'Bob'" in err
 
 
 def test_create_open_with_audio_report(
@@ -157,6 +178,49 @@ def test_domain_errors_exit_2_and_save_nothing(files: dict[str, Path], database:
     assert "assessor name must be" in err
 
 
+SAVE_AS = "save the file as UTF-8 text"
+
+
+def test_a_nul_in_a_file_exits_2_naming_file_and_line(
+    files: dict[str, Path], database: str
+) -> None:
+    runs = files["runs"].with_name("nul.tsv")
+    runs.write_bytes(b"S1\tq1\td1\nS2\tq1\td\x002\n")
+    code, out, err = run("campaign", "create", "--name", "x", "--runs", str(runs))
+    assert (code, out) == (2, "")
+    assert err == f"mtcjudge: error: {runs}:2: contains a NUL character (byte 0x00); {SAVE_AS}\n"
+    assert not Path(database.removeprefix("sqlite:///")).exists()
+
+
+def test_control_characters_in_names_are_printed_escaped(
+    files: dict[str, Path], database: str
+) -> None:
+    runs = files["runs"].with_name("escape.tsv")
+    text = files["runs"].read_text().replace("S1\t", "S1\x1b[2J\t")
+    runs.write_text(text.replace("\td12\n", "\td12\x1b[K\n"))
+    code, out, err = run(
+        "campaign", "create", "--name", "Red \x1b[31mAlert", "--slug", "red", "--runs", str(runs),
+        "--audio", str(files["runs"].parent), "--database-url", database,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "Red \\x1b[31mAlert" in out
+    assert "d12\\x1b[K" in out  # the clips missing in --audio: document ids from the runs
+    assert "\x1b" not in out
+    code, out, _ = run("campaign", "list", "--database-url", database)
+    assert (code, "Red \\x1b[31mAlert" in out) == (0, True)
+    code, out, err = run("campaign", "status", "red", "--database-url", database)
+    assert code == 0, err
+    assert "S1\\x1b[2J" in out
+    assert "\x1b" not in out
+    code, out, _ = run(
+        "assessor", "invite", "--campaign", "red", "--name", "Eve\u202e\x07",
+        "--email", "eve@example.org", "--database-url", database,
+    )  # fmt: skip
+    assert (code, out.startswith("invited Eve\\u202e\\x07 to red;")) == (0, True)
+    code, out, _ = run("assessor", "list", "--campaign", "red", "--database-url", database)
+    assert (code, out.startswith("Eve\\u202e\\x07 <eve@example.org>  invited")) == (0, True)
+
+
 def test_list_on_a_fresh_database(database: str) -> None:
     code, out, _ = run("campaign", "list", "--database-url", database)
     assert (code, out) == (0, "no campaigns yet: create one with mtcjudge campaign create\n")
@@ -175,6 +239,13 @@ def test_default_database_comes_from_the_environment(
     [
         ["campaign", "create", "--name", "x"],
         ["campaign", "create", "--name", "x", "--runs", "r", "--k", "0"],
+        ["campaign", "create", "--name", "x", "--runs", "r", "--k", "1001"],
+        ["campaign", "create", "--name", "x", "--runs", "r", "--seed", "2147483648"],
+        ["campaign", "create", "--name", "x", "--runs", "r", "--seed", "-1"],
+        ["campaign", "create", "--name", "x", "--runs", "r", "--lease-minutes", "10081"],
+        ["campaign", "create", "--name", "x", "--runs", "r", "--judgments-per-pair", "101"],
+        ["campaign", "set", "x", "--lease-minutes", "0"],
+        ["campaign", "set", "x", "--judgments-per-pair", "99999999999"],
         ["campaign", "create", "--name", "x", "--runs", "r", "--target", "0.2"],
         ["campaign", "create", "--name", "x", "--runs", "r", "--scale", "coarse"],
         ["assessor", "invite", "--name", "x"],

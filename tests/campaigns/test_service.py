@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import wave
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from app.campaigns.service import (
     get_campaign,
     invite_assessor,
     list_campaigns,
+    reissue_link,
+    revoke_link,
     slugify,
     update_campaign,
 )
@@ -208,16 +211,22 @@ def test_mirex_scale_import(db_session: Session, tmp_path: Path) -> None:
         ({"slug": "Not A Slug"}, "slug must be lowercase"),
         ({"slug": "a--b"}, "slug must be lowercase"),
         ({"scale": "coarse"}, "scale must be one of broad, fine"),
-        ({"k": 0}, "k must be an integer of at least 1"),
+        ({"k": 0}, "k must be an integer from 1 to 1000, found 0"),
+        ({"k": 1001}, "k must be an integer from 1 to 1000, found 1001"),
         ({"k": True}, "k must be an integer"),
         ({"measure": "map"}, "measure must be one of"),
         ({"estimator": "magic"}, "estimator must be one of"),
         ({"policy": "greedy"}, "policy must be one of"),
         ({"target": 0.4}, "target must be a confidence between 0.5 and 1"),
         ({"target": 1.5}, "target must be a confidence"),
-        ({"lease_minutes": 0}, "lease_minutes must be an integer of at least 1"),
+        ({"lease_minutes": 0}, "lease_minutes must be an integer from 1 to 10080"),
+        ({"lease_minutes": 10081}, "lease_minutes must be an integer from 1 to 10080"),
         ({"judgments_per_pair": 0}, "judgments_per_pair must be"),
-        ({"seed": -1}, "seed must be an integer of at least 0"),
+        ({"judgments_per_pair": 101}, "judgments_per_pair must be an integer from 1 to 100"),
+        ({"seed": -1}, "seed must be an integer from 0 to 2147483647, found -1"),
+        ({"seed": 2**31}, "seed must be an integer from 0 to 2147483647, found 2147483648"),
+        ({"name": "a\x00b"}, "name contains a NUL character"),
+        ({"description": "\ud800"}, "description contains an unpaired surrogate"),
         ({"keep_collecting": "yes"}, "keep_collecting must be true or false"),
         ({"status": "running"}, "status must be one of draft, open, closed"),
         ({"description": None}, "description must be a text"),
@@ -274,8 +283,8 @@ def test_update_campaign_validates(
 
 def test_invite_assessor(db_session: Session) -> None:
     campaign, _ = create_campaign(db_session, CampaignSpec("x"), RUNS)
-    alice = invite_assessor(db_session, campaign, " Alice ", "alice@example.org")
-    bob = invite_assessor(db_session, campaign, "Bob")
+    alice, alice_token = invite_assessor(db_session, campaign, " Alice ", "alice@example.org")
+    bob, bob_token = invite_assessor(db_session, campaign, "Bob")
     assert (alice.name, alice.email, alice.campaign_id) == (
         "Alice",
         "alice@example.org",
@@ -283,10 +292,26 @@ def test_invite_assessor(db_session: Session) -> None:
     )
     assert alice.id is not None
     assert bob.email is None
-    assert len(alice.token) == 32
-    assert alice.token != bob.token
+    assert len(alice_token) == 32
+    assert alice_token != bob_token
+    # only a hash of the token is stored
+    assert alice.token_hash == hashlib.sha256(alice_token.encode()).hexdigest()
+    assert alice_token not in {alice.token_hash, bob.token_hash}
     settings = Settings(base_url="https://judge.example.org")
-    assert assessor_link(settings, alice) == f"https://judge.example.org/a/{alice.token}"
+    assert assessor_link(settings, alice_token) == f"https://judge.example.org/a/{alice_token}"
+
+
+def test_a_reissued_or_revoked_link_stops_working(db_session: Session) -> None:
+    from app.judging.repository import assessor_by_token
+
+    campaign, _ = create_campaign(db_session, CampaignSpec("x"), RUNS)
+    alice, old = invite_assessor(db_session, campaign, "Alice")
+    assert assessor_by_token(db_session, old) is alice
+    new = reissue_link(db_session, alice)
+    assert assessor_by_token(db_session, old) is None
+    assert assessor_by_token(db_session, new) is alice
+    revoke_link(db_session, alice)
+    assert assessor_by_token(db_session, new) is None
 
 
 @pytest.mark.parametrize(

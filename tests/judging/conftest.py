@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.judging.repository import hash_token
 from app.main import create_app
 from app.models import Assessor, Campaign, Document, Query, Result, System, utcnow
 from app.planner.service import ensure_pool
@@ -107,7 +108,7 @@ def build_campaign(
             Assessor(
                 campaign_id=campaign.id,
                 name=f"Volunteer {i + 1}",
-                token=token,
+                token_hash=hash_token(token),
                 consented_at=utcnow() if consented else None,
             )
         )

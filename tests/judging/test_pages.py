@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from app.judging.repository import hash_token
 from app.models import Assessor, Campaign, Document, Judgment, Lease, Pair, utcnow
 from tests.judging.conftest import CampaignFixture, build_campaign
 from tests.support import write_tone
@@ -25,7 +26,9 @@ def fx(db_session, tmp_path) -> CampaignFixture:
 
 
 def assessor(db_session, token: str) -> Assessor:
-    return db_session.scalars(select(Assessor).where(Assessor.token == token)).one()
+    return db_session.scalars(
+        select(Assessor).where(Assessor.token_hash == hash_token(token))
+    ).one()
 
 
 def lease(db_session, fx: CampaignFixture, token: str, query_index: int = 0) -> Lease:

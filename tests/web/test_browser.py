@@ -23,6 +23,7 @@ from sqlalchemy import select
 
 from app.config import Settings
 from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from app.judging.repository import hash_token
 from app.main import create_app
 from app.models import Assessor, Campaign, Document, Judgment, Query, Result, System
 from tests.support import write_tone
@@ -105,7 +106,7 @@ def seed(url: str, audio_dir: Path) -> None:
                                 document_id=document(f"cand-{q}-{(s + rank) % 4}").id,
                             )
                         )
-            session.add(Assessor(campaign_id=campaign.id, name="Ada", token=TOKEN))
+            session.add(Assessor(campaign_id=campaign.id, name="Ada", token_hash=hash_token(TOKEN)))
     finally:
         engine.dispose()
 
@@ -142,6 +143,12 @@ def live_server(server_database_url: str, tmp_path: Path) -> Iterator[LiveServer
         sock.close()
 
 
+def watch_policy(console_text: str, errors: list[str]) -> None:
+    """Chromium reports what the Content-Security-Policy blocked on the console."""
+    if "Content Security Policy" in console_text:
+        errors.append(console_text)
+
+
 def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
     from playwright.sync_api import expect, sync_playwright
 
@@ -154,6 +161,7 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
             page.set_default_timeout(10_000)
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", lambda message: watch_policy(message.text, errors))
 
             # welcome and consent
             page.goto(f"{live_server.base_url}/a/{TOKEN}")
@@ -249,6 +257,7 @@ def test_help_warning_revision_and_break(live_server: LiveServer) -> None:
             page.set_default_timeout(10_000)
             errors: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", lambda message: watch_policy(message.text, errors))
             page.goto(f"{live_server.base_url}/a/{TOKEN}")
             page.get_by_label("I understand the task").check()
             page.get_by_role("button", name="Start judging").click()

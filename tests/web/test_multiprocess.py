@@ -54,9 +54,9 @@ def seed(url: str, tmp_path: Path, n_assessors: int) -> list[str]:
             )
             tokens = []
             for i in range(n_assessors):
-                assessor = invite_assessor(session, campaign, f"A{i}")
+                assessor, token = invite_assessor(session, campaign, f"A{i}")
                 assessor.consented_at = utcnow()
-                tokens.append(assessor.token)
+                tokens.append(token)
             return tokens
     finally:
         engine.dispose()
