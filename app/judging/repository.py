@@ -43,6 +43,7 @@ __all__ = [
     "live_leases_of_others",
     "lock_pair",
     "mark_consented",
+    "pair_label",
     "pair_of",
     "pairs_left",
     "planner_state",
@@ -305,6 +306,30 @@ def judged_pair_count(session: Session, campaign_id: int) -> int:
         session.scalar(select(func.count()).where(Pair.campaign_id == campaign_id, Pair.judged > 0))
         or 0
     )
+
+
+def pair_label(
+    session: Session, campaign_id: int, query_id: int, document_id: int
+) -> tuple[int, int]:
+    """(query number, candidate number): the query's place among the campaign's queries and
+    the candidate's among that query's pairs, from 1. Names a pair to its assessor and tells
+    nothing about systems or ranks."""
+    query_number = session.scalar(
+        select(func.count()).where(Query.campaign_id == campaign_id, Query.id <= query_id)
+    )
+    pair_id = select(Pair.id).where(
+        Pair.campaign_id == campaign_id,
+        Pair.query_id == query_id,
+        Pair.document_id == document_id,
+    )
+    candidate_number = session.scalar(
+        select(func.count()).where(
+            Pair.campaign_id == campaign_id,
+            Pair.query_id == query_id,
+            Pair.id <= pair_id.scalar_subquery(),
+        )
+    )
+    return int(query_number or 0), int(candidate_number or 0)
 
 
 def planner_state(session: Session, campaign_id: int) -> PlannerState | None:
