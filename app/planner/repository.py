@@ -39,6 +39,7 @@ __all__ = [
     "replace_plan",
     "save_figures",
     "still_planner",
+    "unplayable_clips",
     "unplayable_count",
 ]
 
@@ -246,6 +247,27 @@ def still_planner(session: Session, campaign_id: int, owner: str) -> bool:
     if session.get_bind().dialect.name == "postgresql":
         stmt = stmt.with_for_update()
     return session.scalar(stmt) == owner
+
+
+def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
+    """External ids of the clips (queries or candidates) that keep pairs from being played."""
+    in_pairs = (
+        select(Pair.document_id.label("doc"))
+        .where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
+        .union(
+            select(Query.document_id)
+            .join(Pair, Pair.query_id == Query.id)
+            .where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
+        )
+        .subquery()
+    )
+    return list(
+        session.scalars(
+            select(Document.external_id)
+            .where(Document.id.in_(select(in_pairs.c.doc)), Document.audio_path.is_(None))
+            .order_by(Document.external_id)
+        )
+    )
 
 
 def unplayable_count(session: Session, campaign_id: int) -> int:

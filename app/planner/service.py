@@ -28,7 +28,14 @@ from app.models import Campaign, utcnow
 from app.planner import repository
 from app.planner.build import CampaignEngine, build_engine, playable_mask, pool_pairs, settings_key
 
-__all__ = ["PLAN_SIZE", "Planner", "ensure_pool", "plan_campaign", "unplayable_pairs"]
+__all__ = [
+    "PLAN_SIZE",
+    "Planner",
+    "ensure_pool",
+    "plan_campaign",
+    "unplayable_pairs",
+    "unplayable_summary",
+]
 
 log = logging.getLogger("mtcjudge.planner")
 
@@ -70,6 +77,20 @@ def ensure_pool(session: Session, campaign: Campaign) -> int:
 def unplayable_pairs(session: Session, campaign_id: int) -> int:
     """Pool pairs that are never handed out because a clip has no readable audio."""
     return repository.unplayable_count(session, campaign_id)
+
+
+def unplayable_summary(session: Session, campaign: Campaign) -> str | None:
+    """One line for organizers about pairs that cannot be judged, or None when all can."""
+    ensure_pool(session, campaign)
+    n_pairs = repository.unplayable_count(session, campaign.id)
+    if not n_pairs:
+        return None
+    clips = repository.unplayable_clips(session, campaign.id)
+    shown = ", ".join(clips[:8]) + (f", ... ({len(clips)} clips)" if len(clips) > 8 else "")
+    return (
+        f"{n_pairs} pair(s) cannot be judged: no readable audio for {shown}; "
+        "assessors are not given them"
+    )
 
 
 @dataclass
