@@ -1,0 +1,94 @@
+"""The planner: one process plans a campaign, another takes over when it dies, and the plan
+follows the MTC engine's selection order."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select, update
+
+from app.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
+from app.planner.build import build_engine
+from app.planner.service import Planner, ensure_pool
+from tests.judging.conftest import build_campaign
+
+
+def plan_rows(db_session, campaign_id: int) -> list[tuple[int, int]]:
+    rows = db_session.execute(
+        select(Pair.query_id, Pair.document_id)
+        .join(PlanEntry, PlanEntry.pair_id == Pair.id)
+        .where(PlanEntry.campaign_id == campaign_id)
+        .order_by(PlanEntry.rank)
+    ).all()
+    return [(q, d) for q, d in rows]
+
+
+def test_the_plan_is_the_engines_selection_order(db_session, session_factory) -> None:
+    fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="uniform")
+    assert Planner(session_factory).run_once() == [fx.campaign.id]
+    state = build_engine(db_session, fx.campaign)
+    order = plan_rows(db_session, fx.campaign.id)
+    assert len(order) == state.n_pairs
+    best = state.engine.select(1, candidates=np.ones(state.n_pairs, dtype=bool))
+    assert order[0] == state.pair_ids[int(best[0])]
+    figures = db_session.get(PlannerState, fx.campaign.id)
+    assert figures.pool_pairs == state.n_pairs
+    assert figures.ranking_confidence == pytest.approx(state.engine.ranking_confidence)
+    assert figures.system_pairs == 6
+
+
+def test_one_planner_per_campaign_and_takeover_when_it_lapses(db_session, session_factory):
+    fx = build_campaign(db_session, n_systems=3, n_queries=2, k=2)
+    first, second = Planner(session_factory), Planner(session_factory)
+    assert first.run_once() == [fx.campaign.id]
+    assert second.run_once() == []  # the campaign is first's while its lease runs
+    assert db_session.get(PlannerState, fx.campaign.id).owner == first.owner
+    # first dies without a word: once its lease has lapsed, second plans
+    db_session.execute(update(PlannerState).values(lease_until=utcnow() - timedelta(seconds=1)))
+    db_session.flush()
+    assert second.run_once() == [fx.campaign.id]
+    assert first.run_once() == []
+    # a planner that stops hands its campaigns over at once
+    second.stop()
+    assert first.run_once() == [fx.campaign.id]
+
+
+def test_the_planner_takes_in_judgments_made_anywhere(db_session, session_factory) -> None:
+    fx = build_campaign(db_session, n_systems=3, n_queries=2, k=2, target=1.0)
+    planner = Planner(session_factory)
+    planner.run_once()
+    before = db_session.get(PlannerState, fx.campaign.id)
+    assert before.judged_pairs == 0
+    top = plan_rows(db_session, fx.campaign.id)[0]
+    # a judgment written by another process: a row and its pair's counters
+    query_id, document_id = top
+    db_session.add(
+        Judgment(
+            campaign_id=fx.campaign.id,
+            query_id=query_id,
+            document_id=document_id,
+            broad=2,
+            fine=95.0,
+            source="assessor",
+        )
+    )
+    db_session.execute(
+        update(Pair)
+        .where(Pair.query_id == query_id, Pair.document_id == document_id)
+        .values(judged=Pair.judged + 1, changes=Pair.changes + 1)
+    )
+    db_session.flush()
+    planner.run_once()
+    db_session.expire_all()
+    after = db_session.get(PlannerState, fx.campaign.id)
+    assert after.judged_pairs == 1
+    assert top not in plan_rows(db_session, fx.campaign.id)  # judged: no longer handed out
+
+
+def test_the_pool_is_stored_once(db_session) -> None:
+    fx = build_campaign(db_session, n_systems=3, n_queries=2, k=2)
+    n = db_session.scalar(select(func.count()).select_from(Pair))
+    assert ensure_pool(db_session, fx.campaign) == n
+    assert db_session.scalar(select(func.count()).select_from(Pair)) == n
