@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
+from app.campaigns.limits import INT_SETTINGS
 from app.config import Settings
 from app.ingest.formats import InputError, read_judgments, read_metadata, read_runs
 from app.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
@@ -32,6 +33,7 @@ from app.mtc.mirex import MirexAnalysis, friedman_tukey
 from app.mtc.replay import ReplayConfig, ReplayResult, replay
 from app.mtc.scales import get_scale
 from app.mtc.selection import POLICIES
+from app.validation import printable
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -346,7 +348,7 @@ def format_summary(
     order = sorted(range(ns), key=lambda i: -result.estimated_means[i])
     for pos, i in enumerate(order, 1):
         lines.append(
-            f"    {pos:4d}  {loaded.systems[i]:<18} {result.estimated_means[i]:9.4f}"
+            f"    {pos:4d}  {printable(loaded.systems[i]):<18} {result.estimated_means[i]:9.4f}"
             f"  {result.true_means[i]:.4f}"
         )
     return "\n".join(lines)
@@ -510,6 +512,24 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:  # noq
 _SHOWN_PROBLEMS = 10
 
 
+def _int_setting(name: str) -> Callable[[str], int]:
+    """The argparse type of a campaign's integer setting: an integer in its allowed range."""
+    minimum, maximum = INT_SETTINGS[name]
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, found {text!r}") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer from {minimum} to {maximum}, found {value}"
+            )
+        return value
+
+    return parse
+
+
 def _add_database_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--database-url",
@@ -548,7 +568,7 @@ def add_campaign_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     create.add_argument(
         "--scale", choices=("broad", "fine"), default="fine", help="scale the MTC loop runs on"
     )
-    create.add_argument("--k", type=_positive_int, default=5, help="evaluation cut-off")
+    create.add_argument("--k", type=_int_setting("k"), default=5, help="evaluation cut-off")
     create.add_argument("--measure", choices=MEASURES, default="cg")
     create.add_argument(
         "--model",
@@ -562,10 +582,13 @@ def add_campaign_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--target", type=_probability, default=0.95, help="ranking confidence at which to stop"
     )
     create.add_argument(
-        "--lease-minutes", type=_positive_int, default=10, help="time to judge a handed-out pair"
+        "--lease-minutes",
+        type=_int_setting("lease_minutes"),
+        default=10,
+        help="time to judge a handed-out pair",
     )
-    create.add_argument("--judgments-per-pair", type=_positive_int, default=1)
-    create.add_argument("--seed", type=_non_negative_int, default=0)
+    create.add_argument("--judgments-per-pair", type=_int_setting("judgments_per_pair"), default=1)
+    create.add_argument("--seed", type=_int_setting("seed"), default=0)
     create.add_argument(
         "--keep-collecting",
         action="store_true",
@@ -585,8 +608,8 @@ def add_campaign_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     )
     setting.add_argument("slug")
     setting.add_argument("--target", type=_probability)
-    setting.add_argument("--lease-minutes", type=_positive_int)
-    setting.add_argument("--judgments-per-pair", type=_positive_int)
+    setting.add_argument("--lease-minutes", type=_int_setting("lease_minutes"))
+    setting.add_argument("--judgments-per-pair", type=_int_setting("judgments_per_pair"))
     collect = setting.add_mutually_exclusive_group()
     collect.add_argument(
         "--keep-collecting",
@@ -656,7 +679,7 @@ def _run_organizer_command(
 
 
 def _shown(items: list[str]) -> str:
-    text = ", ".join(items[:_SHOWN_PROBLEMS])
+    text = ", ".join(printable(item) for item in items[:_SHOWN_PROBLEMS])
     if len(items) > _SHOWN_PROBLEMS:
         text += f" and {len(items) - _SHOWN_PROBLEMS} more"
     return text
@@ -665,7 +688,7 @@ def _shown(items: list[str]) -> str:
 def format_import_report(campaign: Campaign, report: ImportReport, audio: Path | None) -> str:
     """The few lines ``campaign create`` prints (also used by ``mtcjudge demo``)."""
     lines = [
-        f"created campaign {campaign.slug} ({campaign.status}): {campaign.name}",
+        f"created campaign {campaign.slug} ({campaign.status}): {printable(campaign.name)}",
         f"  systems x queries   {report.n_systems} x {report.n_queries}",
         f"  documents           {report.n_documents}",
         f"  results             {report.n_results}",
@@ -686,7 +709,7 @@ def format_import_report(campaign: Campaign, report: ImportReport, audio: Path |
         if report.audio_unreadable:
             shown = report.audio_unreadable[:_SHOWN_PROBLEMS]
             lines.append("    unreadable:")
-            lines += [f"      {doc}: {reason}" for doc, reason in shown]
+            lines += [f"      {printable(doc)}: {printable(reason)}" for doc, reason in shown]
             if len(report.audio_unreadable) > _SHOWN_PROBLEMS:
                 lines.append(f"      and {len(report.audio_unreadable) - _SHOWN_PROBLEMS} more")
         if report.audio_notes:
@@ -740,7 +763,10 @@ def cmd_campaign(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             width = max(len(c.slug) for c in campaigns)
             out.write(f"{'SLUG':<{width}}  STATUS  SCALE  K    NAME\n")
             for c in campaigns:
-                out.write(f"{c.slug:<{width}}  {c.status:<6}  {c.scale:<5}  {c.k:<3}  {c.name}\n")
+                out.write(
+                    f"{c.slug:<{width}}  {c.status:<6}  {c.scale:<5}  {c.k:<3}  "
+                    f"{printable(c.name)}\n"
+                )
 
         return _run_organizer_command(args, err, show)
 
@@ -803,7 +829,7 @@ def format_campaign_status(session: Session, campaign: Campaign) -> str:
     ]
     for pos, i in enumerate(ev.ranking(), 1):
         lines.append(
-            f"    {pos:4d}  {state.loaded.systems[i]:<18} {ev.mean[i]:9.4f}   "
+            f"    {pos:4d}  {printable(state.loaded.systems[i]):<18} {ev.mean[i]:9.4f}   "
             f"[{ev.ci_low[i]:.4f}, {ev.ci_high[i]:.4f}]"
         )
     return "\n".join(lines) + "\n"
@@ -817,7 +843,9 @@ def cmd_assessor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         def invite(session: Session, settings: Settings) -> None:
             campaign = service.get_campaign(session, args.campaign)
             assessor = service.invite_assessor(session, campaign, args.name, args.email)
-            out.write(f"invited {assessor.name} to {campaign.slug}; their personal link:\n")
+            out.write(
+                f"invited {printable(assessor.name)} to {campaign.slug}; their personal link:\n"
+            )
             out.write(service.assessor_link(settings, assessor) + "\n")
 
         return _run_organizer_command(args, err, invite)
@@ -826,9 +854,9 @@ def cmd_assessor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         campaign = service.get_campaign(session, args.campaign)
         for assessor in repository.assessors_of(session, campaign.id):
             consented = "consented" if assessor.consented_at else "invited"
-            email = f" <{assessor.email}>" if assessor.email else ""
+            email = f" <{printable(assessor.email)}>" if assessor.email else ""
             link = service.assessor_link(settings, assessor)
-            out.write(f"{assessor.name}{email}  {consented}  {link}\n")
+            out.write(f"{printable(assessor.name)}{email}  {consented}  {link}\n")
 
     return _run_organizer_command(args, err, members)
 

@@ -6,9 +6,10 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, TypeVar
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Depends, status
+from fastapi import Path as PathParameter
 
 from app.campaigns import repository, service
 from app.campaigns.schemas import (
@@ -31,15 +32,28 @@ from app.ingest.formats import (
     read_metadata,
     read_runs,
 )
+from app.schemas import error_responses
 
 __all__ = ["router"]
 
 _Parsed = TypeVar("_Parsed")
 
-router = APIRouter(prefix="/api/campaigns", tags=["organizer"])
+router = APIRouter(
+    prefix="/api/campaigns", tags=["organizer"], responses=error_responses(401, 422, 503)
+)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED)
+def _slug(
+    slug: Annotated[str, PathParameter(pattern=service.SLUG_PATTERN, max_length=service.SLUG_MAX)],
+) -> None:
+    """A slug no campaign can have is a 404 (see ``app.main``), without a query."""
+
+
+CHECK_SLUG = Depends(_slug)
+_CHANGE_ERRORS = error_responses(400, 404, 413)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, responses=error_responses(400, 413))
 def create_campaign(
     body: CampaignCreate, session: SessionDep, _organizer: CurrentOrganizer
 ) -> CampaignCreated:
@@ -60,13 +74,13 @@ def list_campaigns(session: SessionDep, _organizer: CurrentOrganizer) -> list[Ca
     return [CampaignOut.model_validate(c) for c in service.list_campaigns(session)]
 
 
-@router.get("/{slug}")
+@router.get("/{slug}", dependencies=[CHECK_SLUG], responses=error_responses(404))
 def get_campaign(slug: str, session: SessionDep, _organizer: CurrentOrganizer) -> CampaignDetail:
     campaign = service.get_campaign(session, slug)
     return CampaignDetail.of(campaign, repository.campaign_counts(session, campaign.id))
 
 
-@router.patch("/{slug}")
+@router.patch("/{slug}", dependencies=[CHECK_SLUG], responses=_CHANGE_ERRORS)
 def update_campaign(
     slug: str, body: CampaignUpdate, session: SessionDep, _organizer: CurrentOrganizer
 ) -> CampaignDetail:
@@ -75,7 +89,12 @@ def update_campaign(
     return CampaignDetail.of(campaign, repository.campaign_counts(session, campaign.id))
 
 
-@router.post("/{slug}/assessors", status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/{slug}/assessors",
+    status_code=status.HTTP_201_CREATED,
+    dependencies=[CHECK_SLUG],
+    responses=_CHANGE_ERRORS,
+)
 def invite_assessor(
     slug: str,
     body: AssessorCreate,

@@ -1,19 +1,23 @@
 """Request and response bodies of the organizer API (the engine and services never see them).
 
-Value ranges are checked by :class:`~app.campaigns.service.CampaignSpec`, so an out-of-range
-setting is a 400 ``invalid_input`` like any other domain error; 422 is left to payloads that
-are malformed (wrong types, unknown or missing fields).
+The integer settings carry their ranges (:data:`~app.campaigns.limits.INT_SETTINGS`): the
+OpenAPI schema documents them, and a value outside is a 422 like any other malformed payload
+(wrong types, unknown or missing fields). The other checks of
+:class:`~app.campaigns.service.CampaignSpec` (choices, the slug's form, the target, texts)
+and those of the files are a 400 ``invalid_input`` like any other domain error.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.campaigns.limits import INT_SETTINGS
 from app.campaigns.repository import CampaignCounts
 from app.campaigns.service import CampaignSpec, ImportReport
 from app.models import Campaign
+from app.schemas import CleanText, UtcDateTime
 
 __all__ = [
     "AssessorCreate",
@@ -29,6 +33,11 @@ __all__ = [
 ]
 
 
+def _int_setting(name: str, default: int | None) -> Any:
+    minimum, maximum = INT_SETTINGS[name]
+    return Field(default, ge=minimum, le=maximum)
+
+
 class CampaignCreate(BaseModel):
     """The settings of :class:`CampaignSpec` and the files, as texts."""
 
@@ -38,14 +47,14 @@ class CampaignCreate(BaseModel):
     slug: str | None = None
     description: str = CampaignSpec.description
     scale: str = CampaignSpec.scale
-    k: int = CampaignSpec.k
+    k: int = _int_setting("k", CampaignSpec.k)
     measure: str = CampaignSpec.measure
     estimator: str = CampaignSpec.estimator
     policy: str = CampaignSpec.policy
     target: float = CampaignSpec.target
-    lease_minutes: int = CampaignSpec.lease_minutes
-    judgments_per_pair: int = CampaignSpec.judgments_per_pair
-    seed: int = CampaignSpec.seed
+    lease_minutes: int = _int_setting("lease_minutes", CampaignSpec.lease_minutes)
+    judgments_per_pair: int = _int_setting("judgments_per_pair", CampaignSpec.judgments_per_pair)
+    seed: int = _int_setting("seed", CampaignSpec.seed)
     keep_collecting: bool = CampaignSpec.keep_collecting
     status: str = CampaignSpec.status
 
@@ -56,7 +65,7 @@ class CampaignCreate(BaseModel):
     )
     judgments_fine: str | None = Field(None, description="FINE judgments (0..100)")
     judgments_broad: str | None = Field(None, description="BROAD judgments (0, 1, 2)")
-    audio_dir: str | None = Field(
+    audio_dir: CleanText | None = Field(
         None, description="directory of <doc_id>.<ext> clips on the server"
     )
     teams: dict[str, str] | None = Field(None, description="system -> team")
@@ -92,8 +101,8 @@ class CampaignUpdate(BaseModel):
     status: str | None = None
     keep_collecting: bool | None = None
     target: float | None = None
-    lease_minutes: int | None = None
-    judgments_per_pair: int | None = None
+    lease_minutes: int | None = _int_setting("lease_minutes", None)
+    judgments_per_pair: int | None = _int_setting("judgments_per_pair", None)
     name: str | None = None
     description: str | None = None
 
@@ -116,8 +125,8 @@ class CampaignOut(BaseModel):
     judgments_per_pair: int
     seed: int
     keep_collecting: bool
-    created_at: datetime
-    updated_at: datetime
+    created_at: UtcDateTime
+    updated_at: UtcDateTime
 
 
 class AudioProblem(BaseModel):

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.campaigns import repository
 from app.campaigns.audio import AudioScan, scan_audio
+from app.campaigns.limits import INT_SETTINGS
 from app.config import Settings
 from app.errors import CampaignNotFound, InvalidInput
 from app.ingest.formats import Judgments, Metadata, Runs
@@ -27,8 +28,11 @@ from app.models import Assessor, Campaign, Document, Judgment, Query, Result, Sy
 from app.mtc.calibration import ESTIMATOR_CHOICES
 from app.mtc.measures import MEASURES
 from app.mtc.selection import POLICIES
+from app.validation import check_text, text_problem
 
 __all__ = [
+    "SLUG_MAX",
+    "SLUG_PATTERN",
     "STATUSES",
     "UPDATABLE_FIELDS",
     "CampaignSpec",
@@ -54,8 +58,9 @@ UPDATABLE_FIELDS = (
     "name",
     "description",
 )
-_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-_SLUG_MAX = 64
+SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SLUG_MAX = 64
+_SLUG = re.compile(SLUG_PATTERN)
 _NAME_MAX = 200  # String(200) columns: names, ids, artists, genres, teams
 _EMAIL_MAX = 320
 
@@ -90,24 +95,25 @@ class CampaignSpec:
             raise ValueError(f"name must be at most {_NAME_MAX} characters, found {len(self.name)}")
         if self.slug is not None and (
             not isinstance(self.slug, str)
-            or len(self.slug) > _SLUG_MAX
+            or len(self.slug) > SLUG_MAX
             or not _SLUG.fullmatch(self.slug)
         ):
             raise ValueError(
-                f"slug must be lowercase letters, digits and single hyphens, at most {_SLUG_MAX}"
+                f"slug must be lowercase letters, digits and single hyphens, at most {SLUG_MAX}"
                 f" characters (e.g. 'mirex-2011'), found {self.slug!r}"
             )
         if not isinstance(self.description, str):
             raise ValueError("description must be a text")
+        for name in ("name", "slug", "description"):
+            if isinstance(getattr(self, name), str):
+                check_text(name, getattr(self, name))
         _check_choice("scale", self.scale, SCALES)
         _check_choice("measure", self.measure, MEASURES)
         _check_choice("estimator", self.estimator, ESTIMATOR_CHOICES)
         _check_choice("policy", self.policy, POLICIES)
         _check_choice("status", self.status, STATUSES)
-        _check_int("k", self.k, minimum=1)
-        _check_int("lease_minutes", self.lease_minutes, minimum=1)
-        _check_int("judgments_per_pair", self.judgments_per_pair, minimum=1)
-        _check_int("seed", self.seed, minimum=0)  # numpy's default_rng refuses negative seeds
+        for name, (minimum, maximum) in INT_SETTINGS.items():
+            _check_int(name, getattr(self, name), minimum=minimum, maximum=maximum)
         if not isinstance(self.keep_collecting, bool):
             raise ValueError(
                 f"keep_collecting must be true or false, found {self.keep_collecting!r}"
@@ -127,9 +133,9 @@ def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(allowed)}; found {value!r}")
 
 
-def _check_int(name: str, value: object, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer of at least {minimum}, found {value!r}")
+def _check_int(name: str, value: object, *, minimum: int, maximum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be an integer from {minimum} to {maximum}, found {value!r}")
 
 
 @dataclass(frozen=True)
@@ -277,6 +283,8 @@ def _check_teams(teams: dict[str, str], systems: list[str]) -> None:
             f" (systems: {', '.join(systems[:10])}{', ...' if len(systems) > 10 else ''})"
         )
     for system, team in teams.items():
+        if isinstance(team, str) and (problem := text_problem(team)):
+            raise InvalidInput(f"teams: the team of system {system!r} {problem}")
         if not isinstance(team, str) or not team.strip() or len(team) > _NAME_MAX:
             raise InvalidInput(
                 f"teams: the team of system {system!r} must be a non-empty text of at most"
@@ -342,7 +350,7 @@ def slugify(name: str) -> str:
     """A URL-safe slug for ``name`` ("MIREX 2011 — AMS" -> "mirex-2011-ams")."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
-    return slug[: _SLUG_MAX - 4].rstrip("-") or "campaign"  # room for a "-NNN" suffix
+    return slug[: SLUG_MAX - 4].rstrip("-") or "campaign"  # room for a "-NNN" suffix
 
 
 def _unique_slug(session: Session, spec: CampaignSpec) -> str:
@@ -403,6 +411,9 @@ def invite_assessor(
     session: Session, campaign: Campaign, name: str, email: str | None = None
 ) -> Assessor:
     """Add an assessor with a personal token (the only credential of the judging pages)."""
+    for field_name, text in (("assessor name", name), ("email", email)):
+        if isinstance(text, str) and (problem := text_problem(text)):
+            raise InvalidInput(f"{field_name} {problem}")
     name = name.strip() if isinstance(name, str) else ""
     if not name or len(name) > _NAME_MAX:
         raise InvalidInput(

@@ -200,11 +200,18 @@ def _read_text(path: str) -> str:
         raise InputError(path, None, f"cannot read file: {err.strerror}") from err
     data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark is harmless
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         message = f"not a UTF-8 text file (byte 0x{data[err.start]:02x}); save it as UTF-8"
         raise InputError(path, line, message) from err
+    # no database stores a NUL in a text (and UTF-16 files are full of them)
+    nul = text.find("\x00")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        message = "contains a NUL character (byte 0x00); save the file as UTF-8 text"
+        raise InputError(path, line, message)
+    return text
 
 
 def _data_lines(path: str) -> Iterator[tuple[int, str]]:
@@ -381,9 +388,10 @@ def read_runs(path: str | os.PathLike[str]) -> Runs:
     Raises
     ------
     InputError
-        On a missing path, an empty directory or file, a line with the wrong number of fields,
-        a non-integer or duplicate rank, the same doc twice in one list, or a (system, query)
-        block of a TSV file interrupted by another block.
+        On a missing path, an empty directory or file, a file that is not UTF-8 text (or holds
+        a NUL), a line with the wrong number of fields, a non-integer or duplicate rank, the
+        same doc twice in one list, or a (system, query) block of a TSV file interrupted by
+        another block.
 
     Examples
     --------

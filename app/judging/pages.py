@@ -17,12 +17,13 @@ from sqlalchemy.orm import Session
 from app.deps import SessionDep
 from app.errors import InvalidInput, NotFound
 from app.judging import repository
+from app.judging.params import CHECK_DOCUMENT_ID, CHECK_TOKEN
 from app.models import Assessor, Campaign
 from app.web import templates
 
 __all__ = ["pages_router"]
 
-pages_router = APIRouter(include_in_schema=False)
+pages_router = APIRouter(include_in_schema=False, dependencies=[CHECK_TOKEN])
 
 UNKNOWN_LINK = (
     "This invitation link is not valid. It may be incomplete, or the organizer may have "
@@ -110,7 +111,9 @@ def judging_page(request: Request, session: SessionDep, token: str) -> Response:
     )
 
 
-@pages_router.get("/a/{token}/audio/{document_id}", name="assessor_audio")
+@pages_router.get(
+    "/a/{token}/audio/{document_id}", name="assessor_audio", dependencies=[CHECK_DOCUMENT_ID]
+)
 def audio(session: SessionDep, token: str, document_id: int) -> Response:
     assessor = _assessor(session, token)
     document = repository.playable_document(session, assessor.id, document_id)

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from app.deps import SessionDep
 from app.judging import service
 from app.judging.engine_cache import EngineCache
+from app.judging.params import CHECK_JUDGMENT_ID, CHECK_TOKEN
 from app.judging.schemas import (
     ClipOut,
     JudgmentIn,
@@ -22,8 +23,16 @@ from app.judging.schemas import (
     RevisionIn,
 )
 from app.models import Document, Judgment, Query
+from app.schemas import error_responses
 
-router = APIRouter(prefix="/api/a/{token}", tags=["assessor"])
+router = APIRouter(
+    prefix="/api/a/{token}",
+    tags=["assessor"],
+    dependencies=[CHECK_TOKEN],
+    # path errors are 404 (see app.main): 422 is only a malformed body's
+    responses=error_responses(403, 404, 422, 503),
+)
+_BODY_ERRORS = error_responses(400, 409, 413)
 
 
 def get_cache(request: Request) -> EngineCache:
@@ -83,7 +92,7 @@ def next_pair(token: str, session: SessionDep, cache: CacheDep) -> NextOut:
     )
 
 
-@router.post("/judgments", status_code=201)
+@router.post("/judgments", status_code=201, responses={**_BODY_ERRORS, **error_responses(410)})
 def submit(
     token: str, body: JudgmentIn, session: SessionDep, cache: CacheDep, response: Response
 ) -> JudgmentResponse:
@@ -105,7 +114,7 @@ def submit(
     )
 
 
-@router.put("/judgments/{judgment_id}")
+@router.put("/judgments/{judgment_id}", dependencies=[CHECK_JUDGMENT_ID], responses=_BODY_ERRORS)
 def revise(
     token: str, judgment_id: int, body: RevisionIn, session: SessionDep, cache: CacheDep
 ) -> JudgmentResponse:

@@ -6,6 +6,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from app.schemas import CleanText
+from app.validation import INT32_MAX
+
 __all__ = [
     "ClipOut",
     "JudgmentIn",
@@ -49,13 +52,14 @@ class NextOut(BaseModel):
 
 
 class JudgmentIn(BaseModel):
-    lease_id: int
-    # range checks are the service's (400 with a clear message); 422 is for malformed bodies
-    broad: int
-    fine: float
-    client_id: str = Field(min_length=1, max_length=64)
-    query_listen_ms: int | None = Field(default=None, ge=0)
-    candidate_listen_ms: int | None = Field(default=None, ge=0)
+    lease_id: int = Field(ge=1, le=INT32_MAX)
+    # the scores' ranges are the service's (400 with a clear message); 422 is for malformed
+    # bodies, including values the database cannot hold
+    broad: int = Field(description="0 (not similar), 1 (somewhat similar), 2 (very similar)")
+    fine: float = Field(description="0 (not similar at all) to 100 (very similar)")
+    client_id: CleanText = Field(min_length=1, max_length=64)
+    query_listen_ms: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    candidate_listen_ms: int | None = Field(default=None, ge=0, le=INT32_MAX)
 
 
 class RevisionIn(BaseModel):

@@ -125,7 +125,9 @@ def test_single_judgments_field_is_on_the_campaign_scale(client: TestClient) -> 
         ),
         ({"judgments_broad": "q1\td1\t5\n"}, "judgments_broad: line 1: BROAD scores must be"),
         ({"judgments": "q1\td1\tx\n"}, "judgments: line 1: score 'x' is not a number"),
-        ({"k": 0}, "k must be an integer of at least 1"),
+        ({"name": "AMS\x00 2011"}, "name contains a NUL character (U+0000)"),
+        ({"teams": {"S1": "T\x00"}}, "teams: the team of system 'S1' contains a NUL"),
+        ({"runs": RUNS + "S2\tq3\td\x009\n"}, "runs: line 7: contains a NUL character"),
         ({"target": 0.3}, "target must be a confidence between 0.5 and 1"),
         ({"slug": "Bad Slug"}, "slug must be lowercase"),
         ({"measure": "map"}, "measure must be one of"),
@@ -164,12 +166,21 @@ def test_duplicate_explicit_slug_is_400(client: TestClient) -> None:
         {"name": "x", "runs": RUNS, "k": "five"},
         {"name": "x", "runs": RUNS, "colour": "blue"},
         {"name": "x", "runs": RUNS, "teams": ["S1"]},
+        {"name": "x", "runs": RUNS, "k": 0},
+        {"name": "x", "runs": RUNS, "k": 1001},
+        {"name": "x", "runs": RUNS, "seed": 2**31},
+        {"name": "x", "runs": RUNS, "seed": -1},
+        {"name": "x", "runs": RUNS, "lease_minutes": 7 * 24 * 60 + 1},
+        {"name": "x", "runs": RUNS, "judgments_per_pair": 101},
+        {"name": "x", "runs": RUNS, "k": 10**40},
+        {"name": "x", "runs": RUNS, "audio_dir": "/srv/\x00"},
     ],
 )
 def test_malformed_body_is_422(client: TestClient, body: dict[str, Any]) -> None:
     response = client.post("/api/campaigns", json=body)
     assert response.status_code == 422
     assert response.json()["error"] == "malformed_request"
+    assert client.get("/api/campaigns").json() == []
 
 
 def test_unknown_slug_is_404(client: TestClient) -> None:
@@ -222,7 +233,10 @@ def test_patch_changes_settings(client: TestClient) -> None:
     [
         ({"status": "paused"}, 400, "status must be one of draft, open, closed"),
         ({"target": 1.2}, 400, "target must be a confidence between 0.5 and 1"),
-        ({"lease_minutes": 0}, 400, "lease_minutes must be an integer of at least 1"),
+        ({"lease_minutes": 0}, 422, "lease_minutes: Input should be greater than or equal to 1"),
+        ({"lease_minutes": 10081}, 422, "lease_minutes: Input should be less than or equal to"),
+        ({"judgments_per_pair": 2**31}, 422, "judgments_per_pair: Input should be less than"),
+        ({"description": "a\nb\x00"}, 400, "description contains a NUL character (U+0000) on"),
         ({"target": None}, 400, "target must be a confidence"),
         ({"name": ""}, 400, "name must be a non-empty text"),
         ({"k": 3}, 422, "k: Extra inputs are not permitted"),
@@ -261,7 +275,14 @@ def test_invite_assessor_returns_the_personal_link(client: TestClient) -> None:
 
 @pytest.mark.parametrize(
     ("body", "status"),
-    [({"name": " "}, 400), ({"name": "A", "email": "nope"}, 400), ({}, 422), ({"nom": "A"}, 422)],
+    [
+        ({"name": " "}, 400),
+        ({"name": "A", "email": "nope"}, 400),
+        ({"name": "A\x00"}, 400),
+        ({"name": "A", "email": "a\x00@example.org"}, 400),
+        ({}, 422),
+        ({"nom": "A"}, 422),
+    ],
 )
 def test_invite_validation(client: TestClient, body: dict[str, Any], status: int) -> None:
     create(client)

@@ -288,6 +288,24 @@ def test_run_file_not_utf8(tmp_path):
     assert (info.value.path, info.value.line) == (str(path), 2)
 
 
+@pytest.mark.parametrize(
+    ("reader", "content", "line"),
+    [
+        (read_runs, b"sysA\tq1\td1\nsysA\tq1\td\x002\n", 2),
+        (lambda path: read_judgments(path, "fine"), b"# c\n\nq1\td1\t5\x000\n", 3),
+        (read_metadata, b"\x00d1\tA\tG\n", 1),
+        # UTF-16 text decodes as UTF-8 full of NULs
+        (read_runs, "sysA\tq1\td1\n".encode("utf-16-le"), 1),
+    ],
+)
+def test_a_nul_character_is_refused_naming_the_line(tmp_path, reader, content, line):
+    path = tmp_path / "file.tsv"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=r"contains a NUL character \(byte 0x00\)") as info:
+        reader(path)
+    assert (info.value.path, info.value.line) == (str(path), line)
+
+
 def test_unreadable_file(tmp_path, monkeypatch):
     path = write(tmp_path, "runs.tsv", "sysA\tq1\td1")
 

@@ -1,0 +1,65 @@
+"""What the API schemas of every feature share: the error envelope and storable texts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, Field
+
+from app.validation import check_text
+
+__all__ = ["CleanText", "ErrorOut", "UtcDateTime", "error_responses"]
+
+
+class ErrorOut(BaseModel):
+    """The body of every error of the JSON API."""
+
+    error: str = Field(description="what went wrong, as a stable code (e.g. 'lease_expired')")
+    detail: str = Field(description="what went wrong, in words")
+
+
+_DESCRIPTIONS = {
+    400: "A value is out of range or a file is wrong (`invalid_input`)",
+    401: "The organizer token is missing or wrong (`organizer_only`)",
+    403: "Not allowed (yet): the assessor has not given consent (`consent_required`)",
+    404: "No such campaign, invitation, judgment or clip",
+    409: "The request conflicts with the current state (e.g. `pair_not_leased`)",
+    410: "The lease expired and the pair went to someone else (`lease_expired`)",
+    413: "The request body is larger than allowed (`payload_too_large`)",
+    422: "The body is malformed: wrong types, missing or unknown fields (`malformed_request`)",
+    503: "The database cannot be reached; try again later (`database_unavailable`)",
+}
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "seconds to wait before trying again",
+        "schema": {"type": "integer"},
+    }
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` documenting ``statuses`` with the error envelope."""
+    responses: dict[int | str, dict[str, Any]] = {}
+    for status in statuses:
+        responses[status] = {"model": ErrorOut, "description": _DESCRIPTIONS[status]}
+        if status == 503:
+            responses[status]["headers"] = _RETRY_AFTER
+    return responses
+
+
+def _storable(text: str) -> str:
+    check_text("text", text)
+    return text
+
+
+#: a text without NUL characters (Postgres refuses them); pydantic already refuses surrogates
+CleanText = Annotated[str, AfterValidator(_storable)]
+
+
+def _in_utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+#: a timestamp with its offset, as RFC 3339 wants: SQLite hands back naive ones, stored in UTC
+UtcDateTime = Annotated[datetime, AfterValidator(_in_utc)]
