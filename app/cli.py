@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
@@ -217,6 +218,18 @@ def build_parser() -> argparse.ArgumentParser:
     eng.add_argument("--metadata", type=Path)
     eng.add_argument("--judgments", type=Path)
     eng.add_argument("--skip-large", action="store_true", help="only the MIREX-scale case")
+    load_benchmark = _load_benchmark_module()
+    if load_benchmark is not None:
+        load = bsub.add_parser(
+            "load",
+            help="simulated assessors against server processes",
+            description="Start 'mtcjudge serve' on a fresh SQLite or Postgres database, create "
+            "a MIREX-shaped campaign, drive simulated assessors over HTTP (stress or realistic), "
+            "optionally inject a fault, then check from the database that no acknowledged "
+            "judgment was lost and no pair was judged or leased twice (see bench/load.py).",
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        load_benchmark.add_arguments(load)
 
     add_campaign_parsers(sub)
     add_server_parsers(sub)
@@ -492,8 +505,32 @@ def cmd_synthetic(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _load_benchmark_module() -> ModuleType | None:
+    """bench/load.py of this source tree (benchmarks are not part of the installed package)."""
+    import importlib.util
+
+    from app.config import REPO_ROOT
+
+    name = "mtcjudge_bench_load"
+    if name in sys.modules:
+        return sys.modules[name]
+    path = REPO_ROOT / "bench" / "load.py"
+    spec = importlib.util.spec_from_file_location(name, path) if path.is_file() else None
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:  # noqa: ARG001
     from app.perf import engine_benchmark
+
+    if args.bench == "load":
+        load_benchmark = _load_benchmark_module()
+        assert load_benchmark is not None  # the subcommand exists only with the module
+        return int(load_benchmark.run_from_args(args, out))
 
     figures = engine_benchmark(
         iterations=args.iterations,
@@ -904,6 +941,13 @@ def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     _add_listen_options(serve)
     _add_database_option(serve)
+    serve.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        help="worker processes sharing the listening socket (they share nothing else: state "
+        "lives in the database)",
+    )
 
 
 def _add_listen_options(parser: argparse.ArgumentParser) -> None:
@@ -955,6 +999,29 @@ def _serve(settings: Settings, sock: socket.socket) -> None:
 
     server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="info"))
     server.run(sockets=[sock])
+
+
+def _serve_workers(settings: Settings, sock: socket.socket, workers: int) -> None:
+    """``workers`` uvicorn processes accepting on one socket; uvicorn replaces any that dies.
+
+    Workers are spawned fresh and build their app with ``create_app()`` from the environment,
+    so the settings this process resolved from its options are exported first.
+    """
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    os.environ["DATABASE_URL"] = settings.database_url
+    os.environ["MTCJUDGE_BASE_URL"] = settings.base_url
+    config = uvicorn.Config(
+        "app.main:create_app",
+        factory=True,
+        workers=workers,
+        log_level="info",
+        # a worker answers the supervisor's pings only once it has imported the app (numpy,
+        # scipy: seconds on a busy machine); uvicorn's 5 s would kill and respawn it in a loop
+        timeout_worker_healthcheck=60,
+    )
+    Multiprocess(config, sockets=[sock]).run()
 
 
 def _database_failure(err: TextIO, exc: Exception) -> int:
@@ -1015,9 +1082,13 @@ def cmd_serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             upgrade_database(settings.database_url)
         except OperationalError as exc:
             return _database_failure(err, exc)
-        out.write(f"mtcjudge serve: {settings.base_url} (Ctrl+C to stop)\n")
+        shown = f", {args.workers} workers" if args.workers > 1 else ""
+        out.write(f"mtcjudge serve: {settings.base_url}{shown} (Ctrl+C to stop)\n")
         out.flush()
-        _serve(settings, sock)
+        if args.workers > 1:
+            _serve_workers(settings, sock, args.workers)
+        else:
+            _serve(settings, sock)
         return 0
     finally:
         sock.close()
