@@ -936,7 +936,7 @@ def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         help="run the web application",
         description="Apply the database migrations, then serve the app with uvicorn. Other "
         "settings come from the environment: MTCJUDGE_BASE_URL (links; default "
-        "http://HOST:PORT), MTCJUDGE_ORGANIZER_TOKEN, MTCJUDGE_SECURE_COOKIES.",
+        "http://HOST:PORT), MTCJUDGE_ORGANIZER_TOKEN, MTCJUDGE_MAX_IMPORT_BYTES.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     _add_listen_options(serve)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Settings"]
 
 DEFAULT_DATABASE_URL = "sqlite:///mtcjudge.sqlite3"
+#: largest request body, except the organizer's import (``max_import_bytes``)
+MAX_BODY_BYTES = 64 * 1024
+DEFAULT_MAX_IMPORT_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -25,14 +29,16 @@ class Settings:
     organizer_token : str or None
         Bearer token for the organizer API (``MTCJUDGE_ORGANIZER_TOKEN``); without one the
         organizer API accepts only requests from the local machine.
-    secure_cookies : bool
-        Mark cookies Secure (behind HTTPS; ``MTCJUDGE_SECURE_COOKIES=1``).
+    max_import_bytes : int
+        Largest request body of the organizer's import, ``POST /api/campaigns``, whose runs
+        and judgments travel as texts (``MTCJUDGE_MAX_IMPORT_BYTES``; 64 MiB). Every other
+        request body is limited to :data:`MAX_BODY_BYTES`.
     """
 
     database_url: str = DEFAULT_DATABASE_URL
     base_url: str = "http://127.0.0.1:8000"
     organizer_token: str | None = None
-    secure_cookies: bool = False
+    max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -41,10 +47,21 @@ class Settings:
             "database_url": env.get("DATABASE_URL", DEFAULT_DATABASE_URL),
             "base_url": env.get("MTCJUDGE_BASE_URL", "http://127.0.0.1:8000").rstrip("/"),
             "organizer_token": env.get("MTCJUDGE_ORGANIZER_TOKEN") or None,
-            "secure_cookies": env.get("MTCJUDGE_SECURE_COOKIES", "") in ("1", "true", "yes"),
+            "max_import_bytes": _positive_int(
+                env, "MTCJUDGE_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES
+            ),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{name} must be a positive number of bytes, found {text!r}")
+    return int(text)
 
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

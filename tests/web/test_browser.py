@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -143,6 +144,19 @@ def live_server(server_database_url: str, tmp_path: Path) -> Iterator[LiveServer
         sock.close()
 
 
+def wait_until(page: Any, expression: str, timeout: float = 10.0) -> None:
+    """Poll a JavaScript expression from outside the page.
+
+    ``page.wait_for_function`` evaluates its expression with ``eval`` inside the page,
+    which the Content-Security-Policy forbids (no 'unsafe-eval'); ``page.evaluate`` goes
+    through the DevTools protocol and is not subject to it.
+    """
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        time.sleep(0.05)
+
+
 def watch_policy(console_text: str, errors: list[str]) -> None:
     """Chromium reports what the Content-Security-Policy blocked on the console."""
     if "Content Security Policy" in console_text:
@@ -182,9 +196,9 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
             query_audio = "document.querySelector('#main-query-player audio')"
             candidate_audio = "document.querySelector('#main-candidate-player audio')"
             page.keyboard.press("q")
-            page.wait_for_function(f"{query_audio}.currentTime > 0.3")
+            wait_until(page, f"{query_audio}.currentTime > 0.3")
             page.keyboard.press("c")
-            page.wait_for_function(f"{candidate_audio}.currentTime > 0.3")
+            wait_until(page, f"{candidate_audio}.currentTime > 0.3")
             assert page.evaluate(f"{query_audio}.paused")
             expect(page.locator("#main-query-player")).not_to_have_class(re.compile("is-playing"))
             expect(page.locator("#main-candidate-player")).to_have_class(re.compile("is-playing"))
@@ -215,12 +229,12 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
             if os.environ.get("MTCJUDGE_SCREENSHOT") == "1":
                 # a second pair mid-judgment, for the docs
                 page.keyboard.press("q")
-                page.wait_for_function(f"{query_audio}.currentTime > 1.5")
+                wait_until(page, f"{query_audio}.currentTime > 1.5")
                 page.keyboard.press("2")
                 for key in ("ArrowRight", "Shift+ArrowRight", "ArrowRight", "ArrowRight"):
                     page.keyboard.press(key)
                 page.keyboard.press("c")
-                page.wait_for_function(f"{candidate_audio}.currentTime > 1.1")
+                wait_until(page, f"{candidate_audio}.currentTime > 1.1")
                 page.mouse.move(0, 0)
                 page.screenshot(path=str(SCREENSHOT))
             assert errors == []
