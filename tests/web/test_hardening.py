@@ -26,6 +26,7 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -442,6 +443,41 @@ def test_a_postgres_outage_is_503_and_the_app_recovers_without_restart(database_
     finally:
         proxy.stop()
         app.state.session_factory.kw["bind"].dispose()
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "code"),
+    [
+        (
+            sa_exc.OperationalError("SELECT", {}, Exception("server closed the connection")),
+            503,
+            "database_unavailable",
+        ),
+        (
+            sa_exc.DBAPIError("SELECT", {}, Exception("gone"), connection_invalidated=True),
+            503,
+            "database_unavailable",
+        ),
+        (sa_exc.IntegrityError("INSERT", {}, Exception("duplicate key")), 500, "internal_error"),
+        (RuntimeError("a bug"), 500, "internal_error"),
+    ],
+)
+def test_only_an_unavailable_database_is_a_503_and_a_bug_is_still_a_500_envelope(
+    session_factory: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+    error: Exception,
+    status: int,
+    code: str,
+) -> None:
+    from app.campaigns import service
+
+    def fail(*args: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(service, "list_campaigns", fail)
+    app = create_app(Settings(), session_factory=session_factory)
+    response = TestClient(app, raise_server_exceptions=False).get("/api/campaigns")
+    assert_envelope(response, status, code)
 
 
 # ---------------------------------------------------------------- headers, docs, errors
