@@ -675,9 +675,17 @@ def add_campaign_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser
     invite.add_argument("--name", required=True)
     invite.add_argument("--email")
     _add_database_option(invite)
-    members = asub.add_parser("list", help="list the assessors of a campaign and their links")
+    members = asub.add_parser("list", help="list the assessors of a campaign")
     members.add_argument("--campaign", required=True, metavar="SLUG")
     _add_database_option(members)
+    for action, text in (
+        ("relink", "give an assessor a new personal link (the old one stops working)"),
+        ("revoke", "make an assessor's link stop working (their judgments stay)"),
+    ):
+        change = asub.add_parser(action, help=text)
+        change.add_argument("--campaign", required=True, metavar="SLUG")
+        change.add_argument("--name", required=True, help="the assessor's name")
+        _add_database_option(change)
 
 
 @contextmanager
@@ -751,6 +759,11 @@ def format_import_report(campaign: Campaign, report: ImportReport, audio: Path |
                 lines.append(f"      and {len(report.audio_unreadable) - _SHOWN_PROBLEMS} more")
         if report.audio_notes:
             lines.append(f"    several files: {_shown(report.audio_notes)}")
+        if report.n_unplayable_pairs:
+            lines.append(
+                f"  cannot be judged    {report.n_unplayable_pairs} of {report.n_pool_pairs} "
+                "pool pairs (a clip has no readable audio): assessors are not given them"
+            )
     return "\n".join(lines)
 
 
@@ -835,18 +848,24 @@ def cmd_campaign(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     new_status = {"open": "open", "close": "closed"}[args.campaign_command]
 
     def change(session: Session, _settings: Settings) -> None:
+        from app.planner.service import unplayable_summary
+
         campaign = service.update_campaign(
             session, service.get_campaign(session, args.slug), status=new_status
         )
         out.write(f"campaign {campaign.slug} is {campaign.status}\n")
+        if campaign.status == "open" and (problem := unplayable_summary(session, campaign)):
+            out.write(f"warning: {printable(problem)}\n")
 
     return _run_organizer_command(args, err, change)
 
 
 def format_campaign_status(session: Session, campaign: Campaign) -> str:
     """Progress and the estimated ranking of a campaign, as the engine sees it now."""
-    from app.judging.engine_cache import build_engine
+    from app.planner.build import build_engine
+    from app.planner.service import unplayable_summary
 
+    problem = unplayable_summary(session, campaign)
     state = build_engine(session, campaign)
     engine = state.engine
     ev = engine.evaluation()
@@ -861,12 +880,13 @@ def format_campaign_status(session: Session, campaign: Campaign) -> str:
         "  judging              "
         + (f"can stop ({reason})" if reason else "goes on")
         + (", keeps collecting" if campaign.keep_collecting else ""),
+        *([f"  cannot be judged     {printable(problem)}"] if problem else []),
         "",
         f"    rank  system              {label:>9}   95% interval",
     ]
     for pos, i in enumerate(ev.ranking(), 1):
         lines.append(
-            f"    {pos:4d}  {printable(state.loaded.systems[i]):<18} {ev.mean[i]:9.4f}   "
+            f"    {pos:4d}  {printable(state.system_names[i]):<18} {ev.mean[i]:9.4f}   "
             f"[{ev.ci_low[i]:.4f}, {ev.ci_high[i]:.4f}]"
         )
     return "\n".join(lines) + "\n"
@@ -879,21 +899,44 @@ def cmd_assessor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         def invite(session: Session, settings: Settings) -> None:
             campaign = service.get_campaign(session, args.campaign)
-            assessor = service.invite_assessor(session, campaign, args.name, args.email)
+            assessor, token = service.invite_assessor(session, campaign, args.name, args.email)
             out.write(
-                f"invited {printable(assessor.name)} to {campaign.slug}; their personal link:\n"
+                f"invited {printable(assessor.name)} to {campaign.slug}; their personal link "
+                "(shown only now: keep it, or make a new one with 'assessor relink'):\n"
             )
-            out.write(service.assessor_link(settings, assessor) + "\n")
+            out.write(service.assessor_link(settings, token) + "\n")
 
         return _run_organizer_command(args, err, invite)
 
-    def members(session: Session, settings: Settings) -> None:
+    if args.assessor_command in ("relink", "revoke"):
+
+        def change_link(session: Session, settings: Settings) -> None:
+            campaign = service.get_campaign(session, args.campaign)
+            assessor = service.find_assessor(session, campaign, args.name)
+            if args.assessor_command == "revoke":
+                service.revoke_link(session, assessor)
+                out.write(f"the link of {printable(assessor.name)} no longer works\n")
+                return
+            token = service.reissue_link(session, assessor)
+            out.write(
+                f"new personal link of {printable(assessor.name)} (the old one no longer works):\n"
+            )
+            out.write(service.assessor_link(settings, token) + "\n")
+
+        return _run_organizer_command(args, err, change_link)
+
+    def members(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.campaign)
         for assessor in repository.assessors_of(session, campaign.id):
-            consented = "consented" if assessor.consented_at else "invited"
+            state = (
+                "revoked"
+                if assessor.revoked_at
+                else "consented"
+                if assessor.consented_at
+                else "invited"
+            )
             email = f" <{printable(assessor.email)}>" if assessor.email else ""
-            link = service.assessor_link(settings, assessor)
-            out.write(f"{printable(assessor.name)}{email}  {consented}  {link}\n")
+            out.write(f"{printable(assessor.name)}{email}  {state}\n")
 
     return _run_organizer_command(args, err, members)
 

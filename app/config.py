@@ -26,6 +26,11 @@ class Settings:
         (``DATABASE_URL``).
     base_url : str
         Public address used in printed links (``MTCJUDGE_BASE_URL``).
+    run_planner : bool
+        Run the background planner in this process (``MTCJUDGE_PLANNER=0`` turns it off, for
+        a process that should only serve requests). Never with a caller's session factory.
+    planner_interval : float
+        Seconds between the planner's ticks.
     organizer_token : str or None
         Bearer token for the organizer API (``MTCJUDGE_ORGANIZER_TOKEN``); without one the
         organizer API accepts only requests from the local machine.
@@ -38,6 +43,8 @@ class Settings:
     database_url: str = DEFAULT_DATABASE_URL
     base_url: str = "http://127.0.0.1:8000"
     organizer_token: str | None = None
+    run_planner: bool = True
+    planner_interval: float = 0.5
     max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES
 
     @classmethod
@@ -47,6 +54,7 @@ class Settings:
             "database_url": env.get("DATABASE_URL", DEFAULT_DATABASE_URL),
             "base_url": env.get("MTCJUDGE_BASE_URL", "http://127.0.0.1:8000").rstrip("/"),
             "organizer_token": env.get("MTCJUDGE_ORGANIZER_TOKEN") or None,
+            "run_planner": env.get("MTCJUDGE_PLANNER", "1") not in ("0", "false", "no"),
             "max_import_bytes": _positive_int(
                 env, "MTCJUDGE_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES
             ),

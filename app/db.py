@@ -38,7 +38,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 #: one wait of SQLite's own busy handler; BEGIN is retried after it (see _sqlite_begin)
 SQLITE_BUSY_TIMEOUT_MS = 5000
 #: how long a transaction waits in all for SQLite's write lock before the error surfaces
-SQLITE_LOCK_WAIT_SECONDS = 60.0
+SQLITE_LOCK_WAIT_SECONDS = 30.0
 
 
 def _sqlite_begin(connection: Any) -> None:
@@ -71,6 +71,8 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
+    # an unreachable host answers 503 after this, not after the system's TCP timeout
+    kwargs.setdefault("connect_args", {"connect_timeout": 5})
     # a server process runs up to 40 requests at once (the thread pool) and holds a
     # connection only for a request's short transaction
     kwargs.setdefault("pool_size", 10)

@@ -7,6 +7,7 @@ __all__ = [
     "CampaignClosed",
     "CampaignNotFound",
     "Conflict",
+    "ConsentRequired",
     "DomainError",
     "InvalidInput",
     "LeaseExpired",
@@ -67,3 +68,8 @@ class LeaseExpired(DomainError):
 
 class CampaignClosed(Conflict):
     code = "campaign_closed"
+
+
+class ConsentRequired(DomainError):
+    status = 403
+    code = "consent_required"

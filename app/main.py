@@ -44,21 +44,30 @@ def create_app(
         to a connection whose transaction is rolled back after each test).
     """
     from app.campaigns.routes import router as campaigns_router
-    from app.judging.engine_cache import EngineCache
     from app.judging.pages import pages_router
     from app.judging.routes import router as judging_router
+    from app.planner.service import Planner
 
     settings = settings or Settings.from_env()
     engine = None
+    run_planner = settings.run_planner and session_factory is None
     if session_factory is None:
         engine = make_engine(settings.database_url)
         session_factory = make_sessionmaker(engine)
+    # every process runs a planner; the database decides which one plans each campaign
+    planner = Planner(session_factory, interval=settings.planner_interval)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        yield
-        if engine is not None:
-            engine.dispose()
+        if run_planner:
+            planner.start()
+        try:
+            yield
+        finally:
+            if run_planner:
+                planner.stop()
+            if engine is not None:
+                engine.dispose()
 
     # the API's documentation is the organizer's: served by guarded routes below
     app = FastAPI(
@@ -71,7 +80,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.session_factory = session_factory
-    app.state.engine_cache = EngineCache()
+    app.state.planner = planner
     app.mount("/static", StaticFiles(directory=str(REPO_ROOT / "static")), name="static")
     app.include_router(campaigns_router)
     app.include_router(judging_router)

@@ -103,12 +103,12 @@ def invite_assessor(
     _organizer: CurrentOrganizer,
 ) -> AssessorInvited:
     campaign = service.get_campaign(session, slug)
-    assessor = service.invite_assessor(session, campaign, body.name, body.email)
+    assessor, token = service.invite_assessor(session, campaign, body.name, body.email)
     return AssessorInvited(
         id=assessor.id,
         name=assessor.name,
-        token=assessor.token,
-        link=service.assessor_link(settings, assessor),
+        token=token,
+        link=service.assessor_link(settings, token),
     )
 
 

@@ -142,6 +142,9 @@ class ImportReportOut(BaseModel):
     n_pool_pairs: int
     n_judgments: int
     n_judgments_ignored: int
+    n_unplayable_pairs: int = Field(
+        description="pool pairs never handed out: a clip's audio is missing or unreadable"
+    )
     audio_found: int
     audio_missing: list[str]
     audio_unreadable: list[AudioProblem]
@@ -157,6 +160,7 @@ class ImportReportOut(BaseModel):
             n_pool_pairs=report.n_pool_pairs,
             n_judgments=report.n_judgments,
             n_judgments_ignored=report.n_judgments_ignored,
+            n_unplayable_pairs=report.n_unplayable_pairs,
             audio_found=report.audio_found,
             audio_missing=report.audio_missing,
             audio_unreadable=[

@@ -21,10 +21,11 @@ from app.campaigns import repository
 from app.campaigns.audio import AudioScan, scan_audio
 from app.campaigns.limits import INT_SETTINGS
 from app.config import Settings
-from app.errors import CampaignNotFound, InvalidInput
+from app.errors import CampaignNotFound, InvalidInput, NotFound
 from app.ingest.formats import Judgments, Metadata, Runs
 from app.ingest.loader import load_collection
-from app.models import Assessor, Campaign, Document, Judgment, Query, Result, System
+from app.judging.repository import hash_token
+from app.models import Assessor, Campaign, Document, Judgment, Query, Result, System, utcnow
 from app.mtc.calibration import ESTIMATOR_CHOICES
 from app.mtc.measures import MEASURES
 from app.mtc.selection import POLICIES
@@ -39,9 +40,13 @@ __all__ = [
     "ImportReport",
     "assessor_link",
     "create_campaign",
+    "find_assessor",
     "get_campaign",
     "invite_assessor",
     "list_campaigns",
+    "new_token",
+    "reissue_link",
+    "revoke_link",
     "slugify",
     "update_campaign",
 ]
@@ -147,6 +152,8 @@ class ImportReport:
     will ask assessors about. ``audio_missing`` and ``audio_unreadable`` concern the documents
     of the runs and the queries; without an audio directory nothing is scanned.
     ``n_judgments_ignored`` counts judged pairs whose query or document is not in the runs.
+    ``n_unplayable_pairs`` counts pool pairs that will not be handed out because a clip has
+    no readable audio.
     """
 
     slug: str
@@ -161,6 +168,7 @@ class ImportReport:
     audio_unreadable: list[tuple[str, str]]
     audio_notes: list[str] = field(default_factory=list)
     n_judgments_ignored: int = 0
+    n_unplayable_pairs: int = 0
 
 
 def create_campaign(
@@ -257,6 +265,7 @@ def create_campaign(
         campaign.id, query_id, document_id, judgments_fine, judgments_broad
     )
     repository.bulk_insert(session, Judgment, judgments)
+    unplayable = _store_pool(session, campaign)
 
     report = ImportReport(
         slug=campaign.slug,
@@ -271,8 +280,18 @@ def create_campaign(
         audio_unreadable=scan.unreadable,
         audio_notes=scan.notes,
         n_judgments_ignored=ignored,
+        n_unplayable_pairs=unplayable,
     )
     return campaign, report
+
+
+def _store_pool(session: Session, campaign: Campaign) -> int:
+    """Store the pool of pairs to judge; returns how many cannot be played (a clip's audio
+    is missing or unreadable), which are never handed out."""
+    from app.planner.service import ensure_pool, unplayable_pairs
+
+    ensure_pool(session, campaign)
+    return unplayable_pairs(session, campaign.id)
 
 
 def _check_teams(teams: dict[str, str], systems: list[str]) -> None:
@@ -409,8 +428,11 @@ def update_campaign(session: Session, campaign: Campaign, **changes: Any) -> Cam
 
 def invite_assessor(
     session: Session, campaign: Campaign, name: str, email: str | None = None
-) -> Assessor:
-    """Add an assessor with a personal token (the only credential of the judging pages)."""
+) -> tuple[Assessor, str]:
+    """Add an assessor with a personal token (the only credential of the judging pages).
+
+    Returns the assessor and the token: only its hash is stored, so this is the one time
+    the link can be shown (:func:`reissue_link` makes a new one)."""
     for field_name, text in (("assessor name", name), ("email", email)):
         if isinstance(text, str) and (problem := text_problem(text)):
             raise InvalidInput(f"{field_name} {problem}")
@@ -425,12 +447,49 @@ def invite_assessor(
         len(email) > _EMAIL_MAX or not re.fullmatch(r"[^@\s]+@[^@\s]+", email)
     ):
         raise InvalidInput(f"email {email!r} is not an e-mail address")
+    token = new_token()
     assessor = Assessor(
-        campaign_id=campaign.id, name=name, email=email, token=secrets.token_urlsafe(24)
+        campaign_id=campaign.id, name=name, email=email, token_hash=hash_token(token)
     )
     repository.add(session, assessor)
-    return assessor
+    return assessor, token
 
 
-def assessor_link(settings: Settings, assessor: Assessor) -> str:
-    return f"{settings.base_url}/a/{assessor.token}"
+def new_token() -> str:
+    """A fresh invitation token (192 random bits, URL-safe)."""
+    return secrets.token_urlsafe(24)
+
+
+def reissue_link(session: Session, assessor: Assessor) -> str:
+    """A new token for the assessor (the old link stops working); returns it."""
+    token = new_token()
+    assessor.token_hash = hash_token(token)
+    assessor.revoked_at = None
+    session.flush()
+    return token
+
+
+def revoke_link(session: Session, assessor: Assessor) -> None:
+    """The assessor's link stops working, and their pair goes back to the pool; their
+    judgments stay."""
+    from app.judging import repository as judging
+
+    assessor.revoked_at = utcnow()
+    lease = judging.live_lease_of(session, assessor.id)
+    if lease is not None:
+        judging.lock_pair(session, lease.pair_id)
+        judging.release_lease(session, lease, "released")
+    session.flush()
+
+
+def find_assessor(session: Session, campaign: Campaign, name: str) -> Assessor:
+    matches = [a for a in repository.assessors_of(session, campaign.id) if a.name == name]
+    if not matches:
+        raise NotFound(f"no assessor named {name!r} in campaign {campaign.slug!r}")
+    if len(matches) > 1:
+        raise InvalidInput(f"several assessors are named {name!r}; rename one first")
+    return matches[0]
+
+
+def assessor_link(settings: Settings, token: str) -> str:
+    return f"{settings.base_url}/a/{token}"

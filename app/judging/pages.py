@@ -54,7 +54,7 @@ def _media_type(audio_type: str | None, path: Path) -> str:
 
 
 def _welcome_page(
-    request: Request, session: Session, assessor: Assessor, *, consent_missing: bool
+    request: Request, session: Session, assessor: Assessor, token: str, *, consent_missing: bool
 ) -> Response:
     """Instructions and consent; shown again (400) when the box was not ticked."""
     return templates.TemplateResponse(
@@ -63,7 +63,7 @@ def _welcome_page(
         {
             "assessor": assessor,
             "campaign": session.get_one(Campaign, assessor.campaign_id),
-            "token": assessor.token,
+            "token": token,
             "seconds_per_judgment": SECONDS_PER_JUDGMENT,
             "consent_missing": consent_missing,
         },
@@ -73,7 +73,7 @@ def _welcome_page(
 
 @pages_router.get("/a/{token}", name="assessor_welcome")
 def welcome(request: Request, session: SessionDep, token: str) -> Response:
-    return _welcome_page(request, session, _assessor(session, token), consent_missing=False)
+    return _welcome_page(request, session, _assessor(session, token), token, consent_missing=False)
 
 
 @pages_router.post("/a/{token}/consent", name="assessor_consent")
@@ -85,7 +85,7 @@ def consent(
 ) -> Response:
     assessor = _assessor(session, token)
     if not given:
-        return _welcome_page(request, session, assessor, consent_missing=True)
+        return _welcome_page(request, session, assessor, token, consent_missing=True)
     repository.mark_consented(session, assessor)
     return RedirectResponse(request.url_for("judging_page", token=token).path, status_code=303)
 

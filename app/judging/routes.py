@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Response
 from sqlalchemy.orm import Session
 
 from app.deps import SessionDep
-from app.judging import service
-from app.judging.engine_cache import EngineCache
+from app.judging import repository, service
 from app.judging.params import CHECK_JUDGMENT_ID, CHECK_TOKEN
 from app.judging.schemas import (
     ClipOut,
@@ -35,14 +33,6 @@ router = APIRouter(
 _BODY_ERRORS = error_responses(400, 409, 413)
 
 
-def get_cache(request: Request) -> EngineCache:
-    cache: EngineCache = request.app.state.engine_cache
-    return cache
-
-
-CacheDep = Annotated[EngineCache, Depends(get_cache)]
-
-
 def _clip(session: Session, token: str, document_id: int) -> ClipOut:
     document = session.get(Document, document_id)
     if document is None or document.audio_path is None:
@@ -55,11 +45,16 @@ def _clip(session: Session, token: str, document_id: int) -> ClipOut:
 
 
 def _judgment_out(session: Session, token: str, judgment: Judgment) -> JudgmentOut:
+    query_number, candidate_number = repository.pair_label(
+        session, judgment.campaign_id, judgment.query_id, judgment.document_id
+    )
     return JudgmentOut(
+        query_number=query_number,
+        candidate_number=candidate_number,
         id=judgment.id,
         broad=judgment.broad,
         fine=judgment.fine,
-        created_at=judgment.created_at,
+        created_at=service.aware(judgment.created_at),
         revision=judgment.revision,
         query=_clip(session, token, _query_document(session, judgment.query_id)),
         candidate=_clip(session, token, judgment.document_id),
@@ -72,14 +67,19 @@ def _query_document(session: Session, query_id: int) -> int:
 
 
 @router.get("/next")
-def next_pair(token: str, session: SessionDep, cache: CacheDep) -> NextOut:
-    result = service.next_pair(session, cache, token)
+def next_pair(token: str, session: SessionDep) -> NextOut:
+    result = service.next_pair(session, token)
     pair = None
     if result.lease is not None:
         lease = result.lease
+        query_number, candidate_number = repository.pair_label(
+            session, lease.campaign_id, lease.query_id, lease.document_id
+        )
         pair = PairOut(
+            query_number=query_number,
+            candidate_number=candidate_number,
             lease_id=lease.id,
-            expires_at=lease.expires_at,
+            expires_at=service.aware(lease.expires_at),
             query=_clip(session, token, _query_document(session, lease.query_id)),
             candidate=_clip(session, token, lease.document_id),
             same_query_as_previous=result.same_query_as_previous,
@@ -94,7 +94,7 @@ def next_pair(token: str, session: SessionDep, cache: CacheDep) -> NextOut:
 
 @router.post("/judgments", status_code=201, responses={**_BODY_ERRORS, **error_responses(410)})
 def submit(
-    token: str, body: JudgmentIn, session: SessionDep, cache: CacheDep, response: Response
+    token: str, body: JudgmentIn, session: SessionDep, response: Response
 ) -> JudgmentResponse:
     judgment, created = service.submit_judgment(
         session,
@@ -108,20 +108,18 @@ def submit(
     )
     if not created:
         response.status_code = 200
-    progress = service.progress(session, cache, token)
+    progress = service.progress(session, token)
     return JudgmentResponse(
         judgment=_judgment_out(session, token, judgment), progress=ProgressOut(**asdict(progress))
     )
 
 
 @router.put("/judgments/{judgment_id}", dependencies=[CHECK_JUDGMENT_ID], responses=_BODY_ERRORS)
-def revise(
-    token: str, judgment_id: int, body: RevisionIn, session: SessionDep, cache: CacheDep
-) -> JudgmentResponse:
+def revise(token: str, judgment_id: int, body: RevisionIn, session: SessionDep) -> JudgmentResponse:
     judgment = service.revise_judgment(
         session, token, judgment_id, broad=body.broad, fine=body.fine
     )
-    progress = service.progress(session, cache, token)
+    progress = service.progress(session, token)
     return JudgmentResponse(
         judgment=_judgment_out(session, token, judgment), progress=ProgressOut(**asdict(progress))
     )
@@ -133,8 +131,8 @@ def history(token: str, session: SessionDep) -> list[JudgmentOut]:
 
 
 @router.get("/progress")
-def progress(token: str, session: SessionDep, cache: CacheDep) -> ProgressOut:
-    return ProgressOut(**asdict(service.progress(session, cache, token)))
+def progress(token: str, session: SessionDep) -> ProgressOut:
+    return ProgressOut(**asdict(service.progress(session, token)))
 
 
 @router.post("/pause", status_code=204)

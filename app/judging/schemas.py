@@ -28,6 +28,8 @@ class ClipOut(BaseModel):
 
 
 class PairOut(BaseModel):
+    query_number: int = Field(description="the query's number in the campaign, from 1")
+    candidate_number: int = Field(description="the candidate's number for this query, from 1")
     lease_id: int
     expires_at: datetime
     query: ClipOut
@@ -36,11 +38,13 @@ class PairOut(BaseModel):
 
 
 class ProgressOut(BaseModel):
-    assessor_judged: int
-    campaign_judged: int
-    campaign_pairs: int
-    ranking_confidence: float
-    target: float
+    assessor_judged: int = Field(description="judgments of this assessor")
+    campaign_judged: int = Field(description="pairs of the campaign judged so far")
+    campaign_pairs: int = Field(description="pairs that can be judged (both clips playable)")
+    system_pairs: int = Field(description="pairs of systems to order")
+    system_pairs_settled: int = Field(
+        description="system pairs whose order is known with the campaign's target confidence"
+    )
     can_stop: bool
 
 
@@ -68,6 +72,8 @@ class RevisionIn(BaseModel):
 
 
 class JudgmentOut(BaseModel):
+    query_number: int = Field(description="the query's number in the campaign, from 1")
+    candidate_number: int = Field(description="the candidate's number for this query, from 1")
     id: int
     broad: int | None
     fine: float | None

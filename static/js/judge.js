@@ -458,31 +458,24 @@ function renderProgress(progress) {
     `${numberFormat.format(done)} of ${numberFormat.format(pairs)} pairs judged`,
   );
 
-  const confidence = progress.ranking_confidence;
-  const target = progress.target;
-  const confidenceBar = $("#confidence-progress");
-  const targetMark = $("#confidence-target");
-  if (confidence === null || confidence === undefined) {
-    $("#confidence-text").textContent = "–";
-    $("#confidence-fill").style.width = "0%";
-  } else {
-    const percent = Math.max(0, Math.min(100, confidence * 100));
-    $("#confidence-text").textContent = `${percent.toFixed(1)} %`;
-    $("#confidence-fill").style.width = `${percent}%`;
-    confidenceBar.setAttribute("aria-valuenow", percent.toFixed(1));
-    confidenceBar.setAttribute(
-      "aria-valuetext",
-      `${percent.toFixed(1)} percent` + (target ? `, target ${(target * 100).toFixed(0)} percent` : ""),
-    );
-  }
-  if (target) {
-    targetMark.hidden = false;
-    targetMark.style.left = `${Math.min(100, target * 100)}%`;
-    $("#confidence-note").textContent = progress.can_stop
-      ? `Target of ${(target * 100).toFixed(0)} % reached: the ranking is confident.`
-      : `Judging stops when confidence reaches the target of ${(target * 100).toFixed(0)} %.`;
-  }
-  confidenceBar.classList.toggle("is-reached", Boolean(progress.can_stop));
+  // Volunteers see how many pairs of systems their work has put in order; the raw ranking
+  // confidence (which can dip as evidence arrives) is for the organizers.
+  const systemPairs = Number(progress.system_pairs) || 0;
+  const settled = Number(progress.system_pairs_settled) || 0;
+  const settledBar = $("#settled-progress");
+  const settledShare = systemPairs > 0 ? Math.min(100, (100 * settled) / systemPairs) : 0;
+  $("#settled-text").textContent =
+    systemPairs > 0 ? `${numberFormat.format(settled)} of ${numberFormat.format(systemPairs)}` : "–";
+  $("#settled-fill").style.width = `${settledShare}%`;
+  settledBar.setAttribute("aria-valuenow", settledShare.toFixed(0));
+  settledBar.setAttribute(
+    "aria-valuetext",
+    `${numberFormat.format(settled)} of ${numberFormat.format(systemPairs)} system pairs settled`,
+  );
+  $("#settled-note").textContent = progress.can_stop
+    ? "The ranking of the systems is known with the confidence the organizers asked for."
+    : "Judging stops when the order of the systems is known with enough confidence.";
+  settledBar.classList.toggle("is-reached", Boolean(progress.can_stop));
 }
 
 // ---------------------------------------------------------------- the loop
@@ -514,6 +507,7 @@ function showPair(pair, notice) {
     main.candidate.load(pair.candidate);
   }
   root.dataset.leaseId = String(pair.lease_id);
+  $("#pair-label").textContent = `query ${pair.query_number}, candidate ${pair.candidate_number}`;
   $("#same-query").hidden = !pair.same_query_as_previous;
   pairNotice.hidden = !notice;
   pairNotice.textContent = notice ?? "";
@@ -627,6 +621,8 @@ async function submitJudgment() {
   } catch (error) {
     if (error instanceof ApiError && (error.status === 409 || error.status === 410)) {
       notice = conflictNotice(error);
+      // another tab may have judged it: show the list the notice refers to
+      await refreshHistory();
     } else {
       submitting = false;
       updateSubmitState();
@@ -697,6 +693,9 @@ function renderHistory() {
       const fine = document.createElement("span");
       fine.className = "history__fine";
       fine.textContent = `FINE ${judgment.fine === null ? "–" : Math.round(judgment.fine)}`;
+      const label = document.createElement("span");
+      label.className = "history__pair";
+      label.textContent = `Query ${judgment.query_number} · candidate ${judgment.candidate_number}`;
       const when = document.createElement("span");
       when.className = "history__when";
       when.textContent = formatAgo(judgment.created_at) + (judgment.revision > 0 ? " · revised" : "");
@@ -706,14 +705,14 @@ function renderHistory() {
       button.textContent = "Edit";
       button.setAttribute(
         "aria-label",
-        `Edit the judgment from ${when.textContent}: ${broad.textContent}, ${fine.textContent}`,
+        `Edit the judgment of ${label.textContent} from ${when.textContent}: ${broad.textContent}, ${fine.textContent}`,
       );
       button.dataset.judgmentId = String(judgment.id);
       // detail is 0 for a click made with the keyboard (Enter or Space on the button)
       button.addEventListener("click", (event) => openRevision(judgment, event.detail > 0));
       const details = document.createElement("span");
       details.className = "history__details";
-      details.append(fine, " · ", when);
+      details.append(label, " · ", fine, " · ", when);
       item.append(broad, details, button);
       return item;
     }),

@@ -140,6 +140,16 @@ def test_create_open_with_audio_report(
     assert "q2: q2.wav: not a WAV file (no RIFF/WAVE header)" in out
     assert "campaign open" not in out
     assert campaign_rows(database) == [("audio", "open")]
+    # the pairs that cannot be judged are reported at import, at opening and in the status
+    assert re.search(r"cannot be judged\s+\d+ of \d+ pool pairs", out)
+    assert run("campaign", "close", "audio", "--database-url", database)[0] == 0
+    code, out, _ = run("campaign", "open", "audio", "--database-url", database)
+    assert code == 0
+    assert re.search(r"warning: \d+ pair\(s\) cannot be judged: no readable audio for", out)
+    assert "(19 clips)" in out
+    code, out, _ = run("campaign", "status", "audio", "--database-url", database)
+    assert code == 0
+    assert re.search(r"cannot be judged\s+\d+ pair\(s\)", out)
 
 
 def test_bad_input_exits_2_and_saves_nothing(files: dict[str, Path], database: str) -> None:

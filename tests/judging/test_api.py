@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, update
 
-from app.models import Campaign, Judgment, Lease, Pair, PlannerState, utcnow
+from app.models import Judgment, Lease, Pair, PlannerState, utcnow
 from tests.judging.conftest import build_campaign
 
 
@@ -316,3 +316,34 @@ def test_pairs_without_audio_are_not_handed_out(db_session, client) -> None:
     assert last["status"] == "done"
     assert "cannot be played" in last["message"]
     assert "Every pair has been judged" not in last["message"]
+
+
+def test_pairs_are_named_and_times_carry_their_timezone(db_session, client) -> None:
+    fx = build_campaign(db_session, n_systems=2, n_queries=2, k=2)
+    token = fx.tokens[0]
+    pair = next_pair(client, token)["pair"]
+    assert pair["query_number"] in (1, 2)
+    assert pair["candidate_number"] >= 1
+    assert pair["expires_at"].endswith(("Z", "+00:00"))
+    judgment = judge(client, token, pair["lease_id"]).json()["judgment"]
+    assert judgment["created_at"].endswith(("Z", "+00:00"))
+    (listed,) = client.get(f"/api/a/{token}/history").json()
+    assert (listed["query_number"], listed["candidate_number"]) == (
+        pair["query_number"],
+        pair["candidate_number"],
+    )
+    # another assessor's view of the same numbering agrees
+    other = next_pair(client, fx.tokens[1])["pair"]
+    assert (other["query_number"], other["candidate_number"]) != (
+        pair["query_number"],
+        pair["candidate_number"],
+    )
+
+
+def test_the_api_refuses_assessors_who_have_not_consented(db_session, client) -> None:
+    fx = build_campaign(db_session, consented=False)
+    for method, path in (("GET", "next"), ("GET", "progress"), ("GET", "history")):
+        response = client.request(method, f"/api/a/{fx.tokens[0]}/{path}")
+        assert response.status_code == 403, path
+        assert response.json()["error"] == "consent_required"
+    assert db_session.scalar(select(func.count()).select_from(Lease)) == 0
