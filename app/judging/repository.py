@@ -9,15 +9,17 @@ invariants; the reads before them only find candidates.
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, case, exists, func, insert, literal, or_, select, union, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy import and_, case, exists, func, literal, or_, select, union, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, aliased
 
 from app.models import (
     Assessor,
+    Campaign,
     Document,
     Judgment,
     Lease,
@@ -30,9 +32,11 @@ from app.models import (
 
 __all__ = [
     "ClaimCandidate",
+    "assessor_and_campaign",
     "assessor_by_token",
     "assessor_judgment_count",
     "candidate",
+    "give_back_slot",
     "hash_token",
     "insert_judgment",
     "insert_lease",
@@ -43,11 +47,13 @@ __all__ = [
     "live_leases_of_others",
     "lock_pair",
     "mark_consented",
-    "pair_label",
+    "mark_lease",
     "pair_of",
+    "pair_view",
     "pairs_left",
     "planner_state",
     "playable_document",
+    "progress_counts",
     "recent_judgments",
     "record_judgment",
     "record_revision",
@@ -56,12 +62,36 @@ __all__ = [
     "take_slot",
 ]
 
-ClaimCandidate = tuple[int, int, float]  # pair id, query id, plan weight
+
+@dataclass(frozen=True)
+class ClaimCandidate:
+    pair_id: int
+    query_id: int
+    document_id: int
+    weight: float  # the planner's selection weight (0 outside the plan)
+    lapsed_leases: bool  # it holds live leases that have all run out
+
+
+def _insert(session: Session, table: Any) -> Any:
+    """INSERT with the dialect's ON CONFLICT support (Postgres and SQLite both have it)."""
+    if _postgres(session):
+        return postgresql.insert(table)
+    return sqlite.insert(table)
 
 
 def hash_token(token: str) -> str:
     """What is stored of an invitation token (the token itself is only in the link)."""
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def assessor_and_campaign(session: Session, token: str) -> tuple[Assessor, Campaign] | None:
+    """The assessor of an (unrevoked) link and their campaign, in one query."""
+    row = session.execute(
+        select(Assessor, Campaign)
+        .join(Campaign, Campaign.id == Assessor.campaign_id)
+        .where(Assessor.token_hash == hash_token(token), Assessor.revoked_at.is_(None))
+    ).one_or_none()
+    return None if row is None else (row[0], row[1])
 
 
 def assessor_by_token(session: Session, token: str) -> Assessor | None:
@@ -82,7 +112,9 @@ def lock_pair(session: Session, pair_id: int) -> Pair:
     database's write lock already)."""
     stmt = select(Pair).where(Pair.id == pair_id).execution_options(populate_existing=True)
     if _postgres(session):
-        stmt = stmt.with_for_update()
+        # NO KEY UPDATE: does not conflict with the key-share locks that inserting a lease
+        # or a plan entry (foreign keys to this row) takes
+        stmt = stmt.with_for_update(key_share=True)
     return session.scalars(stmt).one()
 
 
@@ -132,9 +164,10 @@ def candidate(
     ]
     if skip:
         conditions.append(Pair.id.not_in(skip))
+    columns = (Pair.id, Pair.query_id, Pair.document_id, Pair.leased, Pair.leased_until)
     if planned:
         stmt = (
-            select(Pair.id, Pair.query_id, PlanEntry.weight)
+            select(*columns, PlanEntry.weight)
             .join(PlanEntry, PlanEntry.pair_id == Pair.id)
             .where(PlanEntry.campaign_id == campaign_id, *conditions)
             .order_by(PlanEntry.rank)
@@ -142,15 +175,23 @@ def candidate(
         if query_id is not None:
             stmt = stmt.where(PlanEntry.query_id == query_id)
     else:
-        stmt = select(Pair.id, Pair.query_id, literal(0.0)).where(*conditions)
+        stmt = select(*columns, literal(0.0)).where(*conditions)
         if query_id is not None:
             stmt = stmt.where(Pair.query_id == query_id)
         stmt = stmt.order_by(Pair.id)
     stmt = stmt.limit(1)
     if _postgres(session):
-        stmt = stmt.with_for_update(of=Pair, skip_locked=True)
+        stmt = stmt.with_for_update(of=Pair, skip_locked=True, key_share=True)
     row = session.execute(stmt).first()
-    return None if row is None else (int(row[0]), int(row[1]), float(row[2]))
+    if row is None:
+        return None
+    pair_id, query_id, document_id, leased, leased_until, weight = row
+    lapsed = bool(leased) and leased_until is not None and _aware(leased_until) <= now
+    return ClaimCandidate(int(pair_id), int(query_id), int(document_id), float(weight), lapsed)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def release_expired(session: Session, pair_id: int, now: datetime) -> None:
@@ -190,13 +231,19 @@ def take_slot(session: Session, pair_id: int, per_pair: int, expires_at: datetim
 def insert_lease(session: Session, values: dict[str, Any]) -> int | None:
     """Insert a live lease; None when the assessor already holds one (the partial unique
     index on live leases decided between two concurrent requests)."""
-    try:
-        with session.begin_nested():
-            return int(
-                session.execute(insert(Lease).values(**values).returning(Lease.id)).scalar_one()
-            )
-    except IntegrityError:
-        return None
+    stmt = _insert(session, Lease).values(**values).on_conflict_do_nothing()
+    lease_id = session.execute(stmt.returning(Lease.id)).scalar_one_or_none()
+    return None if lease_id is None else int(lease_id)
+
+
+def give_back_slot(session: Session, pair_id: int) -> None:
+    """Undo :func:`take_slot` (the lease it was for was not inserted)."""
+    session.execute(
+        update(Pair)
+        .where(Pair.id == pair_id)
+        .values(leased=Pair.leased - 1)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def release_lease(session: Session, lease: Lease, new_state: str) -> bool:
@@ -241,16 +288,30 @@ def live_leases_of_others(session: Session, lease: Lease, now: datetime) -> int:
     )
 
 
-def record_judgment(session: Session, pair_id: int, per_pair: int) -> bool:
+def record_judgment(session: Session, pair_id: int, per_pair: int, *, ends_lease: bool) -> bool:
     """Count one more judgment of the pair unless it has all it may have: the statement
-    that keeps a pair from being judged more often than the campaign asks."""
+    that keeps a pair from being judged more often than the campaign asks. With
+    ``ends_lease`` the judgment's live lease stops being counted too."""
     counted = session.execute(
         update(Pair)
         .where(Pair.id == pair_id, Pair.judged < per_pair)
-        .values(judged=Pair.judged + 1, changes=Pair.changes + 1)
+        .values(
+            judged=Pair.judged + 1,
+            changes=Pair.changes + 1,
+            leased=Pair.leased - (1 if ends_lease else 0),
+        )
         .execution_options(synchronize_session=False)
     ).rowcount  # type: ignore[attr-defined]
     return bool(counted)
+
+
+def mark_lease(session: Session, lease_id: int, state: str) -> None:
+    session.execute(
+        update(Lease)
+        .where(Lease.id == lease_id)
+        .values(state=state)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def record_revision(session: Session, campaign_id: int, query_id: int, document_id: int) -> None:
@@ -267,16 +328,11 @@ def record_revision(session: Session, campaign_id: int, query_id: int, document_
     )
 
 
-def insert_judgment(session: Session, judgment: Judgment) -> bool:
-    """Insert a judgment; False when a unique key refused it (the same client_id, or the
-    assessor's judgment of the pair, written by a concurrent request)."""
-    try:
-        with session.begin_nested():
-            session.add(judgment)
-            session.flush()
-    except IntegrityError:
-        return False
-    return True
+def insert_judgment(session: Session, values: dict[str, Any]) -> Judgment | None:
+    """Insert a judgment; None when a unique key refused it (the same client_id, or the
+    assessor's judgment of the pair, written before or by a concurrent request)."""
+    stmt = _insert(session, Judgment).values(**values).on_conflict_do_nothing()
+    return session.scalars(stmt.returning(Judgment)).one_or_none()
 
 
 def pairs_left(
@@ -308,28 +364,113 @@ def judged_pair_count(session: Session, campaign_id: int) -> int:
     )
 
 
-def pair_label(
-    session: Session, campaign_id: int, query_id: int, document_id: int
-) -> tuple[int, int]:
-    """(query number, candidate number): the query's place among the campaign's queries and
-    the candidate's among that query's pairs, from 1. Names a pair to its assessor and tells
-    nothing about systems or ranks."""
-    query_number = session.scalar(
-        select(func.count()).where(Query.campaign_id == campaign_id, Query.id <= query_id)
+@dataclass(frozen=True)
+class Clip:
+    document_id: int
+    has_audio: bool
+    duration_seconds: float | None
+    audio_type: str | None
+
+
+@dataclass(frozen=True)
+class PairView:
+    """What the assessor is shown of a pair: its name and its two clips."""
+
+    query_number: int  # the query's place among the campaign's queries, from 1
+    candidate_number: int  # the candidate's place among the query's pairs, from 1
+    query: Clip
+    candidate: Clip
+
+
+def pair_view(session: Session, campaign_id: int, query_id: int, document_id: int) -> PairView:
+    """One query for the pair's numbers and clips. The numbers name a pair to its assessor
+    and tell nothing about systems or ranks."""
+    query_doc = aliased(Document)
+    candidate_doc = aliased(Document)
+    query_number = (
+        select(func.count())
+        .where(Query.campaign_id == campaign_id, Query.id <= query_id)
+        .scalar_subquery()
     )
-    pair_id = select(Pair.id).where(
-        Pair.campaign_id == campaign_id,
-        Pair.query_id == query_id,
-        Pair.document_id == document_id,
-    )
-    candidate_number = session.scalar(
-        select(func.count()).where(
+    this_pair = (
+        select(Pair.id)
+        .where(
             Pair.campaign_id == campaign_id,
             Pair.query_id == query_id,
-            Pair.id <= pair_id.scalar_subquery(),
+            Pair.document_id == document_id,
         )
+        .scalar_subquery()
     )
-    return int(query_number or 0), int(candidate_number or 0)
+    candidate_number = (
+        select(func.count())
+        .where(Pair.campaign_id == campaign_id, Pair.query_id == query_id, Pair.id <= this_pair)
+        .scalar_subquery()
+    )
+    row = session.execute(
+        select(
+            query_number,
+            candidate_number,
+            query_doc.id,
+            query_doc.audio_path.is_not(None),
+            query_doc.duration_seconds,
+            query_doc.audio_type,
+            candidate_doc.id,
+            candidate_doc.audio_path.is_not(None),
+            candidate_doc.duration_seconds,
+            candidate_doc.audio_type,
+        )
+        .select_from(Query)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate_doc, candidate_doc.id == document_id)
+        .where(Query.id == query_id)
+    ).one()
+    return PairView(
+        query_number=int(row[0] or 0),
+        candidate_number=int(row[1] or 0),
+        query=Clip(int(row[2]), bool(row[3]), row[4], row[5]),
+        candidate=Clip(int(row[6]), bool(row[7]), row[8], row[9]),
+    )
+
+
+@dataclass(frozen=True)
+class ProgressCounts:
+    assessor_judged: int
+    campaign_judged: int
+    playable_pairs: int
+    system_pairs: int
+    system_pairs_settled: int
+    stop_reason: str | None
+
+
+def progress_counts(session: Session, campaign_id: int, assessor_id: int) -> ProgressCounts:
+    """The assessor's and the campaign's counts and the planner's figures, in one query."""
+    mine = select(func.count()).where(Judgment.assessor_id == assessor_id).scalar_subquery()
+    judged = (
+        select(func.count())
+        .where(Pair.campaign_id == campaign_id, Pair.judged > 0)
+        .scalar_subquery()
+    )
+    row = session.execute(
+        select(
+            mine,
+            judged,
+            PlannerState.playable_pairs,
+            PlannerState.system_pairs,
+            PlannerState.system_pairs_settled,
+            PlannerState.stop_reason,
+        )
+        .select_from(Assessor)
+        .outerjoin(PlannerState, PlannerState.campaign_id == Assessor.campaign_id)
+        .where(Assessor.id == assessor_id)
+    ).one()
+    return ProgressCounts(
+        assessor_judged=int(row[0] or 0),
+        campaign_judged=int(row[1] or 0),
+        playable_pairs=int(row[2] or 0),
+        system_pairs=int(row[3] or 0),
+        system_pairs_settled=int(row[4] or 0),
+        stop_reason=row[5],
+    )
 
 
 def planner_state(session: Session, campaign_id: int) -> PlannerState | None:

@@ -20,7 +20,7 @@ from app.judging.schemas import (
     ProgressOut,
     RevisionIn,
 )
-from app.models import Document, Judgment, Query
+from app.models import Judgment
 from app.schemas import error_responses
 
 router = APIRouter(
@@ -33,37 +33,31 @@ router = APIRouter(
 _BODY_ERRORS = error_responses(400, 409, 413)
 
 
-def _clip(session: Session, token: str, document_id: int) -> ClipOut:
-    document = session.get(Document, document_id)
-    if document is None or document.audio_path is None:
+def _clip(token: str, clip: repository.Clip) -> ClipOut:
+    if not clip.has_audio:
         return ClipOut(audio_url=None, duration_seconds=None, audio_type=None)
     return ClipOut(
-        audio_url=f"/a/{token}/audio/{document_id}",
-        duration_seconds=document.duration_seconds,
-        audio_type=document.audio_type,
+        audio_url=f"/a/{token}/audio/{clip.document_id}",
+        duration_seconds=clip.duration_seconds,
+        audio_type=clip.audio_type,
     )
 
 
 def _judgment_out(session: Session, token: str, judgment: Judgment) -> JudgmentOut:
-    query_number, candidate_number = repository.pair_label(
+    view = repository.pair_view(
         session, judgment.campaign_id, judgment.query_id, judgment.document_id
     )
     return JudgmentOut(
-        query_number=query_number,
-        candidate_number=candidate_number,
+        query_number=view.query_number,
+        candidate_number=view.candidate_number,
         id=judgment.id,
         broad=judgment.broad,
         fine=judgment.fine,
         created_at=service.aware(judgment.created_at),
         revision=judgment.revision,
-        query=_clip(session, token, _query_document(session, judgment.query_id)),
-        candidate=_clip(session, token, judgment.document_id),
+        query=_clip(token, view.query),
+        candidate=_clip(token, view.candidate),
     )
-
-
-def _query_document(session: Session, query_id: int) -> int:
-    query = session.get(Query, query_id)
-    return query.document_id if query is not None else -1
 
 
 @router.get("/next")
@@ -72,16 +66,14 @@ def next_pair(token: str, session: SessionDep) -> NextOut:
     pair = None
     if result.lease is not None:
         lease = result.lease
-        query_number, candidate_number = repository.pair_label(
-            session, lease.campaign_id, lease.query_id, lease.document_id
-        )
+        view = repository.pair_view(session, lease.campaign_id, lease.query_id, lease.document_id)
         pair = PairOut(
-            query_number=query_number,
-            candidate_number=candidate_number,
+            query_number=view.query_number,
+            candidate_number=view.candidate_number,
             lease_id=lease.id,
             expires_at=service.aware(lease.expires_at),
-            query=_clip(session, token, _query_document(session, lease.query_id)),
-            candidate=_clip(session, token, lease.document_id),
+            query=_clip(token, view.query),
+            candidate=_clip(token, view.candidate),
             same_query_as_previous=result.same_query_as_previous,
         )
     return NextOut(

@@ -85,29 +85,26 @@ def assessor_for_token(
 ) -> tuple[Assessor, Campaign]:
     """The assessor of an invitation token and their campaign; with ``consent``, refuses
     assessors who have not given their consent (the API enforces it, not only the page)."""
-    assessor = repository.assessor_by_token(session, token)
-    if assessor is None:
+    found = repository.assessor_and_campaign(session, token)
+    if found is None:
         raise NotFound("this invitation link is not valid (unknown token)")
+    assessor, campaign = found
     if consent and assessor.consented_at is None:
         raise ConsentRequired(
             "please read the instructions and give your consent first (open your link)"
         )
-    campaign = session.get(Campaign, assessor.campaign_id)
-    if campaign is None:  # pragma: no cover - foreign key
-        raise NotFound("the campaign of this invitation no longer exists")
     return assessor, campaign
 
 
 def _progress(session: Session, campaign: Campaign, assessor: Assessor) -> Progress:
-    state = repository.planner_state(session, campaign.id)
-    can_stop = state is not None and state.stop_reason is not None
+    counts = repository.progress_counts(session, campaign.id, assessor.id)
     return Progress(
-        assessor_judged=repository.assessor_judgment_count(session, assessor.id),
-        campaign_judged=repository.judged_pair_count(session, campaign.id),
-        campaign_pairs=state.playable_pairs if state else 0,
-        system_pairs=state.system_pairs if state else 0,
-        system_pairs_settled=state.system_pairs_settled if state else 0,
-        can_stop=can_stop,
+        assessor_judged=counts.assessor_judged,
+        campaign_judged=counts.campaign_judged,
+        campaign_pairs=counts.playable_pairs,
+        system_pairs=counts.system_pairs,
+        system_pairs_settled=counts.system_pairs_settled,
+        can_stop=counts.stop_reason is not None,
     )
 
 
@@ -185,57 +182,34 @@ def _claim(
         if best is None:
             return None
         chosen = best
-        if previous_query is not None and best[1] != previous_query:
+        if previous_query is not None and best.query_id != previous_query:
             own = repository.candidate(
                 *args, planned=planned, query_id=previous_query, skip=frozenset(skip)
             )
-            if own is not None and own[2] >= LOCALITY * best[2]:
+            if own is not None and own.weight >= LOCALITY * best.weight:
                 chosen = own
-        pair_id = chosen[0]
-        outcome = _lease_pair(session, campaign, assessor, pair_id, now, expires_at)
-        if outcome == "taken":
-            skip.add(pair_id)
+        if chosen.lapsed_leases:
+            repository.release_expired(session, chosen.pair_id, now)
+        if not repository.take_slot(session, chosen.pair_id, per_pair, expires_at):
+            skip.add(chosen.pair_id)
             continue
-        if outcome == "already_holding":
-            # a concurrent request of the same assessor leased a pair first: keep that one
-            return repository.live_lease_of(session, assessor.id)
-        return session.get_one(Lease, outcome)
-    return None
-
-
-def _lease_pair(
-    session: Session,
-    campaign: Campaign,
-    assessor: Assessor,
-    pair_id: int,
-    now: datetime,
-    expires_at: datetime,
-) -> int | str:
-    """Lease one pair in a savepoint: the new lease id, or why not ("taken" by another
-    request meanwhile, "already_holding" a lease this assessor got concurrently)."""
-    with session.begin_nested() as savepoint:
-        repository.release_expired(session, pair_id, now)
-        if not repository.take_slot(session, pair_id, campaign.judgments_per_pair, expires_at):
-            savepoint.rollback()
-            return "taken"
-        pair = repository.lock_pair(session, pair_id)
-        lease_id = repository.insert_lease(
-            session,
-            {
-                "campaign_id": campaign.id,
-                "pair_id": pair_id,
-                "query_id": pair.query_id,
-                "document_id": pair.document_id,
-                "assessor_id": assessor.id,
-                "state": "live",
-                "leased_at": now,
-                "expires_at": expires_at,
-            },
-        )
+        values = {
+            "campaign_id": campaign.id,
+            "pair_id": chosen.pair_id,
+            "query_id": chosen.query_id,
+            "document_id": chosen.document_id,
+            "assessor_id": assessor.id,
+            "state": "live",
+            "leased_at": now,
+            "expires_at": expires_at,
+        }
+        lease_id = repository.insert_lease(session, values)
         if lease_id is None:
-            savepoint.rollback()
-            return "already_holding"
-    return lease_id
+            # a concurrent request of the same assessor leased a pair first: keep that one
+            repository.give_back_slot(session, chosen.pair_id)
+            return repository.live_lease_of(session, assessor.id)
+        return Lease(id=lease_id, **values)
+    return None
 
 
 def _nothing_to_hand_out(
@@ -310,52 +284,47 @@ def submit_judgment(
     if lease is None or lease.assessor_id != assessor.id:
         raise PairNotLeased("this pair is not leased to you: load the next pair")
     pair = repository.lock_pair(session, lease.pair_id)
-    # under the pair's lock: what a concurrent request did is visible now
-    existing = repository.judgment_by_client_id(session, assessor.id, client_id)
-    if existing is not None:
-        return existing, False
-    session.refresh(lease)
-    if repository.judgment_of(session, assessor.id, lease.query_id, lease.document_id):
-        raise Conflict("you have already judged this pair: revise it from your recent judgments")
+    session.refresh(lease)  # under the pair's lock: its state cannot change any more
     now = utcnow()
     per_pair = campaign.judgments_per_pair
-    held = lease.state == "live" and aware(lease.expires_at) > now
-    if not held and pair.judged + repository.live_leases_of_others(session, lease, now) >= per_pair:
+    live = lease.state == "live"
+    held = live and aware(lease.expires_at) > now
+    if (
+        lease.state != "done"
+        and not held
+        and pair.judged + repository.live_leases_of_others(session, lease, now) >= per_pair
+    ):
         raise LeaseExpired(
             "your time on this pair ran out and it was given to someone else: here is a new one"
         )
-    judgment = Judgment(
-        campaign_id=campaign.id,
-        query_id=lease.query_id,
-        document_id=lease.document_id,
-        assessor_id=assessor.id,
-        broad=broad,
-        fine=float(fine),
-        client_id=client_id,
-        source="assessor",
-        query_listen_ms=query_listen_ms,
-        candidate_listen_ms=candidate_listen_ms,
-        lease_id=lease.id,
-        created_at=now,
-        updated_at=now,
+    judgment = repository.insert_judgment(
+        session,
+        {
+            "campaign_id": campaign.id,
+            "query_id": lease.query_id,
+            "document_id": lease.document_id,
+            "assessor_id": assessor.id,
+            "broad": broad,
+            "fine": float(fine),
+            "client_id": client_id,
+            "source": "assessor",
+            "query_listen_ms": query_listen_ms,
+            "candidate_listen_ms": candidate_listen_ms,
+            "lease_id": lease.id,
+            "revision": 0,
+            "created_at": now,
+            "updated_at": now,
+        },
     )
-    with session.begin_nested() as savepoint:
-        if lease.state == "live":
-            repository.release_lease(session, lease, "done")
-        else:
-            lease.state = "done"
-        if not repository.record_judgment(session, pair.id, per_pair):
-            savepoint.rollback()
-            raise LeaseExpired("this pair has all the judgments it needs: here is a new one")
-        if not repository.insert_judgment(session, judgment):
-            savepoint.rollback()
-            judgment = None  # type: ignore[assignment]
-    if judgment is None:
-        session.expire_all()
+    if judgment is None:  # a unique key said no: this client_id, or this pair, is stored
         existing = repository.judgment_by_client_id(session, assessor.id, client_id)
         if existing is not None:
             return existing, False
         raise Conflict("you have already judged this pair: revise it from your recent judgments")
+    if not repository.record_judgment(session, pair.id, per_pair, ends_lease=live):
+        # the pair has all its judgments: the error rolls the insert back with the request
+        raise LeaseExpired("this pair has all the judgments it needs: here is a new one")
+    repository.mark_lease(session, lease.id, "done")
     return judgment, True
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, delete, func, insert, or_, select, update
+from sqlalchemy import Row, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -35,6 +35,7 @@ __all__ = [
     "pair_occupancy",
     "planner_state",
     "query_documents",
+    "refresh_statistics",
     "release_planning",
     "replace_plan",
     "save_figures",
@@ -229,6 +230,15 @@ def save_figures(session: Session, campaign_id: int, values: dict[str, Any]) -> 
         .values(**values)
         .execution_options(synchronize_session=False)
     )
+
+
+def refresh_statistics(session: Session) -> None:
+    """Postgres: update the planner statistics of the judging tables. A campaign is imported
+    and then judged at once; until autovacuum runs, stale row counts make the claim query
+    join the whole pool (100 ms instead of 0.3 ms)."""
+    if session.get_bind().dialect.name == "postgresql":
+        for table in ("pair", "plan_entry", "lease", "judgment"):
+            session.execute(text(f"ANALYZE {table}"))
 
 
 def judgment_counts(session: Session, campaign_id: int) -> dict[tuple[int, int], int]:

@@ -186,6 +186,8 @@ def plan_campaign(
             return None  # another process took over while we computed
         repository.replace_plan(session, campaign_id, rows)
         repository.save_figures(session, campaign_id, figures)
+        if rebuilt:  # the first plan of this process: the tables have just changed a lot
+            repository.refresh_statistics(session)
     cached.planned_at = time.monotonic()
     return cached
 
