@@ -13,7 +13,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, case, exists, func, literal, or_, select, union, update
+from sqlalchemy import (
+    DateTime,
+    Integer,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    union,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased
 
@@ -43,6 +56,7 @@ __all__ = [
     "judged_pair_count",
     "judgment_by_client_id",
     "judgment_of",
+    "last_judged_query",
     "live_lease_of",
     "live_leases_of_others",
     "lock_pair",
@@ -72,25 +86,21 @@ class ClaimCandidate:
     lapsed_leases: bool  # it holds live leases that have all run out
 
 
-def _insert(session: Session, table: Any) -> Any:
-    """INSERT with the dialect's ON CONFLICT support (Postgres and SQLite both have it)."""
-    if _postgres(session):
-        return postgresql.insert(table)
-    return sqlite.insert(table)
-
-
 def hash_token(token: str) -> str:
     """What is stored of an invitation token (the token itself is only in the link)."""
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_ASSESSOR_AND_CAMPAIGN = (
+    select(Assessor, Campaign)
+    .join(Campaign, Campaign.id == Assessor.campaign_id)
+    .where(Assessor.token_hash == bindparam("token_hash"), Assessor.revoked_at.is_(None))
+)
+
+
 def assessor_and_campaign(session: Session, token: str) -> tuple[Assessor, Campaign] | None:
     """The assessor of an (unrevoked) link and their campaign, in one query."""
-    row = session.execute(
-        select(Assessor, Campaign)
-        .join(Campaign, Campaign.id == Assessor.campaign_id)
-        .where(Assessor.token_hash == hash_token(token), Assessor.revoked_at.is_(None))
-    ).one_or_none()
+    row = session.execute(_ASSESSOR_AND_CAMPAIGN, {"token_hash": hash_token(token)}).one_or_none()
     return None if row is None else (row[0], row[1])
 
 
@@ -107,15 +117,20 @@ def _postgres(session: Session) -> bool:
     return session.get_bind().dialect.name == "postgresql"
 
 
+# NO KEY UPDATE: does not conflict with the key-share locks that inserting a lease or a plan
+# entry (foreign keys to the row) takes; SQLite renders no FOR UPDATE
+_LOCK_PAIR = (
+    select(Pair)
+    .where(Pair.id == bindparam("pair_id"))
+    .with_for_update(key_share=True)
+    .execution_options(populate_existing=True)
+)
+
+
 def lock_pair(session: Session, pair_id: int) -> Pair:
     """The pair's row, locked until the transaction ends (Postgres; SQLite holds the
     database's write lock already)."""
-    stmt = select(Pair).where(Pair.id == pair_id).execution_options(populate_existing=True)
-    if _postgres(session):
-        # NO KEY UPDATE: does not conflict with the key-share locks that inserting a lease
-        # or a plan entry (foreign keys to this row) takes
-        stmt = stmt.with_for_update(key_share=True)
-    return session.scalars(stmt).one()
+    return session.scalars(_LOCK_PAIR, {"pair_id": pair_id}).one()
 
 
 def pair_of(session: Session, campaign_id: int, query_id: int, document_id: int) -> Pair | None:
@@ -128,13 +143,53 @@ def pair_of(session: Session, campaign_id: int, query_id: int, document_id: int)
     ).one_or_none()
 
 
-def _free(per_pair: int, now: datetime) -> Any:
-    """Pair rows that can take one more assessor now. When every live lease has lapsed
-    (``leased_until`` passed) the pair is free whatever ``leased`` still says."""
-    return and_(
-        Pair.judged < per_pair,
-        or_(Pair.judged + Pair.leased < per_pair, Pair.leased_until <= now),
+# The statements of the judging path are built once: building a SELECT costs about as much
+# as running it on a local database, and these run on every request.
+_PER_PAIR = bindparam("per_pair", type_=Integer)
+_NOW = bindparam("now", type_=DateTime(timezone=True))
+_SKIP = bindparam("skip", expanding=True, type_=Integer)
+
+
+def _candidate_statement(*, planned: bool, own_query: bool) -> Any:
+    judged_by_me = exists().where(
+        Judgment.assessor_id == bindparam("assessor_id"),
+        Judgment.query_id == Pair.query_id,
+        Judgment.document_id == Pair.document_id,
     )
+    # free: room for one more assessor now; when every live lease has lapsed
+    # (``leased_until`` passed) the pair is free whatever ``leased`` still says
+    conditions = [
+        Pair.campaign_id == bindparam("campaign_id"),
+        Pair.playable.is_(True),
+        Pair.judged < _PER_PAIR,
+        or_(Pair.judged + Pair.leased < _PER_PAIR, Pair.leased_until <= _NOW),
+        ~judged_by_me,
+        Pair.id.not_in(_SKIP),
+    ]
+    columns = (Pair.id, Pair.query_id, Pair.document_id, Pair.leased, Pair.leased_until)
+    if planned:
+        stmt = (
+            select(*columns, PlanEntry.weight)
+            .join(PlanEntry, PlanEntry.pair_id == Pair.id)
+            .where(PlanEntry.campaign_id == bindparam("campaign_id"), *conditions)
+            .order_by(PlanEntry.rank)
+        )
+        if own_query:
+            stmt = stmt.where(PlanEntry.query_id == bindparam("query_id"))
+    else:
+        stmt = select(*columns, literal(0.0)).where(*conditions).order_by(Pair.id)
+        if own_query:
+            stmt = stmt.where(Pair.query_id == bindparam("query_id"))
+    # Postgres locks the row, and skips rows other requests hold instead of waiting for
+    # them; SQLite renders no FOR UPDATE (its transactions are serialised)
+    return stmt.limit(1).with_for_update(of=Pair, skip_locked=True, key_share=True)
+
+
+_CANDIDATE = {
+    (planned, own): _candidate_statement(planned=planned, own_query=own)
+    for planned in (True, False)
+    for own in (True, False)
+}
 
 
 def candidate(
@@ -149,40 +204,17 @@ def candidate(
     skip: frozenset[int] = frozenset(),
 ) -> ClaimCandidate | None:
     """The best free pair for this assessor: from the planner's list (``planned``), else
-    any free playable pair. On Postgres the row is locked, and rows other requests hold
-    are skipped rather than waited for."""
-    judged_by_me = exists().where(
-        Judgment.assessor_id == assessor_id,
-        Judgment.query_id == Pair.query_id,
-        Judgment.document_id == Pair.document_id,
-    )
-    conditions = [
-        Pair.campaign_id == campaign_id,
-        Pair.playable.is_(True),
-        _free(per_pair, now),
-        ~judged_by_me,
-    ]
-    if skip:
-        conditions.append(Pair.id.not_in(skip))
-    columns = (Pair.id, Pair.query_id, Pair.document_id, Pair.leased, Pair.leased_until)
-    if planned:
-        stmt = (
-            select(*columns, PlanEntry.weight)
-            .join(PlanEntry, PlanEntry.pair_id == Pair.id)
-            .where(PlanEntry.campaign_id == campaign_id, *conditions)
-            .order_by(PlanEntry.rank)
-        )
-        if query_id is not None:
-            stmt = stmt.where(PlanEntry.query_id == query_id)
-    else:
-        stmt = select(*columns, literal(0.0)).where(*conditions)
-        if query_id is not None:
-            stmt = stmt.where(Pair.query_id == query_id)
-        stmt = stmt.order_by(Pair.id)
-    stmt = stmt.limit(1)
-    if _postgres(session):
-        stmt = stmt.with_for_update(of=Pair, skip_locked=True, key_share=True)
-    row = session.execute(stmt).first()
+    any free playable pair; with ``query_id``, of that query only."""
+    params: dict[str, Any] = {
+        "campaign_id": campaign_id,
+        "assessor_id": assessor_id,
+        "per_pair": per_pair,
+        "now": now,
+        "skip": sorted(skip) or [-1],
+    }
+    if query_id is not None:
+        params["query_id"] = query_id
+    row = session.execute(_CANDIDATE[(planned, query_id is not None)], params).first()
     if row is None:
         return None
     pair_id, query_id, document_id, leased, leased_until, weight = row
@@ -211,28 +243,47 @@ def release_expired(session: Session, pair_id: int, now: datetime) -> None:
         )
 
 
+_EXPIRES = bindparam("expires_at", type_=DateTime(timezone=True))
+_TAKE_SLOT = (
+    update(Pair)
+    .where(
+        Pair.id == bindparam("pair_id"),
+        Pair.judged < _PER_PAIR,
+        Pair.judged + Pair.leased < _PER_PAIR,
+    )
+    .values(
+        leased=Pair.leased + 1,
+        leased_until=case(
+            (or_(Pair.leased_until.is_(None), Pair.leased_until < _EXPIRES), _EXPIRES),
+            else_=Pair.leased_until,
+        ),
+    )
+    .execution_options(synchronize_session=False)
+)
+
+
 def take_slot(session: Session, pair_id: int, per_pair: int, expires_at: datetime) -> bool:
     """Count one more live lease on the pair if it is still free: one conditional UPDATE."""
-    taken = session.execute(
-        update(Pair)
-        .where(Pair.id == pair_id, Pair.judged < per_pair, Pair.judged + Pair.leased < per_pair)
-        .values(
-            leased=Pair.leased + 1,
-            leased_until=case(
-                (or_(Pair.leased_until.is_(None), Pair.leased_until < expires_at), expires_at),
-                else_=Pair.leased_until,
-            ),
-        )
-        .execution_options(synchronize_session=False)
-    ).rowcount  # type: ignore[attr-defined]
+    params = {"pair_id": pair_id, "per_pair": per_pair, "expires_at": expires_at}
+    taken = session.execute(_TAKE_SLOT, params).rowcount  # type: ignore[attr-defined]
     return bool(taken)
+
+
+_INSERT_LEASE = {
+    name: dialect.insert(Lease).on_conflict_do_nothing().returning(Lease.id)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
+_INSERT_JUDGMENT = {
+    name: dialect.insert(Judgment).on_conflict_do_nothing().returning(Judgment)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
 
 
 def insert_lease(session: Session, values: dict[str, Any]) -> int | None:
     """Insert a live lease; None when the assessor already holds one (the partial unique
     index on live leases decided between two concurrent requests)."""
-    stmt = _insert(session, Lease).values(**values).on_conflict_do_nothing()
-    lease_id = session.execute(stmt.returning(Lease.id)).scalar_one_or_none()
+    stmt = _INSERT_LEASE[session.get_bind().dialect.name]
+    lease_id = session.execute(stmt, values).scalar_one_or_none()
     return None if lease_id is None else int(lease_id)
 
 
@@ -266,12 +317,15 @@ def release_lease(session: Session, lease: Lease, new_state: str) -> bool:
     return bool(ended)
 
 
+_LIVE_LEASE = (
+    select(Lease)
+    .where(Lease.assessor_id == bindparam("assessor_id"), Lease.state == "live")
+    .execution_options(populate_existing=True)
+)
+
+
 def live_lease_of(session: Session, assessor_id: int) -> Lease | None:
-    return session.scalars(
-        select(Lease)
-        .where(Lease.assessor_id == assessor_id, Lease.state == "live")
-        .execution_options(populate_existing=True)
-    ).one_or_none()
+    return session.scalars(_LIVE_LEASE, {"assessor_id": assessor_id}).one_or_none()
 
 
 def live_leases_of_others(session: Session, lease: Lease, now: datetime) -> int:
@@ -288,30 +342,35 @@ def live_leases_of_others(session: Session, lease: Lease, now: datetime) -> int:
     )
 
 
+_RECORD_JUDGMENT = (
+    update(Pair)
+    .where(Pair.id == bindparam("pair_id"), Pair.judged < _PER_PAIR)
+    .values(
+        judged=Pair.judged + 1,
+        changes=Pair.changes + 1,
+        leased=Pair.leased - bindparam("ended", type_=Integer),
+    )
+    .execution_options(synchronize_session=False)
+)
+_MARK_LEASE = (
+    update(Lease)
+    .where(Lease.id == bindparam("lease_id"))
+    .values(state=bindparam("state"))
+    .execution_options(synchronize_session=False)
+)
+
+
 def record_judgment(session: Session, pair_id: int, per_pair: int, *, ends_lease: bool) -> bool:
     """Count one more judgment of the pair unless it has all it may have: the statement
     that keeps a pair from being judged more often than the campaign asks. With
     ``ends_lease`` the judgment's live lease stops being counted too."""
-    counted = session.execute(
-        update(Pair)
-        .where(Pair.id == pair_id, Pair.judged < per_pair)
-        .values(
-            judged=Pair.judged + 1,
-            changes=Pair.changes + 1,
-            leased=Pair.leased - (1 if ends_lease else 0),
-        )
-        .execution_options(synchronize_session=False)
-    ).rowcount  # type: ignore[attr-defined]
+    params = {"pair_id": pair_id, "per_pair": per_pair, "ended": 1 if ends_lease else 0}
+    counted = session.execute(_RECORD_JUDGMENT, params).rowcount  # type: ignore[attr-defined]
     return bool(counted)
 
 
 def mark_lease(session: Session, lease_id: int, state: str) -> None:
-    session.execute(
-        update(Lease)
-        .where(Lease.id == lease_id)
-        .values(state=state)
-        .execution_options(synchronize_session=False)
-    )
+    session.execute(_MARK_LEASE, {"lease_id": lease_id, "state": state})
 
 
 def record_revision(session: Session, campaign_id: int, query_id: int, document_id: int) -> None:
@@ -331,8 +390,8 @@ def record_revision(session: Session, campaign_id: int, query_id: int, document_
 def insert_judgment(session: Session, values: dict[str, Any]) -> Judgment | None:
     """Insert a judgment; None when a unique key refused it (the same client_id, or the
     assessor's judgment of the pair, written before or by a concurrent request)."""
-    stmt = _insert(session, Judgment).values(**values).on_conflict_do_nothing()
-    return session.scalars(stmt.returning(Judgment)).one_or_none()
+    stmt = _INSERT_JUDGMENT[session.get_bind().dialect.name]
+    return session.scalars(stmt, values).one_or_none()
 
 
 def pairs_left(
@@ -382,11 +441,11 @@ class PairView:
     candidate: Clip
 
 
-def pair_view(session: Session, campaign_id: int, query_id: int, document_id: int) -> PairView:
-    """One query for the pair's numbers and clips. The numbers name a pair to its assessor
-    and tell nothing about systems or ranks."""
-    query_doc = aliased(Document)
-    candidate_doc = aliased(Document)
+def _pair_view_statement() -> Any:
+    campaign_id = bindparam("campaign_id", type_=Integer)
+    query_id = bindparam("query_id", type_=Integer)
+    document_id = bindparam("document_id", type_=Integer)
+    query_doc, candidate_doc = aliased(Document), aliased(Document)
     query_number = (
         select(func.count())
         .where(Query.campaign_id == campaign_id, Query.id <= query_id)
@@ -406,7 +465,7 @@ def pair_view(session: Session, campaign_id: int, query_id: int, document_id: in
         .where(Pair.campaign_id == campaign_id, Pair.query_id == query_id, Pair.id <= this_pair)
         .scalar_subquery()
     )
-    row = session.execute(
+    return (
         select(
             query_number,
             candidate_number,
@@ -423,7 +482,17 @@ def pair_view(session: Session, campaign_id: int, query_id: int, document_id: in
         .join(query_doc, query_doc.id == Query.document_id)
         .join(candidate_doc, candidate_doc.id == document_id)
         .where(Query.id == query_id)
-    ).one()
+    )
+
+
+_PAIR_VIEW = _pair_view_statement()
+
+
+def pair_view(session: Session, campaign_id: int, query_id: int, document_id: int) -> PairView:
+    """One query for the pair's numbers and clips. The numbers name a pair to its assessor
+    and tell nothing about systems or ranks."""
+    params = {"campaign_id": campaign_id, "query_id": query_id, "document_id": document_id}
+    row = session.execute(_PAIR_VIEW, params).one()
     return PairView(
         query_number=int(row[0] or 0),
         candidate_number=int(row[1] or 0),
@@ -442,27 +511,28 @@ class ProgressCounts:
     stop_reason: str | None
 
 
+_PROGRESS = (
+    select(
+        select(func.count())
+        .where(Judgment.assessor_id == bindparam("assessor_id"))
+        .scalar_subquery(),
+        select(func.count())
+        .where(Pair.campaign_id == bindparam("campaign_id"), Pair.judged > 0)
+        .scalar_subquery(),
+        PlannerState.playable_pairs,
+        PlannerState.system_pairs,
+        PlannerState.system_pairs_settled,
+        PlannerState.stop_reason,
+    )
+    .select_from(Assessor)
+    .outerjoin(PlannerState, PlannerState.campaign_id == Assessor.campaign_id)
+    .where(Assessor.id == bindparam("assessor_id"))
+)
+
+
 def progress_counts(session: Session, campaign_id: int, assessor_id: int) -> ProgressCounts:
     """The assessor's and the campaign's counts and the planner's figures, in one query."""
-    mine = select(func.count()).where(Judgment.assessor_id == assessor_id).scalar_subquery()
-    judged = (
-        select(func.count())
-        .where(Pair.campaign_id == campaign_id, Pair.judged > 0)
-        .scalar_subquery()
-    )
-    row = session.execute(
-        select(
-            mine,
-            judged,
-            PlannerState.playable_pairs,
-            PlannerState.system_pairs,
-            PlannerState.system_pairs_settled,
-            PlannerState.stop_reason,
-        )
-        .select_from(Assessor)
-        .outerjoin(PlannerState, PlannerState.campaign_id == Assessor.campaign_id)
-        .where(Assessor.id == assessor_id)
-    ).one()
+    row = session.execute(_PROGRESS, {"campaign_id": campaign_id, "assessor_id": assessor_id}).one()
     return ProgressCounts(
         assessor_judged=int(row[0] or 0),
         campaign_judged=int(row[1] or 0),
@@ -473,6 +543,19 @@ def progress_counts(session: Session, campaign_id: int, assessor_id: int) -> Pro
     )
 
 
+_LAST_QUERY = (
+    select(Judgment.query_id)
+    .where(Judgment.assessor_id == bindparam("assessor_id"))
+    .order_by(Judgment.created_at.desc(), Judgment.id.desc())
+    .limit(1)
+)
+
+
+def last_judged_query(session: Session, assessor_id: int) -> int | None:
+    """The query of the assessor's latest judgment (the one they have in mind)."""
+    return session.scalar(_LAST_QUERY, {"assessor_id": assessor_id})
+
+
 def planner_state(session: Session, campaign_id: int) -> PlannerState | None:
     return session.get(PlannerState, campaign_id)
 
@@ -481,12 +564,19 @@ def assessor_judgment_count(session: Session, assessor_id: int) -> int:
     return int(session.scalar(select(func.count()).where(Judgment.assessor_id == assessor_id)) or 0)
 
 
+_BY_CLIENT_ID = (
+    select(Judgment)
+    .where(
+        Judgment.assessor_id == bindparam("assessor_id"),
+        Judgment.client_id == bindparam("client_id"),
+    )
+    .execution_options(populate_existing=True)
+)
+
+
 def judgment_by_client_id(session: Session, assessor_id: int, client_id: str) -> Judgment | None:
-    return session.scalars(
-        select(Judgment)
-        .where(and_(Judgment.assessor_id == assessor_id, Judgment.client_id == client_id))
-        .execution_options(populate_existing=True)
-    ).one_or_none()
+    params = {"assessor_id": assessor_id, "client_id": client_id}
+    return session.scalars(_BY_CLIENT_ID, params).one_or_none()
 
 
 def judgment_of(

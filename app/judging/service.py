@@ -122,8 +122,7 @@ def _closed_message(campaign: Campaign) -> str | None:
 
 
 def _previous_query(session: Session, assessor: Assessor) -> int | None:
-    last = repository.recent_judgments(session, assessor.id, 1)
-    return last[0].query_id if last else None
+    return repository.last_judged_query(session, assessor.id)
 
 
 def next_pair(session: Session, token: str) -> NextPair:
