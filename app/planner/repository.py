@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, delete, func, insert, or_, select, text, update
+from sqlalchemy import Row, and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -23,6 +23,7 @@ from app.models import (
 )
 
 __all__ = [
+    "busy_pairs",
     "campaigns_to_plan",
     "claim_planning",
     "collection_rows",
@@ -31,8 +32,8 @@ __all__ = [
     "judgment_counts",
     "pair_changes",
     "pair_count",
+    "pair_ids",
     "pair_means",
-    "pair_occupancy",
     "planner_state",
     "query_documents",
     "refresh_statistics",
@@ -140,25 +141,27 @@ def pair_changes(session: Session, campaign_id: int) -> dict[int, tuple[int, int
     return {pid: (q, d, n) for pid, q, d, n in rows}
 
 
-def pair_occupancy(
-    session: Session, campaign_id: int, per_pair: int, now: datetime
-) -> tuple[dict[tuple[int, int], int], set[tuple[int, int]]]:
-    """(pair ids by (query_id, document_id), the pairs that cannot be handed out now:
-    judged enough times, or held by live leases up to the limit)."""
+def pair_ids(session: Session, campaign_id: int) -> dict[tuple[int, int], int]:
+    """Pair ids by (query_id, document_id): the pool never changes once stored."""
     rows = session.execute(
-        select(
-            Pair.id, Pair.query_id, Pair.document_id, Pair.judged, Pair.leased, Pair.leased_until
-        ).where(Pair.campaign_id == campaign_id)
+        select(Pair.id, Pair.query_id, Pair.document_id).where(Pair.campaign_id == campaign_id)
     ).all()
-    ids: dict[tuple[int, int], int] = {}
-    busy: set[tuple[int, int]] = set()
-    for pid, q, d, judged, leased, until in rows:
-        ids[(q, d)] = pid
-        if judged >= per_pair:
-            busy.add((q, d))
-        elif judged + leased >= per_pair and until is not None and _aware(until) > now:
-            busy.add((q, d))
-    return ids, busy
+    return {(q, d): pid for pid, q, d in rows}
+
+
+def busy_pairs(session: Session, campaign_id: int, per_pair: int, now: datetime) -> set[int]:
+    """Pairs that cannot be handed out now: judged enough times, or held by live leases up
+    to the limit. Only those rows are read, not the pool."""
+    rows = session.scalars(
+        select(Pair.id).where(
+            Pair.campaign_id == campaign_id,
+            or_(
+                Pair.judged >= per_pair,
+                and_(Pair.judged + Pair.leased >= per_pair, Pair.leased_until > now),
+            ),
+        )
+    ).all()
+    return set(rows)
 
 
 def _aware(moment: datetime) -> datetime:

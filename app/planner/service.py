@@ -98,7 +98,9 @@ class _CampaignPlan:
     """What the planner process keeps in memory for one campaign it plans."""
 
     state: CampaignEngine
-    seen: dict[int, int] = field(default_factory=dict)  # pair id -> changes applied
+    row_ids: list[int]  # pair row id of each engine pair (-1: not stored)
+    row_index: dict[int, int]  # pair row id -> engine pair
+    seen: dict[int, int] = field(default_factory=dict)  # pair row id -> changes applied
     planned_at: float = 0.0
 
 
@@ -143,7 +145,12 @@ def plan_campaign(
         key = settings_key(campaign)
         rebuilt = cached is None or cached.state.settings_key != key
         if rebuilt:
-            cached = _CampaignPlan(build_engine(session, campaign))
+            state = build_engine(session, campaign)
+            stored = repository.pair_ids(session, campaign.id)
+            row_ids = [stored.get(ids, -1) for ids in state.pair_ids]
+            cached = _CampaignPlan(
+                state, row_ids, {pid: p for p, pid in enumerate(row_ids) if pid >= 0}
+            )
             cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
             fresh: dict[tuple[int, int], float] = {}
         else:
@@ -154,25 +161,25 @@ def plan_campaign(
             )
             for pid, (_, _, n) in moved.items():
                 cached.seen[pid] = n
-        per_pair = campaign.judgments_per_pair
-        pair_id, busy = repository.pair_occupancy(session, campaign.id, per_pair, now)
+        idle = (
+            not rebuilt and not fresh and time.monotonic() - cached.planned_at < IDLE_REPLAN_SECONDS
+        )
+        if idle and not force:
+            return cached
+        busy = repository.busy_pairs(session, campaign.id, campaign.judgments_per_pair, now)
         session.expunge(campaign)
-    idle = not rebuilt and not fresh and time.monotonic() - cached.planned_at < IDLE_REPLAN_SECONDS
-    if idle and not force:
-        return cached
     state = cached.state
     if fresh:
         state.apply(fresh)
-    candidates = state.playable.copy()
-    for p, ids in enumerate(state.pair_ids):
-        if ids in busy or ids not in pair_id:
-            candidates[p] = False
+    candidates = state.playable & (np.asarray(cached.row_ids) >= 0)
+    busy_index = [cached.row_index[pid] for pid in busy if pid in cached.row_index]
+    candidates[busy_index] = False
     rows: list[dict[str, object]] = []
     if candidates.any():
         ranked, weights = state.engine.ranked(plan_size, candidates)
         rows = [
             {
-                "pair_id": pair_id[state.pair_ids[int(p)]],
+                "pair_id": cached.row_ids[int(p)],
                 "campaign_id": campaign_id,
                 "query_id": state.pair_ids[int(p)][0],
                 "rank": rank,
