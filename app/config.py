@@ -29,6 +29,9 @@ class Settings:
     run_planner : bool
         Run the background planner in this process (``MTCJUDGE_PLANNER=0`` turns it off, for
         a process that should only serve requests). Never with a caller's session factory.
+    threads : int
+        Requests of one process that run at once (``MTCJUDGE_THREADS``, 8); the others wait
+        for a thread without holding a database connection.
     planner_interval : float
         Seconds between the planner's ticks.
     organizer_token : str or None
@@ -44,6 +47,7 @@ class Settings:
     base_url: str = "http://127.0.0.1:8000"
     organizer_token: str | None = None
     run_planner: bool = True
+    threads: int = 8
     planner_interval: float = 0.5
     max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES
 
@@ -55,6 +59,7 @@ class Settings:
             "base_url": env.get("MTCJUDGE_BASE_URL", "http://127.0.0.1:8000").rstrip("/"),
             "organizer_token": env.get("MTCJUDGE_ORGANIZER_TOKEN") or None,
             "run_planner": env.get("MTCJUDGE_PLANNER", "1") not in ("0", "false", "no"),
+            "threads": _positive_int(env, "MTCJUDGE_THREADS", 8),
             "max_import_bytes": _positive_int(
                 env, "MTCJUDGE_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES
             ),
@@ -68,7 +73,7 @@ def _positive_int(env: Mapping[str, str], name: str, default: int) -> int:
     if not text:
         return default
     if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"{name} must be a positive number of bytes, found {text!r}")
+        raise ValueError(f"{name} must be a positive number (a whole number), found {text!r}")
     return int(text)
 
 

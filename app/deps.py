@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterator
-from typing import Annotated
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, TypeVar
 
+import anyio
+import anyio.to_thread
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
@@ -13,15 +15,44 @@ from app.config import Settings
 from app.db import session_scope
 from app.errors import OrganizerOnly
 
-__all__ = ["CurrentOrganizer", "SessionDep", "SettingsDep"]
+T = TypeVar("T")
+
+__all__ = ["CurrentOrganizer", "SessionDep", "SettingsDep", "transaction"]
 
 LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost", "testclient"}
 
 
-def get_session(request: Request) -> Iterator[Session]:
-    """The request's unit of work (see :func:`app.db.session_scope`)."""
-    with session_scope(request.app.state.session_factory) as session:
+#: threads that end transactions. A sync yield dependency would end its transaction on a
+#: thread of the request pool: under load the commit then waits behind new requests while
+#: its connection sits idle in transaction, holding row locks, until the pool runs dry.
+_ENDING = anyio.CapacityLimiter(64)
+
+
+async def get_session(request: Request) -> AsyncIterator[Session]:
+    """The request's unit of work: commit on success, roll back on error (as
+    :func:`app.db.session_scope`); services only flush."""
+    session: Session = request.app.state.session_factory()
+    try:
         yield session
+        await anyio.to_thread.run_sync(session.commit, limiter=_ENDING)
+    except BaseException:
+        await anyio.to_thread.run_sync(session.rollback, limiter=_ENDING)
+        raise
+    finally:
+        await anyio.to_thread.run_sync(session.close, limiter=_ENDING)
+
+
+async def transaction(request: Request, work: Callable[[Session], T]) -> T:
+    """Run ``work(session)`` and commit, in one call on a worker thread (rolled back if it
+    raises). For the busy routes: the thread is held for the transaction and nothing else,
+    and the response is built inside it."""
+    factory = request.app.state.session_factory
+
+    def run() -> T:
+        with session_scope(factory) as session:
+            return work(session)
+
+    return await anyio.to_thread.run_sync(run)
 
 
 def get_settings(request: Request) -> Settings:

@@ -9,6 +9,7 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
+import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
@@ -59,6 +60,11 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # Requests run their transactions on worker threads. Few threads, many requests
+        # waiting for one: a waiting request holds no connection and no row lock, whereas
+        # 40 threads contending for the GIL stretch every open transaction (and the row
+        # locks it holds) by the time the others take between two of its statements.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
         if run_planner:
             planner.start()
         try:

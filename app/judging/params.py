@@ -1,5 +1,7 @@
 """Path parameters of the assessor's routes and pages, checked against what can exist.
 
+(The checks are ``async``: they do no I/O, and a sync dependency would take a worker thread.)
+
 A token with a character no token has, or an id past the database's range, names nothing:
 the app answers 404 as for an unknown one (see ``app.main``), before any query, and the
 OpenAPI schema documents the form. Routes declare them as decorator dependencies.
@@ -19,7 +21,7 @@ __all__ = ["CHECK_DOCUMENT_ID", "CHECK_JUDGMENT_ID", "CHECK_TOKEN", "TOKEN_PATTE
 TOKEN_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 
-def _token(
+async def _token(
     token: Annotated[
         str,
         Path(pattern=TOKEN_PATTERN, description="the personal token of the invitation link"),
@@ -28,11 +30,11 @@ def _token(
     """Only checks the form; the service looks the token up."""
 
 
-def _judgment_id(judgment_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) -> None:
+async def _judgment_id(judgment_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) -> None:
     """Only checks the range."""
 
 
-def _document_id(document_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) -> None:
+async def _document_id(document_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) -> None:
     """Only checks the range."""
 
 

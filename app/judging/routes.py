@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 
-from app.deps import SessionDep
+from app.deps import transaction
 from app.judging import repository, service
 from app.judging.params import CHECK_JUDGMENT_ID, CHECK_TOKEN
 from app.judging.schemas import (
@@ -60,8 +61,12 @@ def _judgment_out(session: Session, token: str, judgment: Judgment) -> JudgmentO
     )
 
 
-@router.get("/next")
-def next_pair(token: str, session: SessionDep) -> NextOut:
+# Each route does its database work, response included, in one call on a worker thread that
+# also commits (app.deps.transaction): a request never holds a connection while it waits
+# for a thread, and never waits for a thread while it holds a connection.
+
+
+def _next(session: Session, token: str) -> NextOut:
     result = service.next_pair(session, token)
     pair = None
     if result.lease is not None:
@@ -84,10 +89,12 @@ def next_pair(token: str, session: SessionDep) -> NextOut:
     )
 
 
-@router.post("/judgments", status_code=201, responses={**_BODY_ERRORS, **error_responses(410)})
-def submit(
-    token: str, body: JudgmentIn, session: SessionDep, response: Response
-) -> JudgmentResponse:
+@router.get("/next")
+async def next_pair(token: str, request: Request) -> NextOut:
+    return await transaction(request, partial(_next, token=token))
+
+
+def _submit(session: Session, token: str, body: JudgmentIn) -> tuple[JudgmentResponse, bool]:
     judgment, created = service.submit_judgment(
         session,
         token,
@@ -98,16 +105,24 @@ def submit(
         query_listen_ms=body.query_listen_ms,
         candidate_listen_ms=body.candidate_listen_ms,
     )
-    if not created:
-        response.status_code = 200
     progress = service.progress(session, token)
-    return JudgmentResponse(
+    answer = JudgmentResponse(
         judgment=_judgment_out(session, token, judgment), progress=ProgressOut(**asdict(progress))
     )
+    return answer, created
 
 
-@router.put("/judgments/{judgment_id}", dependencies=[CHECK_JUDGMENT_ID], responses=_BODY_ERRORS)
-def revise(token: str, judgment_id: int, body: RevisionIn, session: SessionDep) -> JudgmentResponse:
+@router.post("/judgments", status_code=201, responses={**_BODY_ERRORS, **error_responses(410)})
+async def submit(
+    token: str, body: JudgmentIn, request: Request, response: Response
+) -> JudgmentResponse:
+    answer, created = await transaction(request, partial(_submit, token=token, body=body))
+    if not created:
+        response.status_code = 200
+    return answer
+
+
+def _revise(session: Session, token: str, judgment_id: int, body: RevisionIn) -> JudgmentResponse:
     judgment = service.revise_judgment(
         session, token, judgment_id, broad=body.broad, fine=body.fine
     )
@@ -117,17 +132,33 @@ def revise(token: str, judgment_id: int, body: RevisionIn, session: SessionDep) 
     )
 
 
-@router.get("/history")
-def history(token: str, session: SessionDep) -> list[JudgmentOut]:
+@router.put("/judgments/{judgment_id}", dependencies=[CHECK_JUDGMENT_ID], responses=_BODY_ERRORS)
+async def revise(
+    token: str, judgment_id: int, body: RevisionIn, request: Request
+) -> JudgmentResponse:
+    work = partial(_revise, token=token, judgment_id=judgment_id, body=body)
+    return await transaction(request, work)
+
+
+def _history(session: Session, token: str) -> list[JudgmentOut]:
     return [_judgment_out(session, token, j) for j in service.recent(session, token)]
 
 
-@router.get("/progress")
-def progress(token: str, session: SessionDep) -> ProgressOut:
+@router.get("/history")
+async def history(token: str, request: Request) -> list[JudgmentOut]:
+    return await transaction(request, partial(_history, token=token))
+
+
+def _progress(session: Session, token: str) -> ProgressOut:
     return ProgressOut(**asdict(service.progress(session, token)))
 
 
+@router.get("/progress")
+async def progress(token: str, request: Request) -> ProgressOut:
+    return await transaction(request, partial(_progress, token=token))
+
+
 @router.post("/pause", status_code=204)
-def pause(token: str, session: SessionDep) -> Response:
-    service.pause(session, token)
+async def pause(token: str, request: Request) -> Response:
+    await transaction(request, partial(service.pause, token=token))
     return Response(status_code=204)
