@@ -78,7 +78,7 @@ def campaign_engine(
     target: float = 0.95,
     seed: int = 0,
 ) -> tuple[MTCEngine, RelevanceModel]:
-    """An engine configured as a campaign builds it (``app.judging.engine_cache``)."""
+    """An engine configured as a campaign builds it (``build_engine`` of the web app)."""
     rng = np.random.default_rng(seed)
     engine: MTCEngine
     if estimator == CALIBRATED:
