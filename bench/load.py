@@ -916,6 +916,10 @@ def _surely_concurrent(
     return over
 
 
+#: requests started this long into the load count as "settled" (after the arrivals)
+SETTLE_S = 10.0
+
+
 def _latency(requests: list[_Request]) -> dict[str, Any]:
     import numpy as np
 
@@ -1022,6 +1026,11 @@ def _summarise(
         "judgments_created": created,
         "next": _latency(by_endpoint["next"]),
         "submit": _latency(by_endpoint["submit"]),
+        # without the opening burst (all the assessors arrive at once): requests started
+        # SETTLE_S seconds or more into the load
+        "settled_after_s": SETTLE_S,
+        "next_settled": _latency([r for r in by_endpoint["next"] if r.started >= SETTLE_S]),
+        "submit_settled": _latency([r for r in by_endpoint["submit"] if r.started >= SETTLE_S]),
         "status_counts": status_counts,
         "server_errors_5xx": sum(
             1 for r in recorder.requests if r.status is not None and r.status >= 500
@@ -1054,13 +1063,14 @@ def format_report(result: dict[str, Any]) -> str:
         "",
         f"  {'':10s} {'count':>7s} {'p50 ms':>8s} {'p95 ms':>8s} {'p99 ms':>8s} {'max ms':>8s}",
     ]
-    for endpoint in ("next", "submit"):
+    for endpoint in ("next", "submit", "next_settled", "submit_settled"):
         figures = result[endpoint]
         cells = [
             f"{figures[key]:8.1f}" if figures[key] is not None else f"{'-':>8s}"
             for key in ("p50_ms", "p95_ms", "p99_ms", "max_ms")
         ]
-        lines.append(f"  {endpoint:10s} {figures['count']:7d} " + " ".join(cells))
+        label = endpoint.replace("_settled", f" >={result['settled_after_s']:g}s")
+        lines.append(f"  {label:10s} {figures['count']:7d} " + " ".join(cells))
     counts = "; ".join(
         f"{endpoint} " + ", ".join(f"{status} x {n}" for status, n in statuses.items())
         for endpoint, statuses in result["status_counts"].items()
