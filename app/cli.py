@@ -987,9 +987,9 @@ def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     serve.add_argument(
         "--workers",
         type=_positive_int,
-        default=1,
+        default=os.environ.get("MTCJUDGE_WORKERS") or "1",  # a string: argparse checks it
         help="worker processes sharing the listening socket (they share nothing else: state "
-        "lives in the database)",
+        "lives in the database); MTCJUDGE_WORKERS sets the default",
     )
 
 
