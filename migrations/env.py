@@ -47,8 +47,28 @@ def run_migrations_online() -> None:
         return
     engine = make_engine(_url())
     with engine.connect() as conn:
-        _run(conn)
+        if conn.dialect.name == "sqlite":
+            _run_sqlite(conn)
+        else:
+            _run(conn)
     engine.dispose()
+
+
+def _run_sqlite(conn: Connection) -> None:
+    """SQLite ALTERs copy a table into a new one and drop the old: with foreign keys on,
+    dropping a parent table deletes (ON DELETE CASCADE) every child row. Turn them off
+    for the migration (outside any transaction, where the pragma takes effect), then check
+    that every reference still holds."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    raw.execute("PRAGMA foreign_keys=OFF")
+    try:
+        _run(conn)
+        broken = raw.execute("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise RuntimeError(f"the migration left broken references: {broken[:5]}")
+    finally:
+        raw.execute("PRAGMA foreign_keys=ON")
 
 
 if context.is_offline_mode():

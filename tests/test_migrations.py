@@ -73,3 +73,83 @@ def test_models_match_the_migrations(scratch_url: str) -> None:
     finally:
         engine.dispose()
     assert diff == []
+
+
+def test_upgrading_keeps_every_row(scratch_url: str) -> None:
+    """0001 -> head on a database with a campaign in progress: nothing is lost (SQLite
+    rebuilds tables to alter them, which must not cascade into deleting their children),
+    invitation links keep working, and the pool can be built from the rows."""
+    from sqlalchemy import func, select, text
+
+    from app.db import make_sessionmaker
+    from app.judging.repository import assessor_by_token
+    from app.models import Campaign, Judgment, Pair, Result
+    from app.planner.service import ensure_pool
+
+    config = alembic_config(scratch_url)
+    command.upgrade(config, "0001")
+    engine = make_engine(scratch_url)
+    now = "2026-01-01 00:00:00"
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO campaign (id, slug, name, description, status, scale, k, measure,"
+                    " estimator, policy, target, lease_minutes, judgments_per_pair, seed,"
+                    " keep_collecting, judgment_version, created_at, updated_at) VALUES (1, 'c',"
+                    " 'C', '', 'open', 'fine', 2, 'cg', 'uniform', 'confidence', 0.95, 10, 1, 0,"
+                    " :no, 3, :now, :now)"
+                ),
+                {"no": False, "now": now},
+            )
+            for system in (1, 2):
+                conn.execute(
+                    text("INSERT INTO system (id, campaign_id, name) VALUES (:s, 1, :n)"),
+                    {"s": system, "n": f"S{system}"},
+                )
+            for doc in (1, 2, 3):
+                conn.execute(
+                    text("INSERT INTO document (id, campaign_id, external_id) VALUES (:d, 1, :e)"),
+                    {"d": doc, "e": f"d{doc}"},
+                )
+            conn.execute(text("INSERT INTO query (id, campaign_id, document_id) VALUES (1, 1, 1)"))
+            for system, rank, doc in ((1, 1, 2), (1, 2, 3), (2, 1, 3), (2, 2, 2)):
+                conn.execute(
+                    text(
+                        "INSERT INTO result (campaign_id, system_id, query_id, rank, document_id)"
+                        " VALUES (1, :s, 1, :r, :d)"
+                    ),
+                    {"s": system, "r": rank, "d": doc},
+                )
+            conn.execute(
+                text(
+                    "INSERT INTO assessor (id, campaign_id, name, token, created_at)"
+                    " VALUES (1, 1, 'Ada', 'old-link-token', :now)"
+                ),
+                {"now": now},
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO judgment (campaign_id, query_id, document_id, assessor_id, broad,"
+                    " fine, client_id, source, revision, version, created_at, updated_at)"
+                    " VALUES (1, 1, 2, 1, 2, 90.0, 'c1', 'assessor', 0, 3, :now, :now)"
+                ),
+                {"now": now},
+            )
+    finally:
+        engine.dispose()
+    command.upgrade(config, "head")
+    engine = make_engine(scratch_url)
+    try:
+        with make_sessionmaker(engine)() as session:
+            assert session.scalar(select(func.count()).select_from(Result)) == 4
+            assert session.scalar(select(func.count()).select_from(Judgment)) == 1
+            ada = assessor_by_token(session, "old-link-token")
+            assert ada is not None
+            assert ada.name == "Ada"
+            ensure_pool(session, session.get_one(Campaign, 1))
+            judged = session.execute(select(Pair.document_id, Pair.judged)).all()
+            assert sorted(judged) == [(2, 1), (3, 0)]
+            session.rollback()
+    finally:
+        engine.dispose()
