@@ -105,7 +105,8 @@ def _submit(session: Session, token: str, body: JudgmentIn) -> tuple[JudgmentRes
         query_listen_ms=body.query_listen_ms,
         candidate_listen_ms=body.candidate_listen_ms,
     )
-    progress = service.progress(session, token)
+    assert judgment.assessor_id is not None  # an assessor's own judgment
+    progress = service.progress_of(session, judgment.campaign_id, judgment.assessor_id)
     answer = JudgmentResponse(
         judgment=_judgment_out(session, token, judgment), progress=ProgressOut(**asdict(progress))
     )
@@ -126,7 +127,8 @@ def _revise(session: Session, token: str, judgment_id: int, body: RevisionIn) ->
     judgment = service.revise_judgment(
         session, token, judgment_id, broad=body.broad, fine=body.fine
     )
-    progress = service.progress(session, token)
+    assert judgment.assessor_id is not None  # an assessor's own judgment
+    progress = service.progress_of(session, judgment.campaign_id, judgment.assessor_id)
     return JudgmentResponse(
         judgment=_judgment_out(session, token, judgment), progress=ProgressOut(**asdict(progress))
     )

@@ -36,6 +36,7 @@ __all__ = [
     "next_pair",
     "pause",
     "progress",
+    "progress_of",
     "recent",
     "revise_judgment",
     "submit_judgment",
@@ -97,7 +98,12 @@ def assessor_for_token(
 
 
 def _progress(session: Session, campaign: Campaign, assessor: Assessor) -> Progress:
-    counts = repository.progress_counts(session, campaign.id, assessor.id)
+    return progress_of(session, campaign.id, assessor.id)
+
+
+def progress_of(session: Session, campaign_id: int, assessor_id: int) -> Progress:
+    """The progress shown to an assessor (who is already known: after a judgment)."""
+    counts = repository.progress_counts(session, campaign_id, assessor_id)
     return Progress(
         assessor_judged=counts.assessor_judged,
         campaign_judged=counts.campaign_judged,
