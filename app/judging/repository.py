@@ -150,11 +150,15 @@ _NOW = bindparam("now", type_=DateTime(timezone=True))
 _SKIP = bindparam("skip", expanding=True, type_=Integer)
 
 
-def _candidate_statement(*, planned: bool, own_query: bool) -> Any:
+def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> Any:
+    # with one judgment per pair a judged pair is never free, so only a campaign that asks
+    # for several needs to leave out the pairs this assessor judged (an anti-join on the
+    # judgment table, by the columns of its unique key)
     judged_by_me = exists().where(
-        Judgment.assessor_id == bindparam("assessor_id"),
+        Judgment.campaign_id == Pair.campaign_id,
         Judgment.query_id == Pair.query_id,
         Judgment.document_id == Pair.document_id,
+        Judgment.assessor_id == bindparam("assessor_id"),
     )
     # free: room for one more assessor now; when every live lease has lapsed
     # (``leased_until`` passed) the pair is free whatever ``leased`` still says
@@ -163,9 +167,10 @@ def _candidate_statement(*, planned: bool, own_query: bool) -> Any:
         Pair.playable.is_(True),
         Pair.judged < _PER_PAIR,
         or_(Pair.judged + Pair.leased < _PER_PAIR, Pair.leased_until <= _NOW),
-        ~judged_by_me,
         Pair.id.not_in(_SKIP),
     ]
+    if several:
+        conditions.append(~judged_by_me)
     columns = (Pair.id, Pair.query_id, Pair.document_id, Pair.leased, Pair.leased_until)
     if planned:
         stmt = (
@@ -186,9 +191,10 @@ def _candidate_statement(*, planned: bool, own_query: bool) -> Any:
 
 
 _CANDIDATE = {
-    (planned, own): _candidate_statement(planned=planned, own_query=own)
+    (planned, own, several): _candidate_statement(planned=planned, own_query=own, several=several)
     for planned in (True, False)
     for own in (True, False)
+    for several in (True, False)
 }
 
 
@@ -214,7 +220,8 @@ def candidate(
     }
     if query_id is not None:
         params["query_id"] = query_id
-    row = session.execute(_CANDIDATE[(planned, query_id is not None)], params).first()
+    statement = _CANDIDATE[(planned, query_id is not None, per_pair > 1)]
+    row = session.execute(statement, params).first()
     if row is None:
         return None
     pair_id, query_id, document_id, leased, leased_until, weight = row
