@@ -203,6 +203,9 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
             expect(page.locator("#main-query-player")).not_to_have_class(re.compile("is-playing"))
             expect(page.locator("#main-candidate-player")).to_have_class(re.compile("is-playing"))
 
+            expect(page.locator("#pair-label")).to_have_text(
+                re.compile(r"query \d+, candidate \d+")
+            )
             # score: 3 = very similar; first arrow sets FINE to 50, Shift+arrow moves by 10
             page.keyboard.press("3")
             expect(page.locator('input[name="main-broad"][value="2"]')).to_be_checked()
@@ -223,6 +226,10 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
             expect(judge).not_to_have_attribute("data-lease-id", first_lease)
             expect(page.locator("#main-fine-value")).to_have_text("–")
             expect(page.locator("#history-list li")).to_have_count(1)
+            # the pair is named, the same way on the page and in the history
+            expect(page.locator("#history-list li")).to_contain_text(
+                re.compile(r"Query \d+ · candidate \d+")
+            )
             expect(page.locator("#history-list li").first).to_contain_text("Very similar")
             expect(page.locator("#history-list li").first).to_contain_text("FINE 71")
 
