@@ -307,7 +307,7 @@ class ProgressBar:
 
 
 def mirex_analysis(loaded: LoadedCollection, args: argparse.Namespace) -> MirexAnalysis:
-    """Friedman + Tukey HSD on the per-query scores under complete judgments (MTC-SPEC 6)."""
+    """Friedman + Tukey HSD on the per-query scores under complete judgments (docs/method.md §6)."""
     scores = per_query_scores(
         loaded.collection, loaded.judged_values, args.measure, get_scale(args.scale)
     )

@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/python bench/load.py --mode stress --db postgres --workers 2 --duration 60 \\
-        --data /work/shared/data/mirex2011-ams --json stress.json
+        --data $MIREX2011 --json stress.json
     mtcjudge bench load ...            # the same options
 
 What it does, start to end:

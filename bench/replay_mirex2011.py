@@ -6,7 +6,7 @@ Usage::
     .venv/bin/python bench/replay_mirex2011.py DATA_DIR [--out docs/] [--seeds 3]
 
 ``DATA_DIR`` holds ``runs.tsv``, ``judgments-fine.tsv`` and ``metadata.tsv``
-(e.g. /work/shared/data/mirex2011-ams; never copied into the repository). The
+(e.g. $MIREX2011, the MIREX 2011 AMS data; never copied into the repository). The
 script runs the published reproductions ([U12] uniform prior; [T] M_out -> M_jud
 for CG, DCG, nDCG and RBP; no judgments), the calibrated configurations of
 :mod:`app.mtc.calibration`, the same comparison on synthetic collections

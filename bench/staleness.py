@@ -2,7 +2,7 @@
 
 Usage::
 
-    nice .venv/bin/python bench/staleness.py --data /work/shared/data/mirex2011-ams \\
+    nice .venv/bin/python bench/staleness.py --data $MIREX2011 \\
         --synthetic-seeds 3 --jobs 2 --json staleness.json
 
 For each collection (MIREX 2011 AMS FINE with ``--data``, plus ``--synthetic-seeds``

@@ -3,7 +3,7 @@
 This is the boundary between identifiers (strings in files and databases) and
 the pure engine (integers): systems, queries and documents are numbered in
 sorted id order, so the engine's "lower index first" tie-break is the
-"lower (query id, doc id)" of MTC-SPEC A13.
+"lower (query id, doc id)" of docs/method.md §13 (A13).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def load_collection(
 ) -> LoadedCollection:
     """Build the engine's collection from parsed files.
 
-    The MIREX filtering is applied before the cut-off (MTC-SPEC 1.2): the query
+    The MIREX filtering is applied before the cut-off (docs/method.md §1.2): the query
     clip itself never counts as a result, and with ``filter_same_artist`` (and
     metadata) neither do clips by the query's artist.
     """

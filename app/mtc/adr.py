@@ -1,7 +1,7 @@
 """Average Dynamic Recall (ADR) in its three forms.
 
 * :func:`adr_partial_order` - the original measure of Typke, Veltkamp and Wiering [TVW],
-  for a ground truth given as ordered groups of items (MTC-SPEC 7.2).
+  for a ground truth given as ordered groups of items (docs/method.md §7.2).
 * :func:`adr_graded` - its extension to a fixed relevance scale, ADR@k of [T] (2.17).
 * :func:`adr_user` - the user-oriented ADR@k of [T] (3.9), which only counts documents
   of maximum relevance.
@@ -70,7 +70,7 @@ def adr_partial_order(
 
     Examples
     --------
-    The examples of [TVW] (MTC-SPEC 7.2):
+    The examples of [TVW] (docs/method.md §7.2):
 
     >>> round(adr_partial_order([(1, 2), (3, 4, 5)], [2, 3, 1, 5, 7, 8, 9, 4]), 4)
     0.86
@@ -155,7 +155,7 @@ def adr_graded(
 
     Examples
     --------
-    MTC-SPEC 7.2: a=b=2, c=d=e=1, f=0 and the ranking (b, c, x, a, d), x unjudged,
+    docs/method.md §7.2: a=b=2, c=d=e=1, f=0 and the ranking (b, c, x, a, d), x unjudged,
     reproduce the 0.7433 of [TVW].
 
     >>> round(adr_graded([2, 1, 0, 2, 1], [2, 2, 1, 1, 1, 0], k=5), 4)
@@ -213,7 +213,7 @@ def adr_user(ranking_relevance: npt.ArrayLike, k: int, lmax: float) -> float:
 
     Examples
     --------
-    Broad list (2, 0, 1, 2, 1) of MTC-SPEC 7.3:
+    Broad list (2, 0, 1, 2, 1) of docs/method.md §7.3:
 
     >>> round(adr_user([2, 0, 1, 2, 1], k=5, lmax=2), 4)
     0.5467

@@ -1,4 +1,4 @@
-"""The pooled test collection as dense integer arrays (MTC-SPEC 1.2, 14).
+"""The pooled test collection as dense integer arrays (docs/method.md §1.2, 14).
 
 Everything in the engine is indexed by integers: systems ``0..n_systems-1``,
 queries ``0..n_queries-1``, documents (clips) ``0..n_docs-1`` and *pool pairs*
@@ -9,7 +9,7 @@ the pairs of query ``q`` are ``query_start[q]:query_start[q + 1]``.
 
 The retrieval structure is kept as a list of *entries* (system, pair, rank): one
 per retrieved result in a top k, sorted by pair. This is the sparse matrix
-``rank[A, p]`` of MTC-SPEC 14.
+``rank[A, p]`` of docs/method.md §14.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Collection:
         System, pool pair and 1-based rank of every retrieved result, sorted by pair.
     n_results : int
         ``sum_q sum_A min(k, len(run))``: the cost of a complete judgment with no
-        overlap, the denominator of OV (MTC-SPEC 2.4, A4, A22).
+        overlap, the denominator of OV (docs/method.md §2.4, A4, A22).
     """
 
     n_systems: int
@@ -153,7 +153,7 @@ def build_collection(runs: ArrayLike, k: int) -> Collection:
     runs : array_like of int, shape (n_systems, n_queries, list_length)
         Document index at each rank (rank 1 first), padded with -1 where a list
         is shorter. Lists must already be filtered (query and same-artist clips
-        removed, MTC-SPEC 1.2) and must not repeat a document.
+        removed, docs/method.md §1.2) and must not repeat a document.
     k : int
         Cut-off; ranks beyond ``k`` are ignored.
 

@@ -1,4 +1,4 @@
-"""The incremental MTC loop (MTC-SPEC 4.5): judge, re-estimate, re-rank, pick, stop.
+"""The incremental MTC loop (docs/method.md §4.5): judge, re-estimate, re-rank, pick, stop.
 
 :class:`MTCEngine` keeps the sufficient statistics of every score distribution
 (see :func:`app.mtc.measures.accumulate`) and updates them per query: a judgment
@@ -57,7 +57,7 @@ CORRECTED_THRESHOLDS = {0.05: 0.011, 0.01: 0.0071}
 def absolute_threshold(
     error: float, n_queries: int, *, corrected: bool, ci_level: float = 0.95
 ) -> float:
-    """Rooted average variance at which the absolute scenario stops (MTC-SPEC 4.4 S2).
+    """Rooted average variance at which the absolute scenario stops (docs/method.md §4.4 S2).
 
     Uncorrected: ``e / t_{1-a, n_Q-1}`` (0.0252 for e = 0.05, 100 queries).
     Corrected: the thresholds [T] calibrated for e = 0.05 (0.011) and e = 0.01 (0.0071).
@@ -337,7 +337,7 @@ class MTCEngine:
         return self.collection.n_pairs - self.n_judged
 
     def stop_reason(self) -> str | None:
-        """Why judging can stop now, or None (MTC-SPEC 4.4)."""
+        """Why judging can stop now, or None (docs/method.md §4.4)."""
         cfg = self.config
         if self.n_unjudged == 0:
             return "complete"
@@ -473,7 +473,7 @@ class MTCEngine:
 
     # ------------------------------------------------------------------ significance
     def agk_bounds(self, *, tight: bool = False) -> tuple[FloatArray, FloatArray]:
-        """[U12] best/worst-case bounds of dAG@k for every system pair (MTC-SPEC 5.2).
+        """[U12] best/worst-case bounds of dAG@k for every system pair (docs/method.md §5.2).
 
         Returns
         -------
@@ -519,7 +519,7 @@ class MTCEngine:
         two_tailed: bool = False,
         tight: bool = False,
     ) -> Verdicts:
-        """[U12] significance rules 1-4 for every system pair (MTC-SPEC 5.3, A20).
+        """[U12] significance rules 1-4 for every system pair (docs/method.md §5.3, A20).
 
         Rules 1-3 test the per-query AG@k bounds; rule 4 compares the expected
         difference of the configured measure (normalised, A9) with ``delta``.

@@ -1,4 +1,4 @@
-"""Relevance estimators: E[R] and Var[R] of every unjudged pool pair (MTC-SPEC 2).
+"""Relevance estimators: E[R] and Var[R] of every unjudged pool pair (docs/method.md §2).
 
 Three families are offered:
 
@@ -131,7 +131,7 @@ TABLE_A1: dict[tuple[str, str], OrdinalModel] = {
 
 @dataclass(frozen=True)
 class OutputFeatures:
-    """Output-based features of every pool pair ([T] 7.2.3, MTC-SPEC 2.4).
+    """Output-based features of every pool pair ([T] 7.2.3, docs/method.md §2.4).
 
     Attributes
     ----------
@@ -210,7 +210,7 @@ def judgment_features(
     values: FloatArray,
     query: int,
 ) -> tuple[FloatArray, FloatArray]:
-    """aSYS and aART of the pool pairs of one query (MTC-SPEC 2.4, A6, A7).
+    """aSYS and aART of the pool pairs of one query (docs/method.md §2.4, A6, A7).
 
     Returns
     -------
@@ -252,7 +252,7 @@ def judgment_features(
 
 
 class RelevanceModel:
-    """The "estimate" step of the MTC loop (MTC-SPEC 2.5).
+    """The "estimate" step of the MTC loop (docs/method.md §2.5).
 
     Parameters
     ----------

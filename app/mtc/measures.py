@@ -1,4 +1,4 @@
-"""Probabilistic effectiveness measures and confidence (MTC-SPEC 3, [T] 8.1).
+"""Probabilistic effectiveness measures and confidence (docs/method.md §3, [T] 8.1).
 
 Every measure is written as a ratio ``X / Y`` per query, with
 ``X = sum_d c_A(d) R_d`` linear in the relevance random variables:
@@ -283,7 +283,7 @@ def per_query_scores(
     Returns
     -------
     ndarray of shape (n_queries, n_systems)
-        The matrix the MIREX analysis (Friedman + Tukey HSD, MTC-SPEC 6) works on.
+        The matrix the MIREX analysis (Friedman + Tukey HSD, docs/method.md §6) works on.
     """
     _check_measure(measure)
     zeros = np.zeros_like(values)

@@ -2,9 +2,9 @@
 
 * :func:`friedman_tukey` - Friedman test on the (n_queries, n_systems) score matrix and
   Tukey HSD on the Friedman mean ranks, as MATLAB ``friedman`` + ``multcompare`` do for
-  MIREX (MTC-SPEC 6).
+  MIREX (docs/method.md §6).
 * :func:`paired_tests` - t-test, Wilcoxon signed-rank, sign, bootstrap-shift and
-  permutation tests on per-query differences of two systems (MTC-SPEC 9).
+  permutation tests on per-query differences of two systems (docs/method.md §9).
 
 References
 ----------
@@ -101,7 +101,7 @@ class MirexAnalysis:
 
 @dataclass(frozen=True)
 class PairedTests:
-    """Paired tests of H0 "no difference" on per-query differences ([T] 5.1, MTC-SPEC 9).
+    """Paired tests of H0 "no difference" on per-query differences ([T] 5.1, docs/method.md §9).
 
     All p-values are two-sided.
 
@@ -166,12 +166,12 @@ class PairedTests:
 
 
 # --------------------------------------------------------------------------------------
-# MTC-SPEC 6: Friedman + Tukey HSD
+# docs/method.md §6: Friedman + Tukey HSD
 # --------------------------------------------------------------------------------------
 
 
 def friedman_tukey(scores: npt.ArrayLike, *, alpha: float = 0.05) -> MirexAnalysis:
-    """Friedman test and Tukey HSD on Friedman mean ranks (MIREX; MTC-SPEC 6).
+    """Friedman test and Tukey HSD on Friedman mean ranks (MIREX; docs/method.md §6).
 
     Systems are ranked within each query (ascending, ties averaged), giving R_qA and
     Rbar_A = mean_q R_qA. With n_Q queries and n_S systems::
@@ -199,7 +199,7 @@ def friedman_tukey(scores: npt.ArrayLike, *, alpha: float = 0.05) -> MirexAnalys
 
     Examples
     --------
-    The example of MTC-SPEC 6 (6 queries, systems A, B, C):
+    The example of docs/method.md §6 (6 queries, systems A, B, C):
 
     >>> scores = [[1.2, 1.0, 0.8], [0.6, 0.8, 0.4], [1.4, 1.0, 1.2],
     ...           [1.0, 0.6, 0.6], [0.8, 0.4, 0.2], [1.6, 1.2, 1.4]]
@@ -278,7 +278,7 @@ def _friedman_tukey_kernel(matrix: NDArray[np.float64], alpha: float) -> MirexAn
 
 
 # --------------------------------------------------------------------------------------
-# MTC-SPEC 9: paired tests
+# docs/method.md §9: paired tests
 # --------------------------------------------------------------------------------------
 
 
@@ -292,7 +292,7 @@ def paired_tests(
 ) -> PairedTests:
     """Five paired tests on per-query differences dLambda_q = Lambda_qA - Lambda_qB.
 
-    Following [T] (5.1)-(5.5) and MTC-SPEC 9 (all two-sided, H0: no difference):
+    Following [T] (5.1)-(5.5) and docs/method.md §9 (all two-sided, H0: no difference):
 
     * t-test: ``t = mean / (sd / sqrt(n))``, df = n-1, with the 5.6.2 confidence interval.
     * Wilcoxon signed-rank: zeros dropped, ``W = min(W+, W-)``, ``p = 2 P(W_null <= W)``.
@@ -331,13 +331,13 @@ def paired_tests(
     as ``+-inf`` with p = 0 when the mean is non-zero and as NaN with p = 1 when it is 0,
     and the interval collapses to the mean [impl. choice].
 
-    Without the tie tolerance, the Monte Carlo permutation p of the MTC-SPEC 9 example
+    Without the tie tolerance, the Monte Carlo permutation p of the docs/method.md §9 example
     drops from about 0.038 to the 0.0346 printed there (exact: 0.0391), because sign
     vectors whose |mean| equals the observed one compare as smaller after rounding.
 
     Examples
     --------
-    The example of MTC-SPEC 9:
+    The example of docs/method.md §9:
 
     >>> d = [0.12, 0.05, -0.03, 0.20, 0.08, 0.00, 0.15, -0.06, 0.10, 0.04]
     >>> res = paired_tests(d, rng=np.random.default_rng(12345))

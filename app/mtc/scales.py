@@ -1,4 +1,4 @@
-"""Relevance scales of MIREX AMS and their fixed priors (MTC-SPEC 1.1, 2.1, 2.2).
+"""Relevance scales of MIREX AMS and their fixed priors (docs/method.md §1.1, 2.1, 2.2).
 
 A *scale* fixes the range of a judgment (BROAD 0..2, FINE 0..100), the levels the
 ordinal models predict (BROAD 0/1/2; FINE binned to the ten "Fine-10" values
@@ -44,7 +44,7 @@ class Scale:
         """Index of the model level of each judgment value.
 
         BROAD values map to themselves; FINE values to the Fine-10 bin
-        ``min(floor(r/10), 9)`` (MTC-SPEC 1.1, A2: r = 100 falls in the 95 bin).
+        ``min(floor(r/10), 9)`` (docs/method.md §1.1, A2: r = 100 falls in the 95 bin).
         """
         arr = np.asarray(values, dtype=np.float64)
         if self.name == "broad":

@@ -1,4 +1,4 @@
-"""Which pool pair to judge next: weights, tie-break and batches (MTC-SPEC 4.1-4.3).
+"""Which pool pair to judge next: weights, tie-break and batches (docs/method.md §4.1-4.3).
 
 Weights are computed for every pool pair; the caller masks judged and leased
 pairs. All functions take the coefficients ``c_A(d; m)`` of the collection's
@@ -65,7 +65,7 @@ class CoRetrieval:
 
 
 def static_weights(collection: Collection, coef: FloatArray) -> FloatArray:
-    """Thesis weights ``w_d = sum_{(A,B)} |c_A(d) - c_B(d)|`` ([T] 8.3, MTC-SPEC 4.1).
+    """Thesis weights ``w_d = sum_{(A,B)} |c_A(d) - c_B(d)|`` ([T] 8.3, docs/method.md §4.1).
 
     Computed per pair from the sorted coefficients of its retrieving systems,
     the others counting as 0: for n values sorted ascending,
@@ -123,7 +123,7 @@ def confidence_weights(
 
 
 def absolute_weights(collection: Collection, system_var: FloatArray) -> FloatArray:
-    """``w_d = sum_A Var[mean_Q Lambda_A] 1(A_d^-1 <= k)`` ([T] 8.4, MTC-SPEC 4.3)."""
+    """``w_d = sum_A Var[mean_Q Lambda_A] 1(A_d^-1 <= k)`` ([T] 8.4, docs/method.md §4.3)."""
     sv = np.asarray(system_var, dtype=np.float64)
     if sv.shape != (collection.n_systems,):
         raise ValueError(f"system_var must have shape ({collection.n_systems},), found {sv.shape}")

@@ -1,6 +1,6 @@
 """Significance of system differences under incomplete judgments ([U12] Section 5).
 
-Three pieces of the 2012 MTC paper (MTC-SPEC 5.2-5.4):
+Three pieces of the 2012 MTC paper (docs/method.md §5.2-5.4):
 
 * :func:`agk_bounds` - per-query best/worst-case bounds on the AG@k difference of two
   systems, charging every unjudged document the most favourable gain for one side.
@@ -186,7 +186,7 @@ def agk_bounds(
 ) -> Bounds:
     """Best/worst-case bounds on dAG@k = AG@k(A) - AG@k(B) per query ([U12] Section 5).
 
-    With judged pairs J, unjudged pairs Jbar, l+ = ``lmax`` and l- = 0 (MTC-SPEC 5.2)::
+    With judged pairs J, unjudged pairs Jbar, l+ = ``lmax`` and l- = 0 (docs/method.md §5.2)::
 
         upper_q = (1/k) sum_{i in J} G_i (I(A_i<=k) - I(B_i<=k))
                 + (1/k) sum_{i in Jbar} l+ I(A_i<=k)
@@ -196,7 +196,7 @@ def agk_bounds(
     The l- terms of the paper vanish because l- = 0. The paper's form (``tight=False``)
     charges l+ also to unjudged documents retrieved by both systems, whose true
     contribution is 0; ``tight=True`` counts only ``I(A_i<=k AND B_i>k)`` in the upper
-    and ``I(B_i<=k AND A_i>k)`` in the lower bound (MTC-SPEC 12.23). Both are valid:
+    and ``I(B_i<=k AND A_i>k)`` in the lower bound (docs/method.md §12 (item 23)). Both are valid:
     ``lower <= dAG@k <= upper`` whatever the unjudged gains in [0, lmax] turn out to be.
 
     Parameters
@@ -233,7 +233,7 @@ def agk_bounds(
 
     Examples
     --------
-    Toy q1 of MTC-SPEC 2.6(d): A = d1..d5, B = (d2, d1, d6, d7, d3), judged d1=2,
+    Toy q1 of docs/method.md §2.6(d): A = d1..d5, B = (d2, d1, d6, d7, d3), judged d1=2,
     d2=1, d6=0 (pool d1..d8, Broad, k=5).
 
     >>> in_a = np.array([1, 1, 1, 1, 1, 0, 0, 0], dtype=bool)
@@ -341,7 +341,7 @@ def power_threshold(
 ) -> float:
     """Smallest mean difference a paired t-test detects with power 1-beta ([U12] Section 5).
 
-    ``method="t"`` is the formula of the paper (MTC-SPEC 5.4)::
+    ``method="t"`` is the formula of the paper (docs/method.md §5.4)::
 
         delta = (t_{1-alpha, n-1} + t_{1-beta, n-1}) * sigma / sqrt(n)
 
@@ -356,7 +356,7 @@ def power_threshold(
         Number of queries (>= 2).
     sigma : float, default 0.248
         Standard deviation of per-query differences. The [U12] value is on the
-        normalised [0, 1] scale (MTC-SPEC 13.A9): multiply the result by n_L-1 for raw AG.
+        normalised [0, 1] scale (docs/method.md §13 (A9)): multiply the result by n_L-1 for raw AG.
     alpha : float, default 0.05
         Type I error rate, in (0, 1).
     beta : float, default 0.15
@@ -424,7 +424,7 @@ def significance_verdict(
     alpha: float = 0.05,
     two_tailed: bool = False,
 ) -> Verdict:
-    """Apply the [U12] significance rules 1-4 to one pair (A, B) (MTC-SPEC 5.3, 13.A20).
+    """Apply the [U12] significance rules 1-4 to one pair (A, B) (docs/method.md §5.3, 13.A20).
 
     "Significantly" means a t-test of the per-query bound values against 0 (the paired
     t-test of A vs B in the best case for one side), one-tailed at ``alpha``:
@@ -451,7 +451,7 @@ def significance_verdict(
         E[mean dLambda] of the pair ([U12] (4)), in the units of ``delta``.
     delta : float, default 0.067
         Rule-4 threshold (:func:`power_threshold`), on the normalised [0, 1] scale
-        (MTC-SPEC 13.A9); scale it by n_L-1 if E is in raw AG units.
+        (docs/method.md §13 (A9)); scale it by n_L-1 if E is in raw AG units.
     alpha : float, default 0.05
         Significance level, in (0, 1).
     two_tailed : bool, default False
@@ -464,7 +464,7 @@ def significance_verdict(
 
     Examples
     --------
-    The toy of MTC-SPEC 5.3: rules 1-3 do not fire (A is significantly better with u,
+    The toy of docs/method.md §5.3: rules 1-3 do not fire (A is significantly better with u,
     one-sided p = 0.0464), and rule 4 fires with E = 0.0983 > 0.067.
 
     >>> v = significance_verdict([1.2, 0.6, 0.4], [-0.8, -0.2, 0.0], 0.0983)

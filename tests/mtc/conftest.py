@@ -1,4 +1,4 @@
-"""Shared fixtures: the toy query of MTC-SPEC 2.6(d) and seeded random collections."""
+"""Shared fixtures: the toy query of docs/method.md §2.6(d) and seeded random collections."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from app.mtc.collection import Collection, Metadata, build_collection
 from app.mtc.estimators import RelevanceModel
 from app.mtc.scales import BROAD
 
-# MTC-SPEC 2.6(d): documents d1..d8 are indices 0..7, one query, Broad, k = 5
+# docs/method.md §2.6(d): documents d1..d8 are indices 0..7, one query, Broad, k = 5
 TOY_RUNS = [
     [[0, 1, 2, 3, 4]],  # A: d1 d2 d3 d4 d5
     [[1, 0, 5, 6, 2]],  # B: d2 d1 d6 d7 d3

@@ -16,7 +16,7 @@ TVW_GROUPS = ((1, 2), (3, 4, 5))
 
 
 def test_tvw_example() -> None:
-    # Recalls 1, 0.5, 1, 1, 0.8 (MTC-SPEC 7.2).
+    # Recalls 1, 0.5, 1, 1, 0.8 (docs/method.md §7.2).
     assert adr_partial_order(TVW_GROUPS, (2, 3, 1, 5, 7, 8, 9, 4)) == pytest.approx(0.86, abs=1e-12)
 
 

@@ -1,4 +1,4 @@
-"""The incremental MTC loop (MTC-SPEC 4.4, 4.5) against the full recompute."""
+"""The incremental MTC loop (docs/method.md §4.4, 4.5) against the full recompute."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Relevance estimators (MTC-SPEC 1.1, 2): priors, Table A.1 models, features, refits."""
+"""Relevance estimators (docs/method.md §1.1, 2): priors, Table A.1 models, features, refits."""
 
 from __future__ import annotations
 

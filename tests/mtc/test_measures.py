@@ -1,4 +1,4 @@
-"""Probabilistic effectiveness measures and confidence (MTC-SPEC 3)."""
+"""Probabilistic effectiveness measures and confidence (docs/method.md §3)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from app.mtc.measures import (
 )
 from app.mtc.scales import BROAD, FINE
 
-# MTC-SPEC 3.3: (E, Var) of systems A, B, C
+# docs/method.md §3.3: (E, Var) of systems A, B, C
 ABSOLUTE = {
     "cg": [(0.553737, 0.009144), (0.418930, 0.005558), (0.619817, 0.005991)],
     "dcg": [(0.625412, 0.004425), (0.470096, 0.002921), (0.628247, 0.008533)],
@@ -39,7 +39,7 @@ DIFFERENCES = {
 }
 PAIRS = ([0, 0, 1], [1, 2, 2])  # A-B, A-C, B-C
 
-# MTC-SPEC 3.4: per-query differences A-B, A-C, B-C over three queries; q1 is the CG
+# docs/method.md §3.4: per-query differences A-B, A-C, B-C over three queries; q1 is the CG
 # column of 3.3, q2 and q3 are given
 PER_QUERY_MEAN = np.array([[0.134807, 0.10, 0.06], [-0.066080, 0.02, -0.04],
                            [-0.200887, -0.08, -0.10]])  # fmt: skip

@@ -1,4 +1,4 @@
-"""Tests for app.mtc.mirex: Friedman + Tukey HSD (MTC-SPEC 6) and paired tests (MTC-SPEC 9)."""
+"""Tests for app.mtc.mirex: Friedman + Tukey HSD (docs/method.md §6), paired tests (§9)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from scipy import stats
 
 from app.mtc.mirex import MirexAnalysis, PairedTests, friedman_tukey, paired_tests
 
-# MTC-SPEC 6: 6 queries, systems A, B, C, Broad AG@5.
+# docs/method.md §6: 6 queries, systems A, B, C, Broad AG@5.
 SPEC6_SCORES = np.array(
     [
         [1.2, 1.0, 0.8],
@@ -22,7 +22,7 @@ SPEC6_SCORES = np.array(
     ]
 )
 
-# MTC-SPEC 9: per-query differences, n = 10.
+# docs/method.md §9: per-query differences, n = 10.
 SPEC9_DELTA = np.array([0.12, 0.05, -0.03, 0.20, 0.08, 0.00, 0.15, -0.06, 0.10, 0.04])
 
 

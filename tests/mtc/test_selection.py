@@ -1,4 +1,4 @@
-"""Selection weights, tie-break and batches (MTC-SPEC 4.1-4.3)."""
+"""Selection weights, tie-break and batches (docs/method.md §4.1-4.3)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from app.mtc.selection import (
 UNJUDGED = np.array([2, 3, 4, 6, 7])  # d3, d4, d5, d7, d8
 D4, D5, D8 = 3, 4, 7
 
-# MTC-SPEC 3.4: query-averaged CG differences of the toy (A-B, A-C, B-C)
+# docs/method.md §3.4: query-averaged CG differences of the toy (A-B, A-C, B-C)
 PER_QUERY_MEAN = np.array([[0.134807, 0.10, 0.06], [-0.066080, 0.02, -0.04],
                            [-0.200887, -0.08, -0.10]])  # fmt: skip
 PER_QUERY_VAR = np.array([[0.013850, 0.0040, 0.0020], [0.008023, 0.0030, 0.0060],

@@ -1,4 +1,4 @@
-"""Tests for app.mtc.significance: [U12] bounds, power threshold and rules (MTC-SPEC 5)."""
+"""Tests for app.mtc.significance: [U12] bounds, power threshold and rules (docs/method.md §5)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from app.mtc.significance import (
 )
 
 # --------------------------------------------------------------------------------------
-# Toy q1 of MTC-SPEC 2.6(d): pool d1..d8, A = d1..d5, B = (d2, d1, d6, d7, d3),
+# Toy q1 of docs/method.md §2.6(d): pool d1..d8, A = d1..d5, B = (d2, d1, d6, d7, d3),
 # judged d1=2, d2=1, d6=0; Broad (lmax 2), k = 5.
 # --------------------------------------------------------------------------------------
 
