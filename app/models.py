@@ -38,6 +38,7 @@ __all__ = [
     "Query",
     "Result",
     "System",
+    "as_utc",
     "utcnow",
 ]
 
@@ -52,6 +53,11 @@ NAMING_CONVENTION = {
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A stored time as an aware UTC datetime (SQLite hands back naive ones, stored in UTC)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 class Base(DeclarativeBase):

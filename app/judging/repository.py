@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -40,6 +40,7 @@ from app.models import (
     PlanEntry,
     PlannerState,
     Query,
+    as_utc,
     utcnow,
 )
 
@@ -47,15 +48,12 @@ __all__ = [
     "ClaimCandidate",
     "assessor_and_campaign",
     "assessor_by_token",
-    "assessor_judgment_count",
     "candidate",
     "give_back_slot",
     "hash_token",
     "insert_judgment",
     "insert_lease",
-    "judged_pair_count",
     "judgment_by_client_id",
-    "judgment_of",
     "last_judged_query",
     "live_lease_of",
     "live_leases_of_others",
@@ -111,10 +109,6 @@ def assessor_by_token(session: Session, token: str) -> Assessor | None:
             Assessor.token_hash == hash_token(token), Assessor.revoked_at.is_(None)
         )
     ).one_or_none()
-
-
-def _postgres(session: Session) -> bool:
-    return session.get_bind().dialect.name == "postgresql"
 
 
 # NO KEY UPDATE: does not conflict with the key-share locks that inserting a lease or a plan
@@ -225,12 +219,8 @@ def candidate(
     if row is None:
         return None
     pair_id, query_id, document_id, leased, leased_until, weight = row
-    lapsed = bool(leased) and leased_until is not None and _aware(leased_until) <= now
+    lapsed = bool(leased) and leased_until is not None and as_utc(leased_until) <= now
     return ClaimCandidate(int(pair_id), int(query_id), int(document_id), float(weight), lapsed)
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def release_expired(session: Session, pair_id: int, now: datetime) -> None:
@@ -422,14 +412,6 @@ def pairs_left(
     return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
 
-def judged_pair_count(session: Session, campaign_id: int) -> int:
-    """Pairs judged at least once (an index range scan on (campaign_id, judged))."""
-    return int(
-        session.scalar(select(func.count()).where(Pair.campaign_id == campaign_id, Pair.judged > 0))
-        or 0
-    )
-
-
 @dataclass(frozen=True)
 class Clip:
     document_id: int
@@ -567,10 +549,6 @@ def planner_state(session: Session, campaign_id: int) -> PlannerState | None:
     return session.get(PlannerState, campaign_id)
 
 
-def assessor_judgment_count(session: Session, assessor_id: int) -> int:
-    return int(session.scalar(select(func.count()).where(Judgment.assessor_id == assessor_id)) or 0)
-
-
 _BY_CLIENT_ID = (
     select(Judgment)
     .where(
@@ -584,18 +562,6 @@ _BY_CLIENT_ID = (
 def judgment_by_client_id(session: Session, assessor_id: int, client_id: str) -> Judgment | None:
     params = {"assessor_id": assessor_id, "client_id": client_id}
     return session.scalars(_BY_CLIENT_ID, params).one_or_none()
-
-
-def judgment_of(
-    session: Session, assessor_id: int, query_id: int, document_id: int
-) -> Judgment | None:
-    return session.scalars(
-        select(Judgment).where(
-            Judgment.assessor_id == assessor_id,
-            Judgment.query_id == query_id,
-            Judgment.document_id == document_id,
-        )
-    ).one_or_none()
 
 
 def recent_judgments(session: Session, assessor_id: int, limit: int) -> list[Judgment]:

@@ -21,7 +21,7 @@ from app.judging.schemas import (
     ProgressOut,
     RevisionIn,
 )
-from app.models import Judgment
+from app.models import Judgment, as_utc
 from app.schemas import error_responses
 
 router = APIRouter(
@@ -54,7 +54,7 @@ def _judgment_out(session: Session, token: str, judgment: Judgment) -> JudgmentO
         id=judgment.id,
         broad=judgment.broad,
         fine=judgment.fine,
-        created_at=service.aware(judgment.created_at),
+        created_at=as_utc(judgment.created_at),
         revision=judgment.revision,
         query=_clip(token, view.query),
         candidate=_clip(token, view.candidate),
@@ -76,7 +76,7 @@ def _next(session: Session, token: str) -> NextOut:
             query_number=view.query_number,
             candidate_number=view.candidate_number,
             lease_id=lease.id,
-            expires_at=service.aware(lease.expires_at),
+            expires_at=as_utc(lease.expires_at),
             query=_clip(token, view.query),
             candidate=_clip(token, view.candidate),
             same_query_as_previous=result.same_query_as_previous,

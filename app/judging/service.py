@@ -10,7 +10,7 @@ client_id. Services only flush; the request's transaction commits.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
@@ -24,7 +24,7 @@ from app.errors import (
     PairNotLeased,
 )
 from app.judging import repository
-from app.models import Assessor, Campaign, Judgment, Lease, utcnow
+from app.models import Assessor, Campaign, Judgment, Lease, as_utc, utcnow
 
 __all__ = [
     "HISTORY_SIZE",
@@ -32,7 +32,6 @@ __all__ = [
     "NextPair",
     "Progress",
     "assessor_for_token",
-    "aware",
     "next_pair",
     "pause",
     "progress",
@@ -47,11 +46,6 @@ HISTORY_SIZE = 10
 LOCALITY = 0.5
 #: candidates tried before giving up on a claim (each lost race skips one pair)
 MAX_CLAIM_ATTEMPTS = 16
-
-
-def aware(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; they were stored in UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -140,7 +134,7 @@ def next_pair(session: Session, token: str) -> NextPair:
         return NextPair("done", None, False, _progress(session, campaign, assessor), closed)
     previous_query = _previous_query(session, assessor)
     current = repository.live_lease_of(session, assessor.id)
-    if current is not None and aware(current.expires_at) > now:
+    if current is not None and as_utc(current.expires_at) > now:
         return NextPair(
             "pair",
             current,
@@ -293,7 +287,7 @@ def submit_judgment(
     now = utcnow()
     per_pair = campaign.judgments_per_pair
     live = lease.state == "live"
-    held = live and aware(lease.expires_at) > now
+    held = live and as_utc(lease.expires_at) > now
     if (
         lease.state != "done"
         and not held

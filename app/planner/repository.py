@@ -164,12 +164,6 @@ def busy_pairs(session: Session, campaign_id: int, per_pair: int, now: datetime)
     return set(rows)
 
 
-def _aware(moment: datetime) -> datetime:
-    from datetime import UTC
-
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 def replace_plan(session: Session, campaign_id: int, rows: list[dict[str, Any]]) -> None:
     session.execute(delete(PlanEntry).where(PlanEntry.campaign_id == campaign_id))
     if rows:
