@@ -465,6 +465,20 @@ def simulate(
             fallbacks=fallbacks,
         )
 
+    def absorb(now: float) -> RunResult | None:
+        """Feed the pending judgments, stop if the rule holds, else re-plan."""
+        nonlocal pending, lease_changed
+        planner.feed(pending)
+        pending = []
+        reason = engine.stop_reason()
+        if reason is not None:
+            return close(reason, now)
+        if len(order) >= limit:
+            return close("max_judgments", now)
+        planner.replan(leased if believe else None)
+        lease_changed = False
+        return None
+
     reason = engine.stop_reason()
     if reason is not None:
         return close(reason, 0.0)
@@ -479,15 +493,8 @@ def simulate(
             now = next_tick
             next_tick += tick
             if pending:
-                planner.feed(pending)
-                pending = []
-                reason = engine.stop_reason()
-                if reason is not None:
-                    return close(reason, now)
-                if len(order) >= limit:
-                    return close("max_judgments", now)
-                planner.replan(leased if believe else None)
-                lease_changed = False
+                if (finished := absorb(now)) is not None:
+                    return finished
             elif believe and lease_changed:
                 planner.replan(leased)
                 lease_changed = False
@@ -503,16 +510,8 @@ def simulate(
             order.append(p)
             pending.append(p)
             lease_changed = True
-            if tick == 0:
-                planner.feed(pending)
-                pending = []
-                reason = engine.stop_reason()
-                if reason is not None:
-                    return close(reason, now)
-                if len(order) >= limit:
-                    return close("max_judgments", now)
-                planner.replan(leased if believe else None)
-                lease_changed = False
+            if tick == 0 and (finished := absorb(now)) is not None:
+                return finished
         nxt, fell_back = _claim(
             planner, size, free, pair_query, previous[a], locality, busy > 0 if spread else None
         )
