@@ -102,6 +102,188 @@ def assessor_and_campaign(session: Session, token: str) -> tuple[Assessor, Campa
     return None if row is None else (row[0], row[1])
 
 
+def _run(session: Session, statement: Any, params: dict[str, Any] | None = None) -> Any:
+    """Execute on the session's connection, in its transaction, without the ORM: the
+    judging path reads and writes plain rows, which costs a fraction of loading objects."""
+    return session.connection().execute(statement, params or {})
+
+
+@dataclass(frozen=True)
+class LeaseInfo:
+    """A live lease as the judging path needs it."""
+
+    id: int
+    pair_id: int
+    campaign_id: int
+    query_id: int
+    document_id: int
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class ProgressCounts:
+    assessor_judged: int
+    campaign_judged: int
+    playable_pairs: int
+    system_pairs: int
+    system_pairs_settled: int
+    stop_reason: str | None
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a judging request starts from, read in one statement: the assessor, the
+    settings of their campaign, and (for ``next``) their live lease, the query they judged
+    last and their progress; (for a submit) the lease it names and a judgment already
+    stored under its client id."""
+
+    assessor_id: int
+    consented: bool
+    campaign_id: int
+    status: str
+    judgments_per_pair: int
+    lease_minutes: int
+    keep_collecting: bool
+    lease: LeaseInfo | None
+    last_query: int | None = None
+    progress: ProgressCounts | None = None
+    stored_judgment: int | None = None  # id of the judgment already stored for the client id
+
+
+_ASSESSOR_ID = bindparam("assessor_id", type_=Integer)
+_CAMPAIGN_ID = bindparam("campaign_id", type_=Integer)
+
+
+def _progress_columns(assessor_id: Any, campaign_id: Any) -> list[Any]:
+    """Scalar subqueries of :class:`ProgressCounts`' first two counts, then the planner's
+    figures (the statement must outer-join ``planner_state``)."""
+    return [
+        select(func.count())
+        .where(Judgment.assessor_id == assessor_id)
+        .scalar_subquery()
+        .label("assessor_judged"),
+        select(func.count())
+        .where(Pair.campaign_id == campaign_id, Pair.judged > 0)
+        .scalar_subquery()
+        .label("campaign_judged"),
+        PlannerState.playable_pairs,
+        PlannerState.system_pairs,
+        PlannerState.system_pairs_settled,
+        PlannerState.stop_reason,
+    ]
+
+
+def _progress_from(row: Any) -> ProgressCounts:
+    return ProgressCounts(
+        assessor_judged=int(row.assessor_judged or 0),
+        campaign_judged=int(row.campaign_judged or 0),
+        playable_pairs=int(row.playable_pairs or 0),
+        system_pairs=int(row.system_pairs or 0),
+        system_pairs_settled=int(row.system_pairs_settled or 0),
+        stop_reason=row.stop_reason,
+    )
+
+
+_CONTEXT_COLUMNS = (
+    Assessor.id.label("assessor_id"),
+    Assessor.consented_at,
+    Campaign.id.label("campaign_id"),
+    Campaign.status,
+    Campaign.judgments_per_pair,
+    Campaign.lease_minutes,
+    Campaign.keep_collecting,
+    Lease.id.label("lease_id"),
+    Lease.pair_id,
+    Lease.query_id,
+    Lease.document_id,
+    Lease.expires_at,
+)
+_CONTEXT_WHERE = (Assessor.token_hash == bindparam("token_hash"), Assessor.revoked_at.is_(None))
+_LAST_QUERY_OF_ASSESSOR = (
+    select(Judgment.query_id)
+    .where(Judgment.assessor_id == Assessor.id)
+    .order_by(Judgment.created_at.desc(), Judgment.id.desc())
+    .limit(1)
+    .scalar_subquery()
+    .label("last_query")
+)
+_NEXT_CONTEXT = (
+    select(
+        *_CONTEXT_COLUMNS,
+        _LAST_QUERY_OF_ASSESSOR,
+        *_progress_columns(Assessor.id, Campaign.id),
+    )
+    .select_from(Assessor)
+    .join(Campaign, Campaign.id == Assessor.campaign_id)
+    .outerjoin(Lease, and_(Lease.assessor_id == Assessor.id, Lease.state == "live"))
+    .outerjoin(PlannerState, PlannerState.campaign_id == Campaign.id)
+    .where(*_CONTEXT_WHERE)
+)
+_SUBMIT_CONTEXT = (
+    select(
+        *_CONTEXT_COLUMNS,
+        select(Judgment.id)
+        .where(
+            Judgment.assessor_id == Assessor.id,
+            Judgment.client_id == bindparam("client_id"),
+        )
+        .scalar_subquery()
+        .label("stored_judgment"),
+    )
+    .select_from(Assessor)
+    .join(Campaign, Campaign.id == Assessor.campaign_id)
+    .outerjoin(
+        Lease,
+        and_(Lease.id == bindparam("lease_id", type_=Integer), Lease.assessor_id == Assessor.id),
+    )
+    .where(*_CONTEXT_WHERE)
+)
+
+
+def _context(row: Any, **extra: Any) -> Context:
+    lease = None
+    if row.lease_id is not None:
+        lease = LeaseInfo(
+            int(row.lease_id),
+            int(row.pair_id),
+            int(row.campaign_id),
+            int(row.query_id),
+            int(row.document_id),
+            as_utc(row.expires_at),
+        )
+    return Context(
+        assessor_id=int(row.assessor_id),
+        consented=row.consented_at is not None,
+        campaign_id=int(row.campaign_id),
+        status=row.status,
+        judgments_per_pair=int(row.judgments_per_pair),
+        lease_minutes=int(row.lease_minutes),
+        keep_collecting=bool(row.keep_collecting),
+        lease=lease,
+        **extra,
+    )
+
+
+def next_context(session: Session, token: str) -> Context | None:
+    """The context of a ``next``: None when the link is unknown or revoked."""
+    row = _run(session, _NEXT_CONTEXT, {"token_hash": hash_token(token)}).one_or_none()
+    if row is None:
+        return None
+    last = None if row.last_query is None else int(row.last_query)
+    return _context(row, last_query=last, progress=_progress_from(row))
+
+
+def submit_context(session: Session, token: str, lease_id: int, client_id: str) -> Context | None:
+    """The context of a submit (``lease`` is the named lease if it is the assessor's, as
+    read before locking its pair): None when the link is unknown or revoked."""
+    params = {"token_hash": hash_token(token), "lease_id": lease_id, "client_id": client_id}
+    row = _run(session, _SUBMIT_CONTEXT, params).one_or_none()
+    if row is None:
+        return None
+    stored = None if row.stored_judgment is None else int(row.stored_judgment)
+    return _context(row, stored_judgment=stored)
+
+
 def assessor_by_token(session: Session, token: str) -> Assessor | None:
     """The assessor whose (unrevoked) invitation link carries ``token``."""
     return session.scalars(
@@ -114,17 +296,23 @@ def assessor_by_token(session: Session, token: str) -> Assessor | None:
 # NO KEY UPDATE: does not conflict with the key-share locks that inserting a lease or a plan
 # entry (foreign keys to the row) takes; SQLite renders no FOR UPDATE
 _LOCK_PAIR = (
-    select(Pair)
+    select(Pair.id, Pair.judged)
     .where(Pair.id == bindparam("pair_id"))
     .with_for_update(key_share=True)
-    .execution_options(populate_existing=True)
 )
 
 
-def lock_pair(session: Session, pair_id: int) -> Pair:
-    """The pair's row, locked until the transaction ends (Postgres; SQLite holds the
-    database's write lock already)."""
-    return session.scalars(_LOCK_PAIR, {"pair_id": pair_id}).one()
+@dataclass(frozen=True)
+class LockedPair:
+    id: int
+    judged: int  # judgments counted, read under the row's lock
+
+
+def lock_pair(session: Session, pair_id: int) -> LockedPair:
+    """Lock the pair's row until the transaction ends (Postgres; SQLite holds the
+    database's write lock already) and read its judgment count."""
+    row = _run(session, _LOCK_PAIR, {"pair_id": pair_id}).one()
+    return LockedPair(int(row.id), int(row.judged))
 
 
 def pair_of(session: Session, campaign_id: int, query_id: int, document_id: int) -> Pair | None:
@@ -215,7 +403,7 @@ def candidate(
     if query_id is not None:
         params["query_id"] = query_id
     statement = _CANDIDATE[(planned, query_id is not None, per_pair > 1)]
-    row = session.execute(statement, params).first()
+    row = _run(session, statement, params).first()
     if row is None:
         return None
     pair_id, query_id, document_id, leased, leased_until, weight = row
@@ -225,19 +413,14 @@ def candidate(
 
 def release_expired(session: Session, pair_id: int, now: datetime) -> None:
     """Mark the pair's lapsed live leases expired and stop counting them (pair row held)."""
-    released = session.execute(
+    released = _run(
+        session,
         update(Lease)
         .where(Lease.pair_id == pair_id, Lease.state == "live", Lease.expires_at <= now)
-        .values(state="expired")
-        .execution_options(synchronize_session=False)
-    ).rowcount  # type: ignore[attr-defined]
+        .values(state="expired"),
+    ).rowcount
     if released:
-        session.execute(
-            update(Pair)
-            .where(Pair.id == pair_id)
-            .values(leased=Pair.leased - released)
-            .execution_options(synchronize_session=False)
-        )
+        _run(session, update(Pair).where(Pair.id == pair_id).values(leased=Pair.leased - released))
 
 
 _EXPIRES = bindparam("expires_at", type_=DateTime(timezone=True))
@@ -262,7 +445,7 @@ _TAKE_SLOT = (
 def take_slot(session: Session, pair_id: int, per_pair: int, expires_at: datetime) -> bool:
     """Count one more live lease on the pair if it is still free: one conditional UPDATE."""
     params = {"pair_id": pair_id, "per_pair": per_pair, "expires_at": expires_at}
-    taken = session.execute(_TAKE_SLOT, params).rowcount  # type: ignore[attr-defined]
+    taken = _run(session, _TAKE_SLOT, params).rowcount
     return bool(taken)
 
 
@@ -270,8 +453,20 @@ _INSERT_LEASE = {
     name: dialect.insert(Lease).on_conflict_do_nothing().returning(Lease.id)
     for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
 }
+#: what a response shows of a judgment (``_judgment_out`` in the routes)
+JUDGMENT_COLUMNS = (
+    Judgment.id,
+    Judgment.campaign_id,
+    Judgment.query_id,
+    Judgment.document_id,
+    Judgment.assessor_id,
+    Judgment.broad,
+    Judgment.fine,
+    Judgment.revision,
+    Judgment.created_at,
+)
 _INSERT_JUDGMENT = {
-    name: dialect.insert(Judgment).on_conflict_do_nothing().returning(Judgment)
+    name: dialect.insert(Judgment).on_conflict_do_nothing().returning(*JUDGMENT_COLUMNS)
     for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
 }
 
@@ -280,63 +475,63 @@ def insert_lease(session: Session, values: dict[str, Any]) -> int | None:
     """Insert a live lease; None when the assessor already holds one (the partial unique
     index on live leases decided between two concurrent requests)."""
     stmt = _INSERT_LEASE[session.get_bind().dialect.name]
-    lease_id = session.execute(stmt, values).scalar_one_or_none()
+    lease_id = _run(session, stmt, values).scalar_one_or_none()
     return None if lease_id is None else int(lease_id)
 
 
 def give_back_slot(session: Session, pair_id: int) -> None:
     """Undo :func:`take_slot` (the lease it was for was not inserted)."""
-    session.execute(
-        update(Pair)
-        .where(Pair.id == pair_id)
-        .values(leased=Pair.leased - 1)
-        .execution_options(synchronize_session=False)
-    )
+    _run(session, update(Pair).where(Pair.id == pair_id).values(leased=Pair.leased - 1))
 
 
-def release_lease(session: Session, lease: Lease, new_state: str) -> bool:
-    """End a live lease (``done``, ``released`` or ``expired``) and stop counting it on its
-    pair. The caller holds the pair's row. False when it was no longer live."""
-    ended = session.execute(
-        update(Lease)
-        .where(Lease.id == lease.id, Lease.state == "live")
-        .values(state=new_state)
-        .execution_options(synchronize_session=False)
-    ).rowcount  # type: ignore[attr-defined]
+def release_lease(session: Session, lease: Lease | LeaseInfo, new_state: str) -> bool:
+    """End a live lease (``released`` or ``expired``) and stop counting it on its pair.
+    The caller holds the pair's row. False when it was no longer live."""
+    ended = _run(
+        session,
+        update(Lease).where(Lease.id == lease.id, Lease.state == "live").values(state=new_state),
+    ).rowcount
     if ended:
-        session.execute(
-            update(Pair)
-            .where(Pair.id == lease.pair_id)
-            .values(leased=Pair.leased - 1)
-            .execution_options(synchronize_session=False)
-        )
-        lease.state = new_state
+        _run(session, update(Pair).where(Pair.id == lease.pair_id).values(leased=Pair.leased - 1))
     return bool(ended)
 
 
-_LIVE_LEASE = (
-    select(Lease)
-    .where(Lease.assessor_id == bindparam("assessor_id"), Lease.state == "live")
-    .execution_options(populate_existing=True)
-)
+_LEASE_STATE = select(Lease.state, Lease.expires_at).where(Lease.id == bindparam("lease_id"))
 
 
-def live_lease_of(session: Session, assessor_id: int) -> Lease | None:
-    return session.scalars(_LIVE_LEASE, {"assessor_id": assessor_id}).one_or_none()
+def lease_state(session: Session, lease_id: int) -> tuple[str, datetime]:
+    """The lease's state and expiry as committed now (read under its pair's lock)."""
+    row = _run(session, _LEASE_STATE, {"lease_id": lease_id}).one()
+    return str(row.state), as_utc(row.expires_at)
 
 
-def live_leases_of_others(session: Session, lease: Lease, now: datetime) -> int:
-    return int(
-        session.scalar(
-            select(func.count()).where(
-                Lease.pair_id == lease.pair_id,
-                Lease.state == "live",
-                Lease.expires_at > now,
-                Lease.id != lease.id,
-            )
-        )
-        or 0
+_LIVE_LEASE = select(
+    Lease.id, Lease.pair_id, Lease.campaign_id, Lease.query_id, Lease.document_id, Lease.expires_at
+).where(Lease.assessor_id == bindparam("assessor_id"), Lease.state == "live")
+
+
+def live_lease_of(session: Session, assessor_id: int) -> LeaseInfo | None:
+    row = _run(session, _LIVE_LEASE, {"assessor_id": assessor_id}).one_or_none()
+    if row is None:
+        return None
+    return LeaseInfo(
+        int(row.id),
+        int(row.pair_id),
+        int(row.campaign_id),
+        int(row.query_id),
+        int(row.document_id),
+        as_utc(row.expires_at),
     )
+
+
+def live_leases_of_others(session: Session, lease: LeaseInfo, now: datetime) -> int:
+    statement = select(func.count()).where(
+        Lease.pair_id == lease.pair_id,
+        Lease.state == "live",
+        Lease.expires_at > now,
+        Lease.id != lease.id,
+    )
+    return int(_run(session, statement).scalar() or 0)
 
 
 _RECORD_JUDGMENT = (
@@ -362,12 +557,12 @@ def record_judgment(session: Session, pair_id: int, per_pair: int, *, ends_lease
     that keeps a pair from being judged more often than the campaign asks. With
     ``ends_lease`` the judgment's live lease stops being counted too."""
     params = {"pair_id": pair_id, "per_pair": per_pair, "ended": 1 if ends_lease else 0}
-    counted = session.execute(_RECORD_JUDGMENT, params).rowcount  # type: ignore[attr-defined]
+    counted = _run(session, _RECORD_JUDGMENT, params).rowcount
     return bool(counted)
 
 
 def mark_lease(session: Session, lease_id: int, state: str) -> None:
-    session.execute(_MARK_LEASE, {"lease_id": lease_id, "state": state})
+    _run(session, _MARK_LEASE, {"lease_id": lease_id, "state": state})
 
 
 def record_revision(session: Session, campaign_id: int, query_id: int, document_id: int) -> None:
@@ -384,11 +579,12 @@ def record_revision(session: Session, campaign_id: int, query_id: int, document_
     )
 
 
-def insert_judgment(session: Session, values: dict[str, Any]) -> Judgment | None:
-    """Insert a judgment; None when a unique key refused it (the same client_id, or the
-    assessor's judgment of the pair, written before or by a concurrent request)."""
+def insert_judgment(session: Session, values: dict[str, Any]) -> Any | None:
+    """Insert a judgment; its row (:data:`JUDGMENT_COLUMNS`), or None when a unique key
+    refused it (the same client_id, or the assessor's judgment of the pair, written before
+    or by a concurrent request)."""
     stmt = _INSERT_JUDGMENT[session.get_bind().dialect.name]
-    return session.scalars(stmt, values).one_or_none()
+    return _run(session, stmt, values).one_or_none()
 
 
 def pairs_left(
@@ -481,7 +677,7 @@ def pair_view(session: Session, campaign_id: int, query_id: int, document_id: in
     """One query for the pair's numbers and clips. The numbers name a pair to its assessor
     and tell nothing about systems or ranks."""
     params = {"campaign_id": campaign_id, "query_id": query_id, "document_id": document_id}
-    row = session.execute(_PAIR_VIEW, params).one()
+    row = _run(session, _PAIR_VIEW, params).one()
     return PairView(
         query_number=int(row[0] or 0),
         candidate_number=int(row[1] or 0),
@@ -490,46 +686,18 @@ def pair_view(session: Session, campaign_id: int, query_id: int, document_id: in
     )
 
 
-@dataclass(frozen=True)
-class ProgressCounts:
-    assessor_judged: int
-    campaign_judged: int
-    playable_pairs: int
-    system_pairs: int
-    system_pairs_settled: int
-    stop_reason: str | None
-
-
 _PROGRESS = (
-    select(
-        select(func.count())
-        .where(Judgment.assessor_id == bindparam("assessor_id"))
-        .scalar_subquery(),
-        select(func.count())
-        .where(Pair.campaign_id == bindparam("campaign_id"), Pair.judged > 0)
-        .scalar_subquery(),
-        PlannerState.playable_pairs,
-        PlannerState.system_pairs,
-        PlannerState.system_pairs_settled,
-        PlannerState.stop_reason,
-    )
+    select(*_progress_columns(_ASSESSOR_ID, _CAMPAIGN_ID))
     .select_from(Assessor)
     .outerjoin(PlannerState, PlannerState.campaign_id == Assessor.campaign_id)
-    .where(Assessor.id == bindparam("assessor_id"))
+    .where(Assessor.id == _ASSESSOR_ID)
 )
 
 
 def progress_counts(session: Session, campaign_id: int, assessor_id: int) -> ProgressCounts:
     """The assessor's and the campaign's counts and the planner's figures, in one query."""
-    row = session.execute(_PROGRESS, {"campaign_id": campaign_id, "assessor_id": assessor_id}).one()
-    return ProgressCounts(
-        assessor_judged=int(row[0] or 0),
-        campaign_judged=int(row[1] or 0),
-        playable_pairs=int(row[2] or 0),
-        system_pairs=int(row[3] or 0),
-        system_pairs_settled=int(row[4] or 0),
-        stop_reason=row[5],
-    )
+    params = {"campaign_id": campaign_id, "assessor_id": assessor_id}
+    return _progress_from(_run(session, _PROGRESS, params).one())
 
 
 _LAST_QUERY = (
@@ -549,19 +717,17 @@ def planner_state(session: Session, campaign_id: int) -> PlannerState | None:
     return session.get(PlannerState, campaign_id)
 
 
-_BY_CLIENT_ID = (
-    select(Judgment)
-    .where(
-        Judgment.assessor_id == bindparam("assessor_id"),
-        Judgment.client_id == bindparam("client_id"),
-    )
-    .execution_options(populate_existing=True)
+_BY_CLIENT_ID = select(*JUDGMENT_COLUMNS).where(
+    Judgment.assessor_id == bindparam("assessor_id"),
+    Judgment.client_id == bindparam("client_id"),
 )
 
 
-def judgment_by_client_id(session: Session, assessor_id: int, client_id: str) -> Judgment | None:
+def judgment_by_client_id(session: Session, assessor_id: int, client_id: str) -> Any | None:
+    """The assessor's judgment stored under ``client_id`` (a row of
+    :data:`JUDGMENT_COLUMNS`), or None."""
     params = {"assessor_id": assessor_id, "client_id": client_id}
-    return session.scalars(_BY_CLIENT_ID, params).one_or_none()
+    return _run(session, _BY_CLIENT_ID, params).one_or_none()
 
 
 def recent_judgments(session: Session, assessor_id: int, limit: int) -> list[Judgment]:

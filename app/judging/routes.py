@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from functools import partial
+from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
@@ -44,7 +45,8 @@ def _clip(token: str, clip: repository.Clip) -> ClipOut:
     )
 
 
-def _judgment_out(session: Session, token: str, judgment: Judgment) -> JudgmentOut:
+def _judgment_out(session: Session, token: str, judgment: Judgment | Any) -> JudgmentOut:
+    """A stored judgment (an object, or a row of ``repository.JUDGMENT_COLUMNS``)."""
     view = repository.pair_view(
         session, judgment.campaign_id, judgment.query_id, judgment.document_id
     )

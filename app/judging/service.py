@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -24,7 +25,7 @@ from app.errors import (
     PairNotLeased,
 )
 from app.judging import repository
-from app.models import Assessor, Campaign, Judgment, Lease, as_utc, utcnow
+from app.models import Assessor, Campaign, Judgment, utcnow
 
 __all__ = [
     "HISTORY_SIZE",
@@ -69,7 +70,7 @@ class NextPair:
     """What the assessor should do next: judge ``lease``, or stop ("done"), or wait."""
 
     status: str  # "pair" | "done" | "wait"
-    lease: Lease | None
+    lease: repository.LeaseInfo | None
     same_query_as_previous: bool
     progress: Progress
     message: str = ""
@@ -91,13 +92,7 @@ def assessor_for_token(
     return assessor, campaign
 
 
-def _progress(session: Session, campaign: Campaign, assessor: Assessor) -> Progress:
-    return progress_of(session, campaign.id, assessor.id)
-
-
-def progress_of(session: Session, campaign_id: int, assessor_id: int) -> Progress:
-    """The progress shown to an assessor (who is already known: after a judgment)."""
-    counts = repository.progress_counts(session, campaign_id, assessor_id)
+def _progress(counts: repository.ProgressCounts) -> Progress:
     return Progress(
         assessor_judged=counts.assessor_judged,
         campaign_judged=counts.campaign_judged,
@@ -108,44 +103,52 @@ def progress_of(session: Session, campaign_id: int, assessor_id: int) -> Progres
     )
 
 
+def progress_of(session: Session, campaign_id: int, assessor_id: int) -> Progress:
+    """The progress shown to an assessor (who is already known: after a judgment)."""
+    return _progress(repository.progress_counts(session, campaign_id, assessor_id))
+
+
 def progress(session: Session, token: str) -> Progress:
     assessor, campaign = assessor_for_token(session, token)
-    return _progress(session, campaign, assessor)
+    return progress_of(session, campaign.id, assessor.id)
 
 
-def _closed_message(campaign: Campaign) -> str | None:
-    if campaign.status == "closed":
+def _closed_message(status: str) -> str | None:
+    if status == "closed":
         return "This campaign is closed. Thank you for your help!"
-    if campaign.status != "open":
+    if status != "open":
         return "This campaign has not opened yet. Please come back later."
     return None
 
 
-def _previous_query(session: Session, assessor: Assessor) -> int | None:
-    return repository.last_judged_query(session, assessor.id)
+def _checked(context: repository.Context | None) -> repository.Context:
+    """The request's context, refused as :func:`assessor_for_token` refuses it."""
+    if context is None:
+        raise NotFound("this invitation link is not valid (unknown token)")
+    if not context.consented:
+        raise ConsentRequired(
+            "please read the instructions and give your consent first (open your link)"
+        )
+    return context
 
 
 def next_pair(session: Session, token: str) -> NextPair:
     """The assessor's current lease, or a new lease on the most useful free pair."""
-    assessor, campaign = assessor_for_token(session, token)
+    context = _checked(repository.next_context(session, token))
+    assert context.progress is not None  # read with the context of a ``next``
+    prog = _progress(context.progress)
     now = utcnow()
-    closed = _closed_message(campaign)
+    closed = _closed_message(context.status)
     if closed is not None:
-        return NextPair("done", None, False, _progress(session, campaign, assessor), closed)
-    previous_query = _previous_query(session, assessor)
-    current = repository.live_lease_of(session, assessor.id)
-    if current is not None and as_utc(current.expires_at) > now:
-        return NextPair(
-            "pair",
-            current,
-            current.query_id == previous_query,
-            _progress(session, campaign, assessor),
-        )
+        return NextPair("done", None, False, prog, closed)
+    previous_query = context.last_query
+    current = context.lease
+    if current is not None and current.expires_at > now:
+        return NextPair("pair", current, current.query_id == previous_query, prog)
     if current is not None:  # lapsed: give it back before taking another
         repository.lock_pair(session, current.pair_id)
         repository.release_lease(session, current, "expired")
-    prog = _progress(session, campaign, assessor)
-    if prog.can_stop and not campaign.keep_collecting:
+    if prog.can_stop and not context.keep_collecting:
         return NextPair(
             "done",
             None,
@@ -153,27 +156,26 @@ def next_pair(session: Session, token: str) -> NextPair:
             prog,
             "The organizers have enough judgments to rank the systems. Thank you!",
         )
-    lease = _claim(session, campaign, assessor, now, previous_query)
+    lease = _claim(session, context, now, previous_query)
     if lease is not None:
         return NextPair("pair", lease, lease.query_id == previous_query, prog)
-    return _nothing_to_hand_out(session, campaign, assessor, prog)
+    return _nothing_to_hand_out(session, context, prog)
 
 
 def _claim(
     session: Session,
-    campaign: Campaign,
-    assessor: Assessor,
+    context: repository.Context,
     now: datetime,
     previous_query: int | None,
-) -> Lease | None:
+) -> repository.LeaseInfo | None:
     """Lease the best free pair: the planner's next one, or one of the assessor's query
     when it is worth at least ``LOCALITY`` of it. A pair another request took meanwhile
     fails the conditional UPDATE and the next candidate is tried."""
-    per_pair = campaign.judgments_per_pair
-    expires_at = now + timedelta(minutes=campaign.lease_minutes)
+    per_pair = context.judgments_per_pair
+    expires_at = now + timedelta(minutes=context.lease_minutes)
     skip: set[int] = set()
     for _ in range(MAX_CLAIM_ATTEMPTS):
-        args = (session, campaign.id, assessor.id, per_pair, now)
+        args = (session, context.campaign_id, context.assessor_id, per_pair, now)
         best = repository.candidate(*args, planned=True, skip=frozenset(skip))
         planned = best is not None
         if best is None:  # the plan is used up or not made yet: any free pair will do
@@ -193,11 +195,11 @@ def _claim(
             skip.add(chosen.pair_id)
             continue
         values = {
-            "campaign_id": campaign.id,
+            "campaign_id": context.campaign_id,
             "pair_id": chosen.pair_id,
             "query_id": chosen.query_id,
             "document_id": chosen.document_id,
-            "assessor_id": assessor.id,
+            "assessor_id": context.assessor_id,
             "state": "live",
             "leased_at": now,
             "expires_at": expires_at,
@@ -206,17 +208,22 @@ def _claim(
         if lease_id is None:
             # a concurrent request of the same assessor leased a pair first: keep that one
             repository.give_back_slot(session, chosen.pair_id)
-            return repository.live_lease_of(session, assessor.id)
-        return Lease(id=lease_id, **values)
+            return repository.live_lease_of(session, context.assessor_id)
+        return repository.LeaseInfo(
+            lease_id,
+            chosen.pair_id,
+            context.campaign_id,
+            chosen.query_id,
+            chosen.document_id,
+            expires_at,
+        )
     return None
 
 
-def _nothing_to_hand_out(
-    session: Session, campaign: Campaign, assessor: Assessor, prog: Progress
-) -> NextPair:
+def _nothing_to_hand_out(session: Session, context: repository.Context, prog: Progress) -> NextPair:
     """Say honestly why there is no pair: all judged, none playable, or all with others."""
     open_pairs, open_to_me, playable_to_me, pool = repository.pairs_left(
-        session, campaign.id, assessor.id, campaign.judgments_per_pair
+        session, context.campaign_id, context.assessor_id, context.judgments_per_pair
     )
     if pool == 0:
         return NextPair(
@@ -265,31 +272,32 @@ def submit_judgment(
     client_id: str,
     query_listen_ms: int | None = None,
     candidate_listen_ms: int | None = None,
-) -> tuple[Judgment, bool]:
-    """Store a judgment of a leased pair. Returns (judgment, created).
+) -> tuple[Any, bool]:
+    """Store a judgment of a leased pair. Returns (judgment, created): the judgment as a
+    row of :data:`repository.JUDGMENT_COLUMNS`.
 
     The same ``client_id`` again returns the stored judgment (created = False). A lease
     that ran out is still honoured when nobody else holds the pair and it needs judgments.
     """
-    assessor, campaign = assessor_for_token(session, token)
-    existing = repository.judgment_by_client_id(session, assessor.id, client_id)
-    if existing is not None:
-        return existing, False
-    closed = _closed_message(campaign)
+    context = _checked(repository.submit_context(session, token, lease_id, client_id))
+    if context.stored_judgment is not None:
+        return _stored(session, context, client_id), False
+    closed = _closed_message(context.status)
     if closed is not None:
         raise CampaignClosed(closed)
     _check_scores(broad, fine)
-    lease = session.get(Lease, lease_id)
-    if lease is None or lease.assessor_id != assessor.id:
+    lease = context.lease
+    if lease is None:
         raise PairNotLeased("this pair is not leased to you: load the next pair")
     pair = repository.lock_pair(session, lease.pair_id)
-    session.refresh(lease)  # under the pair's lock: its state cannot change any more
+    # under the pair's lock the lease's state cannot change any more
+    state, expires_at = repository.lease_state(session, lease.id)
     now = utcnow()
-    per_pair = campaign.judgments_per_pair
-    live = lease.state == "live"
-    held = live and as_utc(lease.expires_at) > now
+    per_pair = context.judgments_per_pair
+    live = state == "live"
+    held = live and expires_at > now
     if (
-        lease.state != "done"
+        state != "done"
         and not held
         and pair.judged + repository.live_leases_of_others(session, lease, now) >= per_pair
     ):
@@ -299,10 +307,10 @@ def submit_judgment(
     judgment = repository.insert_judgment(
         session,
         {
-            "campaign_id": campaign.id,
+            "campaign_id": context.campaign_id,
             "query_id": lease.query_id,
             "document_id": lease.document_id,
-            "assessor_id": assessor.id,
+            "assessor_id": context.assessor_id,
             "broad": broad,
             "fine": float(fine),
             "client_id": client_id,
@@ -316,7 +324,7 @@ def submit_judgment(
         },
     )
     if judgment is None:  # a unique key said no: this client_id, or this pair, is stored
-        existing = repository.judgment_by_client_id(session, assessor.id, client_id)
+        existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
         if existing is not None:
             return existing, False
         raise Conflict("you have already judged this pair: revise it from your recent judgments")
@@ -327,12 +335,18 @@ def submit_judgment(
     return judgment, True
 
 
+def _stored(session: Session, context: repository.Context, client_id: str) -> Any:
+    existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
+    assert existing is not None  # seen by the context's read in this transaction
+    return existing
+
+
 def revise_judgment(
     session: Session, token: str, judgment_id: int, *, broad: int, fine: float
 ) -> Judgment:
     """Change one of the assessor's last ``HISTORY_SIZE`` judgments."""
     assessor, campaign = assessor_for_token(session, token)
-    closed = _closed_message(campaign)
+    closed = _closed_message(campaign.status)
     if closed is not None:
         raise CampaignClosed(closed)
     _check_scores(broad, fine)
