@@ -36,8 +36,9 @@ variance of a difference grows by ``f_A^2 Var[b_A] + f_B^2 Var[b_B]``.
 Judging A's documents shrinks both ``f_A`` and ``Var[b_A]``.
 
 :class:`SystemEffectEngine` applies this to :class:`app.mtc.engine.MTCEngine`
-without changing it: it only overrides ``evaluation()``, which the stopping
-rule and the confidence-weighted selection read.
+without changing it: it overrides ``evaluation()``, which the stopping rule and
+the confidence-weighted selection read, and the engine's variant hooks
+(``recalibrate()`` after judgments, ``system_tau2``).
 """
 
 from __future__ import annotations
@@ -281,6 +282,15 @@ class SystemEffectEngine(MTCEngine):
     def invalidate(self) -> None:
         """Forget the cached evaluation (after changing :attr:`effect`)."""
         self._evaluation = None
+
+    def recalibrate(self) -> None:
+        """Re-estimate the offsets from every judgment (:func:`system_effect_from_judgments`)."""
+        recalibrate(self, self.model)
+
+    @property
+    def system_tau2(self) -> float:
+        """``tau^2`` of the current offsets (0 before any are set)."""
+        return self.effect.tau2 if self.effect is not None else 0.0
 
     def unjudged_mass(self) -> FloatArray:
         """``f_A``: coefficient mass of A still on estimates, in score units."""

@@ -314,6 +314,25 @@ class MTCEngine:
         self._pending.clear()
         self.rebuild()
 
+    # ------------------------------------------------------------------ variants
+    # An engine variant (:class:`app.mtc.calibration.SystemEffectEngine`) overrides these
+    # hooks; callers use them on any engine instead of testing which variant they hold.
+    def recalibrate(self) -> None:
+        """Learn from all the judgments what the estimates alone do not carry.
+
+        Whoever feeds judgments calls this after :meth:`judge` (a campaign after every batch).
+        The plain engine has nothing more to learn; the system-effect variant re-estimates its
+        per-system error offsets (:mod:`app.mtc.calibration`).
+        """
+
+    @property
+    def system_tau2(self) -> float:
+        """Between-system variance of the estimation errors the score distributions include.
+
+        0 for the plain engine, which takes the estimation errors as independent ([T]).
+        """
+        return 0.0
+
     # ------------------------------------------------------------------ results
     def evaluation(self) -> Evaluation:
         """Current score distributions and confidences (cached until the next judgment)."""

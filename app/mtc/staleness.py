@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import kendalltau
 
-from app.mtc.calibration import CALIBRATED, SystemEffectEngine, recalibrate
+from app.mtc.calibration import CALIBRATED, SystemEffectEngine
 from app.mtc.collection import Collection, Metadata
 from app.mtc.engine import EngineConfig, MTCEngine
 from app.mtc.estimators import RelevanceModel
@@ -87,7 +87,7 @@ def campaign_engine(
             measure=measure, policy=policy, target=target, min_judgments=2 * collection.n_systems
         )
         engine = SystemEffectEngine(collection, model, config, rng=rng)
-        recalibrate(engine, model)
+        engine.recalibrate()
     else:
         model = RelevanceModel(collection, scale, estimator, metadata)
         config = EngineConfig(measure=measure, policy=policy, target=target)
@@ -95,13 +95,12 @@ def campaign_engine(
     return engine, model
 
 
-def _feed(engine: MTCEngine, model: RelevanceModel, pairs: list[int], truth: FloatArray) -> None:
+def _feed(engine: MTCEngine, pairs: list[int], truth: FloatArray) -> None:
     """Apply judgments as the campaign's engine cache does (judge, then recalibrate)."""
     if pairs:
         p = np.asarray(pairs, dtype=np.intp)
         engine.judge(p, truth[p])
-        if isinstance(engine, SystemEffectEngine):
-            recalibrate(engine, model)
+        engine.recalibrate()
 
 
 def plan_size(assessors: int) -> int:
@@ -278,7 +277,7 @@ def sequential(
     """
     started = time.perf_counter()
     truth = scale.check_values(truth, "true judgment")
-    engine, model = campaign_engine(collection, metadata, scale, estimator, measure=measure)
+    engine, _ = campaign_engine(collection, metadata, scale, estimator, measure=measure)
     true_means = _truth_means(collection, truth, scale, engine.config)
     limit = collection.n_pairs if max_judgments is None else max_judgments
     order: list[int] = []
@@ -304,7 +303,7 @@ def sequential(
         p = int(picked[0])
         previous = int(collection.pair_query[p])
         order.append(p)
-        _feed(engine, model, [p], truth)
+        _feed(engine, [p], truth)
         reason = engine.stop_reason()
     return _result(
         engine,
@@ -344,7 +343,7 @@ class _Planner:
         self.plans = 0
 
     def feed(self, pairs: list[int]) -> None:
-        _feed(self.engine, self.model, pairs, self.truth)
+        _feed(self.engine, pairs, self.truth)
 
     def replan(self, leased: NDArray[np.bool_] | None = None) -> None:
         """Rank the unjudged pairs; with ``leased``, as if those were judged at their mean."""

@@ -108,3 +108,32 @@ def test_select_among_given_candidates(loaded) -> None:
 def test_replay_rejects_a_negative_budget() -> None:
     with pytest.raises(ValueError, match="max_judgments must be >= 0"):
         ReplayConfig(max_judgments=-1)
+
+
+def test_the_variant_hooks_of_the_plain_engine_change_nothing(loaded) -> None:
+    c = loaded.collection
+    engine = MTCEngine(c, RelevanceModel(c, FINE, "ordinal", loaded.metadata, use_m_jud=False))
+    p = engine.select(3)
+    engine.judge(p, loaded.judged_values[p])
+    before = engine.evaluation()
+    engine.recalibrate()
+    assert engine.evaluation() is before  # nothing learnt, nothing recomputed
+    assert engine.system_tau2 == 0.0
+
+
+def test_the_system_effect_engine_recalibrates_through_its_hook(loaded) -> None:
+    truth = loaded.judged_values
+    hooked, _ = calibrated_engine(loaded)
+    by_hand, model = calibrated_engine(loaded)
+    pairs = np.random.default_rng(2).choice(loaded.collection.n_pairs, 30, replace=False)
+    for engine in (hooked, by_hand):
+        engine.judge(pairs, truth[pairs])
+    hooked.recalibrate()
+    recalibrate(by_hand, model)
+    assert hooked.effect is not None
+    assert by_hand.effect is not None
+    np.testing.assert_array_equal(hooked.effect.bias, by_hand.effect.bias)
+    np.testing.assert_array_equal(hooked.evaluation().mean, by_hand.evaluation().mean)
+    assert hooked.system_tau2 == hooked.effect.tau2
+    hooked.effect = None
+    assert hooked.system_tau2 == 0.0
