@@ -50,6 +50,7 @@ M_JUD_FEATURES = ("fSYS", "aSYS", "aART")
 
 # where an estimate came from
 SOURCE_JUDGED, SOURCE_M_JUD, SOURCE_M_OUT, SOURCE_PRIOR = 0, 1, 2, 3
+N_SOURCES = 4
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from app.mtc.calibration import (
 )
 from app.mtc.collection import Collection, Metadata
 from app.mtc.engine import EngineConfig, MTCEngine
-from app.mtc.estimators import RelevanceModel, refit_model
+from app.mtc.estimators import N_SOURCES, RelevanceModel, refit_model
 from app.mtc.measures import Evaluation, evaluate
 from app.mtc.scales import Scale
 
@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
 #: confidence bins of [T] Tables 8.2 and 8.4
 CONFIDENCE_BINS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 
@@ -278,90 +279,60 @@ def replay(
         )
     started = time.perf_counter()
     rng = np.random.default_rng(config.seed)
-    cfg = config.engine
-    true_eval = evaluate(
-        collection,
-        truth,
-        np.zeros_like(truth),
-        cfg.measure,
-        scale,
-        rbp_p=cfg.rbp_p,
-        distribution=cfg.distribution,
-    )
-    true_means = true_eval.mean
-    if config.system_effect and cfg.min_judgments == 0:
-        # the offsets need residuals before the confidence they adjust means anything
-        cfg = replace(cfg, min_judgments=2 * collection.n_systems)
+    complete = _complete_evaluation(collection, truth, scale, config.engine)
     model = RelevanceModel(collection, scale, config.model, metadata, use_m_jud=config.use_m_jud)
-    engine: MTCEngine
-    if config.system_effect:
-        engine = SystemEffectEngine(collection, model, cfg, rng=rng)
-    else:
-        engine = MTCEngine(collection, model, cfg, rng=rng)
-    log = ResidualLog.empty()
-    src_log: list[tuple[int, float, float]] = []  # (source, residual, model variance) per pair
-    tau2_prior = 0.0
-    if isinstance(engine, SystemEffectEngine):
-        engine.shift_means = config.system_effect_shift
-        open_var = engine.var[~engine.judged]
-        tau2_prior = config.system_effect_icc * float(open_var.mean()) if open_var.size else 0.0
-        _update_effect(engine, log, config, tau2_prior)
-
-    first = engine.evaluation()
-    initial_conf = first.ranking_confidence
-    initial_acc = sign_accuracy(first.mean, true_means)
-    trajectory = [TrajectoryPoint(0, initial_conf, initial_acc)]
-    z2_sum = 0.0
-    z2_n = 0
+    engine, calibrations = _replay_engine(collection, model, truth, scale, config, rng)
+    trajectory = [_trajectory_point(engine, complete.mean)]
     limit = config.max_judgments if config.max_judgments is not None else collection.n_pairs
     reason = engine.stop_reason()
     while reason is None and engine.n_judged < limit:
         batch = engine.select(min(config.batch, limit - engine.n_judged))
-        if isinstance(engine, SystemEffectEngine):
-            log.record(engine, batch, truth)
-        if config.calibrate_by_source:
-            batch_factor = model.variance_factor(engine.source[batch])
-            src_log.extend(
-                (int(engine.source[p]), float(truth[p] - engine.mean[p]), float(engine.var[p] / f))
-                for p, f in zip(batch, batch_factor, strict=True)
-            )
-        if config.calibrate_variance:
-            # standardised error of the prediction the engine held before judging
-            v = engine.var[batch] / model.variance_scale
-            ok = v > 0
-            z2_sum += float((((truth[batch] - engine.mean[batch]) ** 2)[ok] / v[ok]).sum())
-            z2_n += int(ok.sum())
+        for calibration in calibrations:
+            calibration.observe(batch)
         engine.judge(batch, truth[batch])
-        if config.calibrate_variance and z2_n:
-            prior = config.calibration_prior
-            factor = max(1.0, (prior + z2_sum) / (prior + z2_n))
-            if abs(factor / model.variance_scale - 1.0) > 0.02:
-                model.variance_scale = factor
-                engine.reestimate()
-        if config.calibrate_by_source and src_log:
-            arr = np.array(src_log)
-            factors = source_variance_factors(
-                arr[:, 0].astype(np.intp), arr[:, 1], arr[:, 2], 4, prior=config.calibration_prior
-            )
-            old = model.source_variance_scale
-            if old is None or np.any(np.abs(factors / old - 1.0) > 0.02):
-                model.set_source_variance_scale(factors)
-                engine.reestimate()
-        if config.refit_every and engine.n_judged % config.refit_every < len(batch):
-            _refit(engine, model, scale, rng)
-        if isinstance(engine, SystemEffectEngine):
-            _update_effect(engine, log, config, tau2_prior)
-        ev = engine.evaluation()
-        trajectory.append(
-            TrajectoryPoint(
-                engine.n_judged, ev.ranking_confidence, sign_accuracy(ev.mean, true_means)
-            )
-        )
+        for calibration in calibrations:
+            calibration.update(batch)
+        trajectory.append(_trajectory_point(engine, complete.mean))
         if progress is not None:
-            progress(engine.n_judged, ev.ranking_confidence)
+            progress(engine.n_judged, trajectory[-1].ranking_confidence)
         reason = engine.stop_reason()
+    return _replay_result(engine, complete, trajectory, reason or "max_judgments", started)
 
+
+def _complete_evaluation(
+    collection: Collection, truth: FloatArray, scale: Scale, config: EngineConfig
+) -> Evaluation:
+    """The scores under complete judgments: what the replay's estimates are compared with."""
+    return evaluate(
+        collection,
+        truth,
+        np.zeros_like(truth),
+        config.measure,
+        scale,
+        rbp_p=config.rbp_p,
+        distribution=config.distribution,
+    )
+
+
+def _trajectory_point(engine: MTCEngine, true_means: FloatArray) -> TrajectoryPoint:
+    evaluation = engine.evaluation()
+    return TrajectoryPoint(
+        engine.n_judged,
+        evaluation.ranking_confidence,
+        sign_accuracy(evaluation.mean, true_means),
+    )
+
+
+def _replay_result(
+    engine: MTCEngine,
+    complete: Evaluation,
+    trajectory: list[TrajectoryPoint],
+    reason: str,
+    started: float,
+) -> ReplayResult:
+    collection, model = engine.collection, engine.model
     final = engine.evaluation()
+    true_means = complete.mean
     iu = np.triu_indices(collection.n_systems, 1)
     return ReplayResult(
         pool_size=collection.n_pairs,
@@ -372,22 +343,18 @@ def replay(
         kendall_tau=_tau(final.mean, true_means),
         mean_abs_error=float(np.abs(final.mean - true_means).mean()),
         rmse_difference=float(
-            np.sqrt(np.mean((final.diff_mean[iu] - true_eval.diff_mean[iu]) ** 2))
+            np.sqrt(np.mean((final.diff_mean[iu] - complete.diff_mean[iu]) ** 2))
         ),
-        stop_reason=reason or "max_judgments",
-        initial_confidence=initial_conf,
-        initial_accuracy=initial_acc,
+        stop_reason=reason,
+        initial_confidence=trajectory[0].ranking_confidence,
+        initial_accuracy=trajectory[0].sign_accuracy,
         trajectory=trajectory,
         calibration=calibration_table(final, true_means),
         estimated_means=final.mean,
         true_means=true_means,
         variance_scale=model.variance_scale,
         seconds=time.perf_counter() - started,
-        system_tau2=(
-            engine.effect.tau2
-            if isinstance(engine, SystemEffectEngine) and engine.effect is not None
-            else 0.0
-        ),
+        system_tau2=engine.system_tau2,
         source_variance_scale=(
             tuple(float(x) for x in model.source_variance_scale)
             if model.source_variance_scale is not None
@@ -396,20 +363,159 @@ def replay(
     )
 
 
-def _update_effect(
-    engine: SystemEffectEngine, log: ResidualLog, config: ReplayConfig, tau2_prior: float
-) -> None:
-    """Re-estimate the per-system offsets from the residuals logged so far."""
-    system, residual, variance, _ = log.arrays()
-    engine.effect = estimate_system_effect(
-        system,
-        residual,
-        variance,
-        engine.collection.n_systems,
-        tau2_prior=tau2_prior,
-        prior_weight=config.system_effect_prior_weight,
-    )
-    engine.invalidate()
+# ---------------------------------------------------------------- calibration experiments
+class _Calibration:
+    """One calibration experiment of :class:`ReplayConfig`, run alongside the loop.
+
+    Each batch is shown to :meth:`observe` before it is judged (while the engine still holds
+    the predictions for it, so their errors are out of sample) and to :meth:`update` after.
+    """
+
+    def observe(self, batch: IntArray) -> None:
+        """Note the predictions the engine holds for ``batch`` (before it is judged)."""
+
+    def update(self, batch: IntArray) -> None:
+        """Re-calibrate after ``batch`` was judged."""
+
+
+def _replay_engine(
+    collection: Collection,
+    model: RelevanceModel,
+    truth: FloatArray,
+    scale: Scale,
+    config: ReplayConfig,
+    rng: np.random.Generator,
+) -> tuple[MTCEngine, list[_Calibration]]:
+    """The engine ``config`` asks for and its calibration experiments, in the order they update."""
+    calibrations: list[_Calibration] = []
+    system_effect: _SystemEffect | None = None
+    engine: MTCEngine
+    if config.system_effect:
+        engine_config = config.engine
+        if engine_config.min_judgments == 0:
+            # the offsets need residuals before the confidence they adjust means anything
+            engine_config = replace(engine_config, min_judgments=2 * collection.n_systems)
+        effect_engine = SystemEffectEngine(collection, model, engine_config, rng=rng)
+        system_effect = _SystemEffect(effect_engine, truth, config)
+        engine = effect_engine
+    else:
+        engine = MTCEngine(collection, model, config.engine, rng=rng)
+    if config.calibrate_variance:
+        calibrations.append(_VarianceScale(engine, truth, config.calibration_prior))
+    if config.calibrate_by_source:
+        calibrations.append(_SourceVarianceScales(engine, truth, config.calibration_prior))
+    if config.refit_every:
+        calibrations.append(_Refit(engine, scale, rng, config.refit_every))
+    if system_effect is not None:
+        calibrations.append(system_effect)
+    return engine, calibrations
+
+
+#: a new variance factor replaces the current one when they differ by more than this share
+_FACTOR_TOLERANCE = 0.02
+
+
+class _VarianceScale(_Calibration):
+    """``calibrate_variance``: one factor, the shrunk mean squared standardised error."""
+
+    def __init__(self, engine: MTCEngine, truth: FloatArray, prior: float) -> None:
+        self.engine, self.truth, self.prior = engine, truth, prior
+        self.z2_sum = 0.0
+        self.z2_n = 0
+
+    def observe(self, batch: IntArray) -> None:
+        engine = self.engine
+        variance = engine.var[batch] / engine.model.variance_scale  # the model's own variance
+        ok = variance > 0
+        error2 = (self.truth[batch] - engine.mean[batch]) ** 2
+        self.z2_sum += float((error2[ok] / variance[ok]).sum())
+        self.z2_n += int(ok.sum())
+
+    def update(self, batch: IntArray) -> None:  # noqa: ARG002
+        if not self.z2_n:
+            return
+        model = self.engine.model
+        factor = max(1.0, (self.prior + self.z2_sum) / (self.prior + self.z2_n))
+        if abs(factor / model.variance_scale - 1.0) > _FACTOR_TOLERANCE:
+            model.variance_scale = factor
+            self.engine.reestimate()
+
+
+class _SourceVarianceScales(_Calibration):
+    """``calibrate_by_source``: one factor per estimate source, from its own residuals."""
+
+    def __init__(self, engine: MTCEngine, truth: FloatArray, prior: float) -> None:
+        self.engine, self.truth, self.prior = engine, truth, prior
+        # (source, residual, model variance) of every judged pair's prediction
+        self.log: list[tuple[int, float, float]] = []
+
+    def observe(self, batch: IntArray) -> None:
+        engine = self.engine
+        factors = engine.model.variance_factor(engine.source[batch])
+        self.log.extend(
+            (int(engine.source[p]), float(self.truth[p] - engine.mean[p]), float(engine.var[p] / f))
+            for p, f in zip(batch, factors, strict=True)
+        )
+
+    def update(self, batch: IntArray) -> None:  # noqa: ARG002
+        if not self.log:
+            return
+        arr = np.array(self.log)
+        factors = source_variance_factors(
+            arr[:, 0].astype(np.intp), arr[:, 1], arr[:, 2], N_SOURCES, prior=self.prior
+        )
+        model = self.engine.model
+        old = model.source_variance_scale
+        if old is None or np.any(np.abs(factors / old - 1.0) > _FACTOR_TOLERANCE):
+            model.set_source_variance_scale(factors)
+            self.engine.reestimate()
+
+
+class _Refit(_Calibration):
+    """``refit_every``: refit M_out and M_jud on the judgments every so many judgments."""
+
+    def __init__(
+        self, engine: MTCEngine, scale: Scale, rng: np.random.Generator, every: int
+    ) -> None:
+        self.engine, self.scale, self.rng, self.every = engine, scale, rng, every
+
+    def update(self, batch: IntArray) -> None:
+        if self.engine.n_judged % self.every < len(batch):
+            _refit(self.engine, self.engine.model, self.scale, self.rng)
+
+
+class _SystemEffect(_Calibration):
+    """``system_effect``: per-system offsets learnt from the out-of-sample residuals."""
+
+    def __init__(self, engine: SystemEffectEngine, truth: FloatArray, config: ReplayConfig) -> None:
+        self.engine, self.truth = engine, truth
+        self.prior_weight = config.system_effect_prior_weight
+        self.log = ResidualLog.empty()
+        engine.shift_means = config.system_effect_shift
+        open_var = engine.var[~engine.judged]
+        self.tau2_prior = (
+            config.system_effect_icc * float(open_var.mean()) if open_var.size else 0.0
+        )
+        self._estimate()
+
+    def observe(self, batch: IntArray) -> None:
+        self.log.record(self.engine, batch, self.truth)
+
+    def update(self, batch: IntArray) -> None:  # noqa: ARG002
+        self._estimate()
+
+    def _estimate(self) -> None:
+        """Re-estimate the per-system offsets from the residuals logged so far."""
+        system, residual, variance, _ = self.log.arrays()
+        self.engine.effect = estimate_system_effect(
+            system,
+            residual,
+            variance,
+            self.engine.collection.n_systems,
+            tau2_prior=self.tau2_prior,
+            prior_weight=self.prior_weight,
+        )
+        self.engine.invalidate()
 
 
 def _refit(
