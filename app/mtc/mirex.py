@@ -182,8 +182,10 @@ def friedman_tukey(scores: npt.ArrayLike, *, alpha: float = 0.05) -> MirexAnalys
         p_AB = studentized_range.sf(|Rbar_A - Rbar_B| / sqrt(n_S (n_S+1) / (12 n_Q)), n_S, inf)
 
     This is what MATLAB ``friedman`` + ``multcompare`` compute ([U12] Section 2; [T] 3.1,
-    9.2). If every query ties all systems, ``C_ties`` = 0 and the statistic is undefined;
-    it is reported as ``chi2 = 0`` and ``p = 1`` [impl. choice].
+    9.2). ``chi2`` and its p-value come from :func:`scipy.stats.friedmanchisquare` (which
+    refuses two systems; then the formula above is applied). If every query ties all
+    systems, ``C_ties`` = 0 and the statistic is undefined; it is reported as ``chi2 = 0``
+    and ``p = 1`` [impl. choice].
 
     Parameters
     ----------
@@ -233,21 +235,20 @@ def _friedman_tukey_kernel(matrix: NDArray[np.float64], alpha: float) -> MirexAn
     ranks = stats.rankdata(matrix, axis=1)
     rank_sums = ranks.sum(axis=0)
     mean_ranks = rank_sums / n_queries
-
     chi2_uncorrected = 12.0 / (n_queries * n_systems * (n_systems + 1)) * np.sum(
         rank_sums**2
     ) - 3.0 * n_queries * (n_systems + 1)
-    tie_term = 0.0
-    for row in matrix:
-        _, counts = np.unique(row, return_counts=True)
-        tie_term += float(np.sum(counts.astype(np.float64) ** 3 - counts))
-    tie_correction = 1.0 - tie_term / (n_queries * n_systems * (n_systems**2 - 1))
+    # C_ties is the mean over queries of each query's rank tie correction
+    tie_correction = float(np.mean([stats.tiecorrect(row) for row in ranks]))
     df = n_systems - 1
-    if tie_correction > 0.0:
+    if tie_correction == 0.0:  # every query ties every system: no evidence either way
+        chi2, p_value = 0.0, 1.0
+    elif n_systems >= 3:
+        friedman = stats.friedmanchisquare(*matrix.T)
+        chi2, p_value = float(friedman.statistic), float(friedman.pvalue)
+    else:  # scipy's test wants three systems; with two the statistic is the same formula
         chi2 = float(chi2_uncorrected / tie_correction)
         p_value = float(stats.chi2.sf(chi2, df))
-    else:
-        chi2, p_value = 0.0, 1.0
 
     standard_error = math.sqrt(n_systems * (n_systems + 1) / (12.0 * n_queries))
     q_critical = float(stats.studentized_range.ppf(1.0 - alpha, n_systems, np.inf))

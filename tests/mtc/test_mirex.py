@@ -77,6 +77,42 @@ def test_friedman_matches_scipy_with_ties(seed: int) -> None:
     np.testing.assert_allclose(res.mean_ranks, stats.rankdata(scores, axis=1).mean(axis=0))
 
 
+def friedman_by_hand(scores: np.ndarray) -> tuple[float, float, float]:
+    """Oracle: (chi2_uncorrected, C_ties, chi2) from the formulas of docs/method.md §6."""
+    n_queries, n_systems = scores.shape
+    rank_sums = stats.rankdata(scores, axis=1).sum(axis=0)
+    uncorrected = 12.0 / (n_queries * n_systems * (n_systems + 1)) * np.sum(
+        rank_sums**2
+    ) - 3.0 * n_queries * (n_systems + 1)
+    ties = sum(
+        float(np.sum(c**3 - c)) for c in (np.unique(r, return_counts=True)[1] for r in scores)
+    )
+    correction = 1.0 - ties / (n_queries * n_systems * (n_systems**2 - 1))
+    return uncorrected, correction, uncorrected / correction
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_friedman_matches_the_formulas_by_hand(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n_systems = int(rng.integers(2, 8))  # two systems included: scipy's test needs three
+    scores = rng.integers(0, 4, size=(int(rng.integers(5, 30)), n_systems)) / 5.0
+    uncorrected, correction, chi2 = friedman_by_hand(scores)
+    res = friedman_tukey(scores)
+    assert res.chi2_uncorrected == pytest.approx(uncorrected, rel=1e-12)
+    assert res.tie_correction == pytest.approx(correction, rel=1e-12)
+    assert res.chi2 == pytest.approx(chi2, rel=1e-10)
+    assert res.p_value == pytest.approx(stats.chi2.sf(chi2, n_systems - 1), rel=1e-10)
+
+
+def test_two_systems_give_the_sign_test_statistic() -> None:
+    # A wins 7 queries, B wins 2, 3 ties: chi2 = (7 - 2)^2 / (7 + 2)
+    a = np.array([3.0] * 7 + [1.0] * 2 + [2.0] * 3)
+    b = np.array([1.0] * 7 + [3.0] * 2 + [2.0] * 3)
+    res = friedman_tukey(np.column_stack([a, b]))
+    assert res.chi2 == pytest.approx(25 / 9)
+    assert res.p_value == pytest.approx(stats.chi2.sf(25 / 9, 1))
+
+
 def test_matrices_are_symmetric_with_unit_diagonal() -> None:
     res = friedman_tukey(np.random.default_rng(1).random((20, 5)))
     np.testing.assert_allclose(res.tukey_p_values, res.tukey_p_values.T)
