@@ -106,25 +106,31 @@ class SystemEffect:
 def dersimonian_laird(means: ArrayLike, variances: ArrayLike) -> tuple[float, float]:
     """Between-group variance and pooled mean of group means with known variances.
 
+    The DerSimonian-Laird moment estimate of statsmodels' ``combine_effects``:
     ``Q = sum_i w_i (m_i - m_w)^2`` with ``w_i = 1/s_i^2``;
     ``tau^2 = max(0, (Q - (K - 1)) / (sum w - sum w^2 / sum w))``. Groups with an
     infinite or non-positive variance are ignored. Returns ``(tau2, mu)`` where
     ``mu`` is the random-effects weighted mean ``sum m_i/(s_i^2+tau^2) /
     sum 1/(s_i^2+tau^2)`` (0 and 0 with fewer than two groups).
     """
+    # imported here: statsmodels takes most of a second to load, and the web app and the
+    # command line import this module for its constants
+    from statsmodels.stats.meta_analysis import combine_effects
+
     m = np.asarray(means, dtype=np.float64)
     s2 = np.asarray(variances, dtype=np.float64)
     ok = np.isfinite(m) & np.isfinite(s2) & (s2 > 0)
     m, s2 = m[ok], s2[ok]
     if m.shape[0] < 2:
         return 0.0, float(m[0]) if m.shape[0] else 0.0
-    w = 1.0 / s2
-    mw = float((w * m).sum() / w.sum())
-    q = float((w * (m - mw) ** 2).sum())
-    denom = float(w.sum() - (w**2).sum() / w.sum())
-    tau2 = max(0.0, (q - (m.shape[0] - 1)) / denom) if denom > 0 else 0.0
-    wr = 1.0 / (s2 + tau2)
-    return tau2, float((wr * m).sum() / wr.sum())
+    # weights so unequal that sum w - sum w^2 / sum w rounds to 0 leave tau^2 undefined: 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pooled = combine_effects(m, s2, method_re="dl")
+    tau2 = float(pooled.tau2)
+    if np.isfinite(tau2) and tau2 > 0:
+        return tau2, float(pooled.mean_effect_re)
+    # statsmodels does not truncate tau^2 at 0; with tau^2 = 0 the mean is the fixed-effect one
+    return 0.0, float(pooled.mean_effect_fe)
 
 
 def estimate_system_effect(

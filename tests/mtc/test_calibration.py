@@ -65,6 +65,34 @@ def test_dersimonian_laird_homogeneous_and_degenerate() -> None:
     assert dersimonian_laird([0.0, 2.0, 4.0, 9.0], [1, 1, 1, np.inf])[0] == pytest.approx(3.0)
 
 
+def dersimonian_laird_by_hand(m: np.ndarray, s2: np.ndarray) -> tuple[float, float]:
+    """Oracle: the moment estimate written out (DerSimonian & Laird 1986), truncated at 0."""
+    w = 1.0 / s2
+    mw = (w * m).sum() / w.sum()
+    q = (w * (m - mw) ** 2).sum()
+    tau2 = max(0.0, (q - (m.shape[0] - 1)) / (w.sum() - (w**2).sum() / w.sum()))
+    wr = 1.0 / (s2 + tau2)
+    return tau2, (wr * m).sum() / wr.sum()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_dersimonian_laird_matches_the_formulas_by_hand(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 30))
+    s2 = rng.uniform(0.01, 2.0, k)
+    m = rng.normal(0.0, rng.choice([0.0, 0.3, 3.0]), k) + rng.normal(0.0, np.sqrt(s2))
+    tau2, mu = dersimonian_laird(m, s2)
+    expected_tau2, expected_mu = dersimonian_laird_by_hand(m, s2)
+    assert tau2 == pytest.approx(expected_tau2, rel=1e-9, abs=1e-12)
+    assert mu == pytest.approx(expected_mu, rel=1e-9, abs=1e-12)
+
+
+def test_dersimonian_laird_with_weights_too_unequal_to_estimate() -> None:
+    # sum w - sum w^2 / sum w rounds to 0: no tau^2 can be told, the groups are pooled as equal
+    tau2, mu = dersimonian_laird([0.0, 5.0], [1e-20, 1.0])
+    assert (tau2, mu) == (0.0, pytest.approx(0.0))
+
+
 def test_system_effect_by_hand() -> None:
     # system 0: residuals 4, 4 with V = 2 -> m = 4, s^2 = 1; system 1: -4, -4 -> m = -4, s^2 = 1
     # DL: m_w = 0, Q = 32, denominator 2 - 2/2 = 1 -> tau^2 = 31; mu = 0
