@@ -18,15 +18,15 @@ RUN mkdir app && touch app/__init__.py \
     && pip uninstall -y mtcjudge \
     && rm -rf app build
 
-COPY alembic.ini ./
+COPY setup.py alembic.ini ./
 COPY migrations ./migrations
 COPY templates ./templates
 COPY static ./static
 COPY app ./app
 COPY docker/entrypoint.sh /usr/local/bin/mtcjudge-entrypoint
 
-# Installed in place (-e): the app finds migrations/, templates/ and static/ next to its
-# package; a plain wheel holds only the package and would leave them behind.
+# Installed in place (-e), as in a checkout: setup.py maps migrations/, templates/ and static/
+# into the package (app._resources), where the app looks for them.
 RUN pip install --no-deps -e . \
     && chmod 0755 /usr/local/bin/mtcjudge-entrypoint \
     && useradd --system --uid 10001 --user-group --home-dir /data --create-home mtcjudge

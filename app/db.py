@@ -19,9 +19,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 __all__ = ["make_engine", "make_sessionmaker", "session_scope", "upgrade_database"]
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
-
-
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # WAL lets the judging page read while another process writes; foreign keys are off
     # by default in SQLite; the busy timeout rides out concurrent writers instead of failing.
@@ -99,10 +96,14 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
 
 
 def alembic_config(url: str) -> Any:
+    """Alembic's configuration for ``url``, in code: an installed package has no alembic.ini
+    (the repository's is for running ``alembic`` by hand in a checkout)."""
     from alembic.config import Config
 
-    config = Config(str(MIGRATIONS_DIR.parent / "alembic.ini"))
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    from app._resources import resource_dir
+
+    config = Config()
+    config.set_main_option("script_location", str(resource_dir("migrations")))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     config.attributes["url_from_caller"] = True
     return config

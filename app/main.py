@@ -19,7 +19,8 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.config import MAX_BODY_BYTES, REPO_ROOT, Settings
+from app._resources import resource_dir
+from app.config import MAX_BODY_BYTES, Settings
 from app.db import make_engine, make_sessionmaker
 from app.errors import DomainError
 from app.health import RETRY_AFTER_SECONDS, DatabaseProbe, database_unavailable
@@ -87,7 +88,7 @@ def create_app(
     app.state.settings = settings
     app.state.session_factory = session_factory
     app.state.planner = planner
-    app.mount("/static", StaticFiles(directory=str(REPO_ROOT / "static")), name="static")
+    app.mount("/static", StaticFiles(directory=resource_dir("static")), name="static")
     app.include_router(campaigns_router)
     app.include_router(judging_router)
     app.include_router(pages_router)

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from fastapi.templating import Jinja2Templates
 
-from app.config import REPO_ROOT
+from app._resources import resource_dir
 
-templates = Jinja2Templates(directory=str(REPO_ROOT / "templates"))
+templates = Jinja2Templates(directory=resource_dir("templates"))
