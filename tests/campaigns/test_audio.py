@@ -1,4 +1,8 @@
-"""Audio scan: one clip per document, headers checked, durations read where the header has them."""
+"""Audio scan: one clip per document, headers checked, durations read where the header has them.
+
+The clips are made here, byte by byte where the standard library has no writer, after each
+format's specification: tiny, but what an encoder writes (mutagen reads them as real files).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import struct
 import wave
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from app.campaigns.audio import UnreadableAudio, probe_audio, scan_audio
@@ -20,13 +25,28 @@ def write_wav(path: Path, seconds: float, rate: int = 8000) -> Path:
     return path
 
 
-def float_wav(rate: int = 8000, frames: int = 4000) -> bytes:
-    """IEEE-float WAV (format tag 3), which the wave module refuses but browsers play."""
-    fmt = struct.pack("<HHIIHH", 3, 1, rate, rate * 4, 4, 32)
-    data = b"\x00" * (frames * 4)
+def riff_wav(fmt: bytes, data: bytes) -> bytes:
     chunks = b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(data))
     body = b"WAVE" + chunks + data
     return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def float_wav(rate: int = 8000, frames: int = 4000) -> bytes:
+    """IEEE-float WAV (format tag 3), which the wave module refuses but browsers play."""
+    return riff_wav(struct.pack("<HHIIHH", 3, 1, rate, rate * 4, 4, 32), b"\x00" * (frames * 4))
+
+
+def extensible_wav(rate: int = 48_000, frames: int = 12_000) -> bytes:
+    """24-bit stereo WAVE_FORMAT_EXTENSIBLE, as audio editors export it."""
+    block = 2 * 3
+    fmt = struct.pack("<HHIIHHHHI", 0xFFFE, 2, rate, rate * block, block, 24, 22, 24, 3)
+    fmt += bytes.fromhex("0100000000001000800000aa00389b71")  # KSDATAFORMAT_SUBTYPE_PCM
+    return riff_wav(fmt, b"\x00" * (frames * block))
+
+
+def adpcm_wav(rate: int = 8000) -> bytes:
+    """IMA ADPCM (format tag 0x11): a WAV browsers do not play."""
+    return riff_wav(struct.pack("<HHIIHH", 0x11, 1, rate, rate // 2, 256, 4), b"\x00" * 1024)
 
 
 def streaminfo(rate: int, total_samples: int) -> bytes:
@@ -45,15 +65,17 @@ def id3_tag(body_size: int = 20) -> bytes:
 
 def ogg_page(payload: bytes, granule: int, serial: int = 7, sequence: int = 0) -> bytes:
     lacing = [255] * (len(payload) // 255) + [len(payload) % 255]
-    header = b"OggS\x00\x02" + struct.pack("<qIII", granule, serial, sequence, 0)
+    flags = 0x02 if sequence == 0 else 0x00  # beginning of stream
+    header = b"OggS\x00" + bytes([flags]) + struct.pack("<qIII", granule, serial, sequence, 0)
     return header + bytes([len(lacing), *lacing]) + payload
 
 
 def vorbis_ogg(rate: int = 44_100, samples: int = 132_300) -> bytes:
     identification = b"\x01vorbis" + struct.pack("<IBIiiiB", 0, 2, rate, 0, 0, 0, 0xB8) + b"\x01"
+    comments = b"\x03vorbis" + struct.pack("<II", 0, 0) + b"\x01"  # no vendor, no comment
     return (
         ogg_page(identification, 0)
-        + ogg_page(b"\x03vorbis" + b"\x00" * 40, 0, sequence=1)
+        + ogg_page(comments, 0, sequence=1)
         + ogg_page(b"\x00" * 300, samples // 2, sequence=2)
         + ogg_page(b"\x00" * 300, samples, sequence=3)
     )
@@ -61,10 +83,29 @@ def vorbis_ogg(rate: int = 44_100, samples: int = 132_300) -> bytes:
 
 def opus_ogg(pre_skip: int = 312, seconds: float = 1.5) -> bytes:
     head = b"OpusHead" + bytes([1, 2]) + struct.pack("<HIhB", pre_skip, 48_000, 0, 0)
-    return ogg_page(head, 0) + ogg_page(b"\x00" * 100, pre_skip + int(seconds * 48_000), sequence=1)
+    tags = b"OpusTags" + struct.pack("<II", 0, 0)
+    return (
+        ogg_page(head, 0)
+        + ogg_page(tags, 0, sequence=1)
+        + ogg_page(b"\x00" * 100, pre_skip + int(seconds * 48_000), sequence=2)
+    )
 
 
 MP3_128K_STEREO = bytes([0xFF, 0xFB, 0x90, 0x00])  # MPEG-1 Layer III, 128 kbit/s, 44.1 kHz
+MP3_FRAME_BYTES = 144 * 128_000 // 44_100  # 417, without padding
+
+
+def cbr_mp3(size: int = 16_000) -> bytes:
+    """Constant-bitrate frames (silence) filling ``size`` bytes."""
+    frame = MP3_128K_STEREO + bytes(MP3_FRAME_BYTES - 4)
+    return (frame * (size // MP3_FRAME_BYTES + 1))[:size]
+
+
+def xing_mp3(frames: int = 100) -> bytes:
+    """A tagged VBR file: a first frame holding a Xing header with the frame count."""
+    xing = b"Xing" + struct.pack(">II", 1, frames)
+    first = (MP3_128K_STEREO + b"\x00" * 32 + xing).ljust(MP3_FRAME_BYTES, b"\x00")
+    return id3_tag() + first + cbr_mp3(4 * MP3_FRAME_BYTES)
 
 
 def test_wav_duration_from_frames_and_rate(tmp_path: Path) -> None:
@@ -73,14 +114,23 @@ def test_wav_duration_from_frames_and_rate(tmp_path: Path) -> None:
     assert clip.duration_seconds == pytest.approx(1.25)
 
 
-def test_float_wav_is_read_from_its_chunks(tmp_path: Path) -> None:
-    (tmp_path / "a.wav").write_bytes(float_wav(rate=8000, frames=4000))
-    assert probe_audio(tmp_path / "a.wav").duration_seconds == pytest.approx(0.5)
+@pytest.mark.parametrize(
+    ("content", "seconds"), [(float_wav(8000, 4000), 0.5), (extensible_wav(48_000, 12_000), 0.25)]
+)
+def test_float_and_extensible_wavs_are_read(tmp_path: Path, content: bytes, seconds: float) -> None:
+    (tmp_path / "a.wav").write_bytes(content)
+    assert probe_audio(tmp_path / "a.wav").duration_seconds == pytest.approx(seconds)
 
 
 def test_wav_without_frames_is_unreadable(tmp_path: Path) -> None:
     with pytest.raises(UnreadableAudio, match="no audio frames"):
         probe_audio(write_wav(tmp_path / "a.wav", 0))
+
+
+def test_a_wav_encoding_browsers_do_not_play_is_unreadable(tmp_path: Path) -> None:
+    (tmp_path / "a.wav").write_bytes(adpcm_wav())
+    with pytest.raises(UnreadableAudio, match=r"unsupported WAV encoding \(format tag 17\)"):
+        probe_audio(tmp_path / "a.wav")
 
 
 def test_flac_duration_from_streaminfo(tmp_path: Path) -> None:
@@ -107,25 +157,25 @@ def test_opus_duration_counts_48khz_granules_minus_pre_skip(tmp_path: Path) -> N
 
 def test_ogg_of_another_codec_is_unreadable(tmp_path: Path) -> None:
     (tmp_path / "a.ogg").write_bytes(ogg_page(b"\x80theora" + b"\x00" * 40, 0))
-    with pytest.raises(UnreadableAudio, match="not Vorbis, Opus or FLAC"):
+    with pytest.raises(UnreadableAudio, match="an Ogg Vorbis, Opus or FLAC file"):
         probe_audio(tmp_path / "a.ogg")
 
 
 def test_constant_bitrate_mp3_duration_from_its_size(tmp_path: Path) -> None:
-    (tmp_path / "a.mp3").write_bytes(MP3_128K_STEREO + b"\x00" * (16_000 - 4))
+    (tmp_path / "a.mp3").write_bytes(cbr_mp3(16_000))
     clip = probe_audio(tmp_path / "a.mp3")
     assert (clip.mime, clip.duration_seconds) == ("audio/mpeg", pytest.approx(1.0))
 
 
 def test_mp3_xing_header_gives_the_frame_count(tmp_path: Path) -> None:
-    xing = b"Xing" + struct.pack(">II", 1, 100)
-    (tmp_path / "a.mp3").write_bytes(id3_tag() + MP3_128K_STEREO + b"\x00" * 32 + xing + bytes(500))
+    (tmp_path / "a.mp3").write_bytes(xing_mp3(100))
     assert probe_audio(tmp_path / "a.mp3").duration_seconds == pytest.approx(100 * 1152 / 44_100)
 
 
-def test_mp3_with_only_an_id3_tag_is_accepted_without_duration(tmp_path: Path) -> None:
+def test_mp3_with_an_id3_tag_but_no_audio_is_unreadable(tmp_path: Path) -> None:
     (tmp_path / "a.mp3").write_bytes(id3_tag() + b"\x12\x34" * 100)
-    assert probe_audio(tmp_path / "a.mp3").duration_seconds is None
+    with pytest.raises(UnreadableAudio, match="not readable as an MP3 file"):
+        probe_audio(tmp_path / "a.mp3")
 
 
 @pytest.mark.parametrize(
@@ -133,12 +183,13 @@ def test_mp3_with_only_an_id3_tag_is_accepted_without_duration(tmp_path: Path) -
     [
         ("a.wav", b"", "empty file"),
         ("a.mp3", b"", "empty file"),
-        ("a.wav", b"hello, this is text", "not a WAV file"),
-        ("a.wav", b"RIFF\x10\x00\x00\x00WAVEfmt ", "WAV"),
-        ("a.flac", b"OggS" + b"\x00" * 60, "not a FLAC file"),
-        ("a.flac", b"fLaC\x80\x00\x00\x22" + b"\x00" * 10, "truncated FLAC"),
-        ("a.ogg", b"ID3\x03" + b"\x00" * 60, "not an Ogg file"),
-        ("a.mp3", b"<html>not found</html>", "no ID3 tag or MPEG frame sync"),
+        ("a.wav", b"hello, this is text", "not readable as a WAV file"),
+        ("a.wav", b"RIFF\x10\x00\x00\x00WAVEfmt ", "not readable as a WAV file"),
+        ("a.flac", b"OggS" + b"\x00" * 60, "not readable as a FLAC file"),
+        ("a.flac", b"fLaC\x80\x00\x00\x22" + b"\x00" * 10, "not readable as a FLAC file"),
+        ("a.ogg", b"ID3\x03" + b"\x00" * 60, "an Ogg Vorbis, Opus or FLAC file"),
+        ("a.mp3", b"<html>not found</html>", "not readable as an MP3 file"),
+        ("a.mp3", MP3_128K_STEREO + bytes(1000), "not readable as an MP3 file"),  # one frame header
     ],
 )
 def test_empty_truncated_and_misnamed_files_are_unreadable(
@@ -149,11 +200,50 @@ def test_empty_truncated_and_misnamed_files_are_unreadable(
         probe_audio(tmp_path / name)
 
 
+def _valid_clips(tmp_path: Path) -> dict[str, bytes]:
+    return {
+        "wav": write_wav(tmp_path / "tone.wav", 0.1).read_bytes(),
+        "flac": flac(),
+        "ogg": vorbis_ogg() + opus_ogg(),
+        "mp3": xing_mp3(),
+    }
+
+
+@pytest.mark.parametrize("ext", ["wav", "flac", "ogg", "mp3"])
+def test_garbage_truncated_and_corrupted_files_never_crash_the_scan(
+    tmp_path: Path, ext: str
+) -> None:
+    """Whatever the bytes, a file is either usable or reported unreadable, never an error."""
+    rng = np.random.default_rng(sum(map(ord, ext)))
+    valid = _valid_clips(tmp_path)[ext]
+    contents = [rng.bytes(int(n)) for n in rng.integers(1, 4000, 20)]
+    contents += [valid[:n] for n in (1, 4, 8, 12, 27, 40, 44, 60, 100, len(valid) - 1)]
+    for _ in range(30):  # a few bytes overwritten
+        corrupted = bytearray(valid)
+        at = rng.integers(0, len(valid), 3)
+        corrupted[at[0] : at[0] + 4] = rng.bytes(4)
+        corrupted[at[1]] ^= 0xFF
+        del corrupted[at[2] : at[2] + 2]
+        contents.append(bytes(corrupted))
+    path = tmp_path / f"clip.{ext}"
+    reasons = []
+    for content in contents:
+        path.write_bytes(content)
+        try:
+            clip = probe_audio(path)
+        except UnreadableAudio as exc:
+            reasons.append(str(exc))
+            continue
+        assert clip.duration_seconds is None or clip.duration_seconds > 0
+    assert reasons
+    assert all(reasons)
+
+
 def test_scan_reports_found_missing_and_unreadable(tmp_path: Path) -> None:
     write_wav(tmp_path / "d1.wav", 0.5)
     (tmp_path / "d2.FLAC").write_bytes(flac())  # extensions in any case
     (tmp_path / "d3.ogg").write_bytes(vorbis_ogg())
-    (tmp_path / "d4.mp3").write_bytes(MP3_128K_STEREO + bytes(1000))
+    (tmp_path / "d4.mp3").write_bytes(cbr_mp3(2000))
     (tmp_path / "d5.wav").write_bytes(b"")
     (tmp_path / "d6.mp3").write_bytes(b"plain text")
     (tmp_path / "other.wav").write_bytes(b"")  # no such document: not looked at
@@ -166,14 +256,14 @@ def test_scan_reports_found_missing_and_unreadable(tmp_path: Path) -> None:
     assert scan.missing == ["d7", "d8", "d9"]
     assert scan.unreadable == [
         ("d5", "d5.wav: empty file"),
-        ("d6", "d6.mp3: not an MP3 file (no ID3 tag or MPEG frame sync)"),
+        ("d6", "d6.mp3: not readable as an MP3 file (can't sync to MPEG frame)"),
     ]
     assert scan.notes == []
 
 
 def test_several_files_for_one_document_prefer_wav_flac_ogg_mp3(tmp_path: Path) -> None:
     write_wav(tmp_path / "a.wav", 0.5)
-    (tmp_path / "a.mp3").write_bytes(MP3_128K_STEREO + bytes(1000))
+    (tmp_path / "a.mp3").write_bytes(cbr_mp3(2000))
     (tmp_path / "b.ogg").write_bytes(vorbis_ogg())
     (tmp_path / "b.flac").write_bytes(flac())
     scan = scan_audio(tmp_path, ["a", "b"])
@@ -184,13 +274,15 @@ def test_several_files_for_one_document_prefer_wav_flac_ogg_mp3(tmp_path: Path) 
 
 def test_an_unreadable_preferred_file_falls_back_to_the_next(tmp_path: Path) -> None:
     (tmp_path / "a.wav").write_bytes(b"")
-    (tmp_path / "a.mp3").write_bytes(MP3_128K_STEREO + bytes(1000))
+    (tmp_path / "a.mp3").write_bytes(cbr_mp3(2000))
     (tmp_path / "b.wav").write_bytes(b"")
     (tmp_path / "b.ogg").write_bytes(b"junk")
     scan = scan_audio(tmp_path, ["a", "b"])
     assert scan.found["a"].path.name == "a.mp3"
     assert scan.notes == ["a: using a.mp3, not a.wav (a.wav: empty file)"]
-    assert scan.unreadable == [("b", "b.wav: empty file; b.ogg: not an Ogg file (no OggS page)")]
+    assert scan.unreadable == [
+        ("b", "b.wav: empty file; b.ogg: not an Ogg Vorbis, Opus or FLAC file")
+    ]
 
 
 def test_scan_of_a_missing_directory_fails(tmp_path: Path) -> None:

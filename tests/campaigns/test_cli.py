@@ -137,7 +137,7 @@ def test_create_open_with_audio_report(
     missing = int(documents.group(1)) - 2
     assert f"1 found, {missing} missing, 1 unreadable" in out
     assert f"and {missing - 10} more" in out  # the first ten missing are listed
-    assert "q2: q2.wav: not a WAV file (no RIFF/WAVE header)" in out
+    assert "q2: q2.wav: not readable as a WAV file (" in out
     assert "campaign open" not in out
     assert campaign_rows(database) == [("audio", "open")]
     # the pairs that cannot be judged are reported at import, at opening and in the status
