@@ -334,13 +334,16 @@ class _RunCollector:
 
     def add_tsv(self, path: str, rows: list[_Row]) -> None:
         block: tuple[str, str] | None = None
-        block_start = 0
-        for row in rows:
+        block_start = 0  # index in rows of the first line of ``block``
+        before: tuple[str, str] | None = None  # the block before ``block`` in this file
+        for index, row in enumerate(rows):
             key = (row.values["system"], row.values["query"])
             if key != block:
                 if block is not None:
-                    self.closed_blocks[block] = (path, block_start)
+                    self.closed_blocks[block] = (path, rows[block_start].line)
                 if key in self.closed_blocks:
+                    if block is not None and before == key:
+                        self._check_interruption(path, rows, block_start, index)
                     raise InputError(
                         path,
                         row.line,
@@ -348,11 +351,46 @@ class _RunCollector:
                         f" block at {_earlier(*self.closed_blocks[key], path)} already ended)",
                         field="query",
                     )
-                block, block_start = key, row.line
+                before, block, block_start = block, key, index
             rank = len(self.ranked.get(key, {})) + 1
             self.add_doc(path, row.line, key[0], key[1], row.values["doc"], rank)
         if block is not None:
-            self.closed_blocks[block] = (path, block_start)
+            self.closed_blocks[block] = (path, rows[block_start].line)
+
+    def _check_interruption(self, path: str, rows: list[_Row], start: int, resumed: int) -> None:
+        """Blame the lines ``start:resumed`` when they split a longer block in two.
+
+        ``A A X A A A``: the X line is the likely typo (a mistyped system or query id), not
+        the A line after it, which is only where the split shows.
+        """
+
+        def key(row: _Row) -> tuple[str, str]:
+            return row.values["system"], row.values["query"]
+
+        interrupted = key(rows[resumed])
+        rest = resumed
+        while rest < len(rows) and key(rows[rest]) == interrupted:
+            rest += 1
+        if resumed - start >= rest - resumed:
+            return  # as long as what follows: no telling which side is wrong
+        system, query = key(rows[start])
+        first, last = rows[start].line, rows[resumed - 1].line
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
+        if query == interrupted[1]:
+            field, guess = "system", f"is system {system} a typo of {interrupted[0]}?"
+        elif system == interrupted[0]:
+            field, guess = "query", f"is query {query} a typo of {interrupted[1]}?"
+        else:
+            field, guess = "system", "a typo in the system or query id?"
+        earlier = self.closed_blocks[interrupted][1]
+        raise InputError(
+            path,
+            first,
+            f"system {system} query {query} ({lines}) splits the lines of system"
+            f" {interrupted[0]} query {interrupted[1]} (from line {earlier}, again from line"
+            f" {rows[resumed].line}), which must be contiguous: {guess}",
+            field=field,
+        )
 
     def lists(self) -> dict[str, dict[str, list[str]]]:
         lists: dict[str, dict[str, list[str]]] = {}

@@ -1,0 +1,14 @@
+"""Tests of the command line (app/cli)."""
+
+from __future__ import annotations
+
+import io
+
+from app.cli import main
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``mtcjudge *argv`` run in this process."""
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
