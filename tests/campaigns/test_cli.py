@@ -232,6 +232,9 @@ def test_control_characters_in_names_are_printed_escaped(
 
 
 def test_list_on_a_fresh_database(database: str) -> None:
+    from app.db import upgrade_database
+
+    upgrade_database(database)  # a missing database is an error (tests/cli/test_database.py)
     code, out, _ = run("campaign", "list", "--database-url", database)
     assert (code, out) == (0, "no campaigns yet: create one with mtcjudge campaign create\n")
 

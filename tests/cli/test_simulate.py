@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import re
@@ -12,12 +11,7 @@ import pytest
 
 from app.cli import main
 from app.mtc.synthetic import generate
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+from tests.cli import run
 
 
 @pytest.fixture(scope="module")
@@ -232,20 +226,6 @@ def test_synthetic_command_writes_a_collection(tmp_path: Path) -> None:
     assert "runs" in out
 
 
-def test_bench_engine_prints_and_writes_figures(tmp_path: Path) -> None:
-    report = tmp_path / "bench.json"
-    code, out, err = run(
-        "bench", "engine", "--iterations", "12", "--skip-large", "--json", str(report)
-    )
-    assert code == 0, err
-    assert "median" in out
-    assert "naive" in out
-    data = json.loads(report.read_text())
-    assert data["mirex2011_scale"]["median_ms"] > 0
-    assert data["mirex2011_scale"]["systems"] == 18
-    assert data["naive_ratio"] > 0
-
-
 def test_simulate_with_the_system_effect_estimator(collection_dir: Path, tmp_path: Path) -> None:
     report = tmp_path / "r.json"
     code, _, err = run(
@@ -256,3 +236,110 @@ def test_simulate_with_the_system_effect_estimator(collection_dir: Path, tmp_pat
     assert data["settings"]["system_effect"] is True
     assert data["settings"]["m_jud"] is False
     assert data["final_confidence"] >= 0.95 or data["stop_reason"] == "complete"
+
+
+@pytest.mark.parametrize(
+    ("option", "name"), [("--plot", "x.png"), ("--json", "x.json")], ids=["plot", "json"]
+)
+def test_an_output_in_a_missing_directory_fails_before_the_replay(
+    collection_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str, name: str
+) -> None:
+    def no_replay(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the replay ran before the output was checked")
+
+    monkeypatch.setattr("app.cli.simulate.replay", no_replay)
+    missing = tmp_path / "missing-dir" / name
+    code, out, err = run(*simulate_args(collection_dir, option, str(missing)))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"mtcjudge: error: {option}: {missing}: the directory {missing.parent} does not exist\n"
+    )
+
+
+def test_a_replay_stopped_before_any_judgment_says_why_and_still_draws(
+    collection_dir: Path, tmp_path: Path
+) -> None:
+    plot = tmp_path / "replay.svg"
+    code, out, err = run(*simulate_args(collection_dir, "--target", "0.5", "--plot", str(plot)))
+    assert code == 0, err
+    assert "judgments to target      0 (0.0 %)" in out
+    assert "Nothing had to be judged: before any judgment, the estimates alone" in out
+    svg = plot.read_text()
+    assert "stopped before any judgment" in svg  # matplotlib keeps texts as comments
+
+
+def test_the_readme_example_on_synthetic_output(tmp_path: Path) -> None:
+    """The README's replay (ordinal models) on ``mtcjudge synthetic`` output, as a user runs it.
+
+    On this collection the published M_out alone claims the target before any judgment (and
+    its sign accuracy at 0 judgments bears that out): the replay says so instead of a bare
+    "0 judgments", and the plot shows the point where it stopped.
+    """
+    assert run("synthetic", str(tmp_path / "c"))[0] == 0
+    plot = tmp_path / "replay.svg"
+    code, out, err = run(
+        "simulate", "--runs", str(tmp_path / "c" / "runs.tsv"),
+        "--judgments", str(tmp_path / "c" / "judgments-fine.tsv"),
+        "--metadata", str(tmp_path / "c" / "metadata.tsv"),
+        "--scale", "fine", "--measure", "cg", "--model", "ordinal", "--policy", "confidence",
+        "--target", "0.95", "--json", str(tmp_path / "replay.json"), "--plot", str(plot),
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads((tmp_path / "replay.json").read_text())
+    assert data["settings"]["metadata"] is not None
+    assert data["initial_confidence"] > 0.5  # the metadata matched: M_out applied
+    if data["judgments_to_target"] == 0:
+        assert data["initial_confidence"] >= 0.95
+        assert "Nothing had to be judged" in out
+        assert "stopped before any judgment" in plot.read_text()
+    else:
+        assert len(data["trajectory"]) > 1
+
+
+def test_progress_in_a_log_is_periodic_lines_ending_where_the_replay_stopped(
+    collection_dir: Path, tmp_path: Path
+) -> None:
+    report = tmp_path / "r.json"
+    args = [a for a in simulate_args(collection_dir) if a != "--quiet"]
+    code, _, err = run(*args, "--model", "uniform", "--json", str(report))
+    assert code == 0
+    judged = json.loads(report.read_text())["judgments_to_target"]
+    assert judged > 1
+    lines = err.splitlines()
+    assert "\r" not in err
+    assert re.fullmatch(
+        rf"simulate: judged {judged} of \d+ pairs, confidence 0\.9\d+ \(target 0\.95\), "
+        r"\d+\.\d s",
+        lines[-1],
+    )
+
+
+def test_progress_lines_come_every_interval_not_at_the_first_call() -> None:
+    import io
+
+    from app.cli.progress import LOG_INTERVAL, ProgressBar
+
+    now = [100.0]
+    log = io.StringIO()
+    bar = ProgressBar(log, 6924, 0.95, clock=lambda: now[0])
+    for judged in range(1, 13):
+        now[0] += 1.0
+        bar(judged, 0.6 + judged / 100)
+    bar.close()
+    lines = log.getvalue().splitlines()
+    assert LOG_INTERVAL == 5.0
+    assert [line.split(",")[0] for line in lines] == [
+        "simulate: judged 5 of 6924 pairs",
+        "simulate: judged 10 of 6924 pairs",
+        "simulate: judged 12 of 6924 pairs",
+    ]
+    assert lines[-1].endswith("confidence 0.7200 (target 0.95), 12.0 s")
+
+
+def test_option_checks_are_the_engines(collection_dir: Path, capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit):
+        main(simulate_args(collection_dir, "--k", "0"))
+    assert "argument --k: k must be an integer >= 1, found 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(simulate_args(collection_dir, "--target", "1.5"))
+    assert "must be a confidence between 0.5 and 1, found 1.5" in capsys.readouterr().err

@@ -1,0 +1,82 @@
+"""``mtcjudge bench engine|load``: the benchmarks of ``bench/``, run from a source checkout.
+
+Benchmarks are not part of the installed package. Each ``bench/<name>.py`` that exists offers
+``add_arguments(parser)`` and ``run_from_args(args, out)``, and becomes ``mtcjudge bench
+<name>`` with the same options as ``python bench/<name>.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from types import ModuleType
+from typing import TextIO
+
+from app.cli.common import Command, SubParsers, UsageError, add_parser
+from app.config import REPO_ROOT
+
+__all__ = ["register"]
+
+#: name -> (one-line summary, description when the module has none)
+BENCHMARKS = {
+    "engine": ("time one MTC loop iteration", None),
+    "load": (
+        "simulated assessors against server processes",
+        "Start 'mtcjudge serve' on a fresh SQLite or Postgres database, create a MIREX-shaped "
+        "campaign, drive simulated assessors over HTTP (stress or realistic), optionally "
+        "inject a fault, then check from the database that no acknowledged judgment was lost "
+        "and no pair was judged or leased twice (see bench/load.py).",
+    ),
+}
+
+
+def benchmark_module(name: str) -> ModuleType | None:
+    """``bench/<name>.py`` of this source tree, imported once, or None in an installed copy."""
+    module_name = f"mtcjudge_bench_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    path = REPO_ROOT / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(module_name, path) if path.is_file() else None
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+def register(sub: SubParsers) -> None:
+    bench = add_parser(
+        sub,
+        "bench",
+        "benchmarks (from a source checkout)",
+        description="Benchmarks of bench/, with the options of 'python bench/NAME.py'.",
+    )
+    available = 0
+    names = bench.add_subparsers(dest="bench", metavar="BENCHMARK")
+    for name, (summary, description) in BENCHMARKS.items():
+        module = benchmark_module(name)
+        if module is None:
+            continue
+        parser = add_parser(
+            names, name, summary, description=getattr(module, "DESCRIPTION", description)
+        )
+        module.add_arguments(parser)
+        parser.set_defaults(run=_runner(module))
+        available += 1
+    names.required = bool(available)
+    bench.set_defaults(run=_no_benchmarks)
+
+
+def _runner(module: ModuleType) -> Command:
+    def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:  # noqa: ARG001
+        return int(module.run_from_args(args, out))
+
+    return run
+
+
+def _no_benchmarks(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:  # noqa: ARG001
+    raise UsageError(
+        f"bench: the benchmarks live in bench/ of a source checkout, not found at {REPO_ROOT}"
+    )
