@@ -258,6 +258,9 @@ def _organizer_hint(
         # the assessor command defaults to $DATABASE_URL: point it at the demo's database
         shown = make_url(database_url).render_as_string(hide_password=False)
         where = f" --database-url {shlex.quote(shown)}"
+    if os.environ.get("MTCJUDGE_BASE_URL", "").rstrip("/") != settings.base_url:
+        # nor can it see where this server listens: give it the links' address
+        where += f" --base-url {shlex.quote(settings.base_url)}"
     return "\n".join(
         [
             f"Campaign {campaign.slug!r} ({campaign.status}): {counts.systems} systems, "

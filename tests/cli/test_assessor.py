@@ -65,3 +65,20 @@ def test_a_base_url_must_be_an_address(capsys: pytest.CaptureFixture[str]) -> No
         run("assessor", "invite", "--campaign", "a", "--name", "b", "--base-url", "18901")
     assert exit_info.value.code == 2
     assert "expected an address such as https://judge.example.org" in capsys.readouterr().err
+
+
+def test_the_demo_tells_how_to_invite_with_its_own_address(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("MTCJUDGE_BASE_URL", raising=False)
+    directory = tmp_path / "demo"
+    code, out, err = run("demo", "--data-dir", str(directory), "--no-serve", "--port", "18901")
+    assert code == 0, err
+    hint = next(line for line in out.splitlines() if "mtcjudge assessor invite" in line)
+    command = hint.split("Invite more assessors: ", 1)[1]
+    assert "--base-url http://127.0.0.1:18901" in command
+    invite = re.findall(r'"[^"]*"|\S+', command)[2:]  # drop "mtcjudge assessor"
+    code, out, err = run("assessor", *[arg.strip('"') for arg in invite])
+    assert (code, err) == (0, "")
+    assert re.fullmatch(r"http://127\.0\.0\.1:18901" + TOKEN, out.splitlines()[-1])
