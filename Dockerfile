@@ -11,10 +11,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /srv/mtcjudge
 
 # Dependencies in a layer of their own, rebuilt only when pyproject.toml changes: install the
-# project with an empty package, then drop the project and keep its dependencies.
+# project with an empty package, then drop the project and keep its dependencies (PostgreSQL's
+# driver included: it is the `postgres` extra).
 COPY pyproject.toml README.md ./
 RUN mkdir app && touch app/__init__.py \
-    && pip install . \
+    && pip install '.[postgres]' \
     && pip uninstall -y mtcjudge \
     && rm -rf app build
 

@@ -74,7 +74,16 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     # connection only for a request's short transaction
     kwargs.setdefault("pool_size", 10)
     kwargs.setdefault("max_overflow", 20)
-    return create_engine(url, **kwargs)
+    try:
+        return create_engine(url, **kwargs)
+    except ModuleNotFoundError as exc:
+        if exc.name != "psycopg":
+            raise
+        raise ModuleNotFoundError(
+            "PostgreSQL needs the driver psycopg, an optional dependency: "
+            "pip install 'mtcjudge[postgres]'",
+            name=exc.name,
+        ) from exc
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

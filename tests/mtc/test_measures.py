@@ -421,6 +421,9 @@ def test_difference_moments_match_monte_carlo(make_collection, seed) -> None:
 # ---------------------------------------------------------------------- ranx cross-check
 
 
+# slow: ranx compiles its measures with numba on first use (over two minutes in a new venv);
+# it comes with the `crosscheck` extra
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::Warning")
 def test_dcg_matches_ranx_jarvelin_dcg_and_ag_matches_a_hand_count(make_collection) -> None:
     ranx = pytest.importorskip("ranx")
