@@ -18,7 +18,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +145,7 @@ def _run_limited(headers: list[tuple[bytes, bytes]], chunks: list[bytes]) -> dic
         body = pending.pop(0)
         return {"type": "http.request", "body": body, "more_body": bool(pending)}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         seen["sent"].append(message)
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
