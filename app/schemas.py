@@ -1,15 +1,17 @@
-"""What the API schemas of every feature share: the error envelope and storable texts."""
+"""What the API schemas of every feature share: the error envelope, storable texts, and the
+configuration of response schemas built from the domain's dataclasses."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 
 from app.validation import check_text
 
-__all__ = ["CleanText", "ErrorOut", "UtcDateTime", "error_responses"]
+__all__ = ["CleanText", "ErrorOut", "UtcDateTime", "domain_schema", "error_responses"]
 
 
 class ErrorOut(BaseModel):
@@ -63,3 +65,23 @@ def _in_utc(moment: datetime) -> datetime:
 
 #: a timestamp with its offset, as RFC 3339 wants: SQLite hands back naive ones, stored in UTC
 UtcDateTime = Annotated[datetime, AfterValidator(_in_utc)]
+
+
+def domain_schema(**descriptions: str) -> ConfigDict:
+    """Config of a response schema that is a pydantic dataclass over a domain dataclass.
+
+    The domain keeps its fields (names, types, order); ``descriptions`` document the ones an
+    API client needs told, and every property is required, as the response always has it
+    (a domain default is not an optional field of the answer).
+
+    Example: ``app.judging.schemas.ProgressOut``, a ``pydantic.dataclasses.dataclass(
+    frozen=True, config=domain_schema(assessor_judged="judgments of this assessor", ...))``
+    subclass of ``app.judging.service.Progress``.
+    """
+
+    def document(schema: JsonDict) -> None:
+        properties = cast(dict[str, JsonDict], schema["properties"])
+        for name, text in descriptions.items():
+            properties[name]["description"] = text
+
+    return ConfigDict(json_schema_extra=document, json_schema_serialization_defaults_required=True)

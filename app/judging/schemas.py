@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from pydantic import BaseModel, Field
+from pydantic.dataclasses import dataclass
 
-from app.schemas import CleanText
+from app.judging.service import Progress
+from app.schemas import CleanText, domain_schema
 from app.validation import INT32_MAX
 
 __all__ = [
@@ -37,15 +39,20 @@ class PairOut(BaseModel):
     same_query_as_previous: bool
 
 
-class ProgressOut(BaseModel):
-    assessor_judged: int = Field(description="judgments of this assessor")
-    campaign_judged: int = Field(description="pairs of the campaign judged so far")
-    campaign_pairs: int = Field(description="pairs that can be judged (both clips playable)")
-    system_pairs: int = Field(description="pairs of systems to order")
-    system_pairs_settled: int = Field(
-        description="system pairs whose order is known with the campaign's target confidence"
-    )
-    can_stop: bool
+@dataclass(
+    frozen=True,
+    config=domain_schema(
+        assessor_judged="judgments of this assessor",
+        campaign_judged="pairs of the campaign judged so far",
+        campaign_pairs="pairs that can be judged (both clips playable)",
+        system_pairs="pairs of systems to order",
+        system_pairs_settled=(
+            "system pairs whose order is known with the campaign's target confidence"
+        ),
+    ),
+)
+class ProgressOut(Progress):
+    """What a volunteer is shown: counts that only grow as they judge."""
 
 
 class NextOut(BaseModel):
