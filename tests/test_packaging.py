@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ import pytest
 pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: about 15 s
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+NOT_SOURCE = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis")
 
 
 def _run(command: list[str | Path], cwd: Path, env: dict[str, str]) -> str:
@@ -50,10 +52,14 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Built from a copy: setuptools builds in the source folder and never empties build/lib,
+    # so a module deleted since an earlier build would still end up in the wheel.
+    source = tmp_path_factory.mktemp("source") / "mtcjudge"
+    shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCE))
     dist = tmp_path_factory.mktemp("dist")
     _run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", dist, "."],
-        cwd=REPO_ROOT,
+        cwd=source,
         env=dict(os.environ),
     )
     (built,) = dist.glob("mtcjudge-*.whl")
@@ -107,6 +113,14 @@ def test_the_wheel_carries_templates_static_files_and_migrations(wheel: Path) ->
         assert in_checkout
         assert {f"app/_resources/{name}" for name in in_checkout} <= names
     assert not [name for name in names if name.endswith(".pyc")]
+    # nothing else: no module deleted since an earlier build
+    resources = tuple(
+        f"app/_resources/{folder}/" for folder in ("templates", "static", "migrations")
+    )
+    modules = {name for name in names if name.startswith("app/") and not name.startswith(resources)}
+    assert modules == {
+        path.relative_to(REPO_ROOT).as_posix() for path in (REPO_ROOT / "app").rglob("*.py")
+    }
 
 
 def test_the_installed_package_serves_the_demo_from_any_directory(
