@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 __all__ = ["make_engine", "make_sessionmaker", "session_scope", "upgrade_database"]
 
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     # WAL lets the judging page read while another process writes; foreign keys are off
     # by default in SQLite; the busy timeout rides out concurrent writers instead of failing.
