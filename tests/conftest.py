@@ -72,8 +72,3 @@ def db_session(session_factory: sessionmaker[Session]) -> Iterator[Session]:
         yield session
     finally:
         session.close()
-
-
-@pytest.fixture(scope="session")
-def repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
