@@ -27,17 +27,22 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = [
     "Assessor",
+    "AuditEvent",
     "Base",
     "Campaign",
+    "CampaignResults",
     "Document",
     "Judgment",
     "Lease",
+    "Organizer",
+    "OrganizerSession",
     "Pair",
     "PlanEntry",
     "PlannerState",
     "Query",
     "Result",
     "System",
+    "TrajectoryPoint",
     "as_utc",
     "utcnow",
 ]
@@ -343,3 +348,83 @@ class Judgment(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
     )
+
+
+class Organizer(Base):
+    """A person who runs campaigns: signs in to the organizer pages with a password."""
+
+    __tablename__ = "organizer"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    # a hash from a maintained password-hashing library (argon2); never the password
+    password_hash: Mapped[str] = mapped_column(String(255), nullable=False)
+    created_at: Mapped[datetime] = _ts()
+    disabled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class OrganizerSession(Base):
+    """A signed-in browser: the cookie carries a random token, only its hash is stored, so
+    signing out (deleting the row) ends the session on every server process."""
+
+    __tablename__ = "organizer_session"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    organizer_id: Mapped[int] = mapped_column(
+        ForeignKey("organizer.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    # the session's CSRF token, sent back by every form and state-changing request
+    csrf_token: Mapped[str] = mapped_column(String(64), nullable=False)
+    created_at: Mapped[datetime] = _ts()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+
+class AuditEvent(Base):
+    """Something an organizer did to a campaign (created it, opened it, invited someone...)."""
+
+    __tablename__ = "audit_event"
+    __table_args__ = (Index("ix_audit_event_campaign_at", "campaign_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int | None] = mapped_column(ForeignKey("campaign.id", ondelete="CASCADE"))
+    organizer_id: Mapped[int | None] = mapped_column(
+        ForeignKey("organizer.id", ondelete="SET NULL")
+    )
+    # who did it, as shown: an organizer's name, "command line" or "API token"
+    actor: Mapped[str] = mapped_column(String(200), nullable=False)
+    action: Mapped[str] = mapped_column(String(64), nullable=False)
+    detail: Mapped[str] = mapped_column(Text, default="", nullable=False)
+    created_at: Mapped[datetime] = _ts()
+
+
+class CampaignResults(Base):
+    """The campaign's results as its planner last computed them (a JSON document, for the
+    driving measure and scale): the dashboards and the results API read this row instead of
+    running the engine. ``version`` grows with every new document."""
+
+    __tablename__ = "campaign_results"
+
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), primary_key=True
+    )
+    version: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    judged_pairs: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    computed_at: Mapped[datetime] = _ts()
+    document: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class TrajectoryPoint(Base):
+    """Ranking confidence after a number of judged pairs: the campaign's confidence curve."""
+
+    __tablename__ = "trajectory_point"
+    __table_args__ = (Index("ix_trajectory_point_campaign_judged", "campaign_id", "judged_pairs"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False
+    )
+    judged_pairs: Mapped[int] = mapped_column(Integer, nullable=False)
+    ranking_confidence: Mapped[float] = mapped_column(Float, nullable=False)
+    system_pairs_settled: Mapped[int] = mapped_column(Integer, nullable=False)
+    at: Mapped[datetime] = _ts()

@@ -22,6 +22,11 @@ EXPECTED_TABLES = {
     "pair",
     "plan_entry",
     "planner_state",
+    "organizer",
+    "organizer_session",
+    "audit_event",
+    "campaign_results",
+    "trajectory_point",
 }
 
 
