@@ -75,9 +75,13 @@ T81 = {
     "ndcg": "0 / .925 / .902 / .804",
     "rbp": "0 / .927 / .935 / .869",
 }
-SE = {"system_effect": True}
+SE: dict[str, Any] = {"system_effect": True}
 #: prior guess tau0^2 = 0.02 x mean predicted variance, worth 5 systems (see the report)
-SEP = {"system_effect": True, "system_effect_icc": 0.02, "system_effect_prior_weight": 5.0}
+SEP: dict[str, Any] = {
+    "system_effect": True,
+    "system_effect_icc": 0.02,
+    "system_effect_prior_weight": 5.0,
+}
 
 
 def cases() -> list[Case]:
@@ -579,6 +583,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("docs"))
     ap.add_argument("--seeds", type=int, default=3, help="synthetic collections")
     args = ap.parse_args()
+    try:  # the report's figure: fail now, not after the replays
+        import matplotlib  # noqa: F401
+    except ImportError:
+        ap.error(
+            "the report's plot needs matplotlib, which is not installed: "
+            "pip install 'mtcjudge[plot]'"
+        )
     started = time.perf_counter()
     loaded = load(args.data)
     rows = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 from scipy.special import ndtr, stdtr, stdtrit
 
@@ -109,7 +109,7 @@ def _query_denominators(
 
 
 def confidence_from_moments(
-    diff_mean: FloatArray, diff_var: FloatArray, n_queries: int, distribution: str = "t"
+    diff_mean: ArrayLike, diff_var: ArrayLike, n_queries: int, distribution: str = "t"
 ) -> FloatArray:
     """``C_AB = max(P, 1 - P)``, ``P = F(-E/sd)`` ((8.20), A15).
 

@@ -42,6 +42,7 @@ def test_the_offsets_do_not_depend_on_the_order_of_the_judgments(loaded) -> None
     np.testing.assert_allclose(a.mean, b.mean, atol=1e-12)
     np.testing.assert_allclose(a.pair_confidence, b.pair_confidence, atol=1e-12)
     assert forward.effect is not None
+    assert backward.effect is not None
     np.testing.assert_allclose(forward.effect.bias, backward.effect.bias, atol=1e-12)
 
 

@@ -395,8 +395,8 @@ def test_metadata_validation() -> None:
 def simulate(model: OrdinalModel, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Draw one judgment per row of ``x`` from ``model``."""
     cumulative = np.cumsum(model.probabilities(x), axis=1)[:, :-1]
-    level = (rng.random(x.shape[0])[:, None] > cumulative).sum(axis=1)
-    return model.values[level]
+    level = (rng.random((x.shape[0], 1)) > cumulative).sum(axis=1)
+    return np.take(model.values, level)
 
 
 TRUE_MODEL = OrdinalModel(

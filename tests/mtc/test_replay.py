@@ -16,6 +16,7 @@ from app.mtc.measures import Evaluation, evaluate
 from app.mtc.replay import (
     CONFIDENCE_BINS,
     ReplayConfig,
+    ReplayResult,
     calibration_table,
     replay,
     sign_accuracy,
@@ -45,7 +46,7 @@ def broad(synthetic) -> LoadedCollection:
     return synthetic["broad"]
 
 
-def run(loaded: LoadedCollection, scale=BROAD, **config) -> object:
+def run(loaded: LoadedCollection, scale=BROAD, **config) -> ReplayResult:
     engine = config.pop("engine", EngineConfig())
     return replay(
         loaded.collection,
