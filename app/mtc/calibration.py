@@ -48,9 +48,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from app.mtc.engine import MTCEngine
+from app.mtc.collection import Collection, Metadata
+from app.mtc.engine import EngineConfig, MTCEngine
 from app.mtc.estimators import ESTIMATOR_KINDS, RelevanceModel
 from app.mtc.measures import Evaluation, finish, inverse_denominators
+from app.mtc.scales import Scale
 
 #: the estimator of the system-effect configuration: ordinal M_out (no M_jud) whose score
 #: distributions include per-system error offsets learnt from the judgments
@@ -62,6 +64,7 @@ __all__ = [
     "ResidualLog",
     "SystemEffect",
     "SystemEffectEngine",
+    "campaign_engine",
     "dersimonian_laird",
     "estimate_system_effect",
     "source_variance_factors",
@@ -353,3 +356,39 @@ def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
     """Re-estimate the engine's system offsets from all its judgments."""
     engine.effect = system_effect_from_judgments(engine, model)
     engine.invalidate()
+
+
+def campaign_engine(
+    collection: Collection,
+    metadata: Metadata | None,
+    scale: Scale,
+    estimator: str = CALIBRATED,
+    *,
+    measure: str = "cg",
+    policy: str = "confidence",
+    target: float = 0.95,
+    seed: int = 0,
+    judged_values: ArrayLike | None = None,
+) -> tuple[MTCEngine, RelevanceModel]:
+    """The engine a campaign runs, and its relevance model: the one place that turns a
+    campaign's estimator setting into an engine (the web app's planner, the staleness
+    simulation and the projection use it).
+
+    ``calibrated`` is M_out plus per-system error offsets learnt from the judgments
+    (docs/method.md); every other estimator is a :class:`RelevanceModel` kind on the plain
+    engine. ``judged_values`` (NaN where unjudged) are the judgments known at the start.
+    """
+    rng = np.random.default_rng(seed)
+    engine: MTCEngine
+    if estimator == CALIBRATED:
+        model = RelevanceModel(collection, scale, "ordinal", metadata, use_m_jud=False)
+        config = EngineConfig(
+            measure=measure, policy=policy, target=target, min_judgments=2 * collection.n_systems
+        )
+        engine = SystemEffectEngine(collection, model, config, judged_values=judged_values, rng=rng)
+        engine.recalibrate()
+    else:
+        model = RelevanceModel(collection, scale, estimator, metadata)
+        config = EngineConfig(measure=measure, policy=policy, target=target)
+        engine = MTCEngine(collection, model, config, judged_values=judged_values, rng=rng)
+    return engine, model

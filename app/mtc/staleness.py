@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import kendalltau
 
-from app.mtc.calibration import CALIBRATED, SystemEffectEngine
+from app.mtc.calibration import CALIBRATED, campaign_engine
 from app.mtc.collection import Collection, Metadata
 from app.mtc.engine import EngineConfig, MTCEngine
 from app.mtc.estimators import RelevanceModel
@@ -65,34 +65,6 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 REMEDIES = ("none", "inflight", "spread")
-
-
-def campaign_engine(
-    collection: Collection,
-    metadata: Metadata | None,
-    scale: Scale,
-    estimator: str = CALIBRATED,
-    *,
-    measure: str = "cg",
-    policy: str = "confidence",
-    target: float = 0.95,
-    seed: int = 0,
-) -> tuple[MTCEngine, RelevanceModel]:
-    """An engine configured as a campaign builds it (``build_engine`` of the web app)."""
-    rng = np.random.default_rng(seed)
-    engine: MTCEngine
-    if estimator == CALIBRATED:
-        model = RelevanceModel(collection, scale, "ordinal", metadata, use_m_jud=False)
-        config = EngineConfig(
-            measure=measure, policy=policy, target=target, min_judgments=2 * collection.n_systems
-        )
-        engine = SystemEffectEngine(collection, model, config, rng=rng)
-        engine.recalibrate()
-    else:
-        model = RelevanceModel(collection, scale, estimator, metadata)
-        config = EngineConfig(measure=measure, policy=policy, target=target)
-        engine = MTCEngine(collection, model, config, rng=rng)
-    return engine, model
 
 
 def _feed(engine: MTCEngine, pairs: list[int], truth: FloatArray) -> None:

@@ -4,26 +4,41 @@ The engine works on integer indices (:mod:`app.mtc.collection`); this module is 
 that maps database ids to them. Systems are numbered by name, queries and documents by their
 external id, as :func:`app.ingest.loader.load_collection` numbers files, so a campaign and a
 replay of the same files break ties between equal pairs the same way.
+
+Reading (:func:`load_rows`, one short transaction) and building (:func:`engine_from_rows`,
+seconds of CPU on a large campaign) are separate, so a caller can build without holding a
+connection; :func:`build_engine` does both.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
 from app.ingest.loader import DEFAULT_VARIOUS_ARTISTS
 from app.models import Campaign
-from app.mtc.calibration import CALIBRATED, SystemEffectEngine, recalibrate
+from app.mtc.calibration import campaign_engine
 from app.mtc.collection import Collection, Metadata, build_collection
-from app.mtc.engine import EngineConfig, MTCEngine
+from app.mtc.engine import MTCEngine
 from app.mtc.estimators import RelevanceModel
 from app.mtc.scales import get_scale
 from app.planner import repository
 
-__all__ = ["CampaignEngine", "build_engine", "playable_mask", "pool_pairs", "settings_key"]
+__all__ = [
+    "CampaignEngine",
+    "CampaignRows",
+    "build_engine",
+    "engine_from_rows",
+    "load_rows",
+    "playable_mask",
+    "pool_pairs",
+    "settings_key",
+]
 
 
 @dataclass(eq=False)
@@ -68,11 +83,46 @@ def settings_key(campaign: Campaign) -> str:
     )
 
 
+@dataclass(frozen=True, eq=False)
+class CampaignRows:
+    """What an engine is built from, read in one go: the collection, the mean judgment of
+    each judged (query_id, document_id) on ``scale``, and the documents with audio."""
+
+    campaign_id: int
+    scale: str
+    documents: Sequence[Row[int, str, str | None, str | None]]
+    queries: Sequence[Row[int, int]]
+    systems: Sequence[Row[int, str]]
+    results: Sequence[Row[int, int, int, int]]
+    judged: dict[tuple[int, int], float]
+    with_audio: set[int]
+
+
+def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None) -> CampaignRows:
+    """Read what :func:`engine_from_rows` needs (judgments on ``scale``, by default the
+    campaign's)."""
+    scale = scale or campaign.scale
+    documents, queries, systems, results = repository.collection_rows(session, campaign.id)
+    return CampaignRows(
+        campaign_id=campaign.id,
+        scale=scale,
+        documents=documents,
+        queries=queries,
+        systems=systems,
+        results=results,
+        judged=repository.pair_means(session, campaign.id, scale),
+        with_audio=repository.documents_with_audio(session, campaign.id),
+    )
+
+
 def _collection(
-    session: Session, campaign: Campaign
+    k: int,
+    documents: Sequence[Row[int, str, str | None, str | None]],
+    queries: Sequence[Row[int, int]],
+    systems: Sequence[Row[int, str]],
+    results: Sequence[Row[int, int, int, int]],
 ) -> tuple[Collection, Metadata | None, list[int], list[str], list[int], list[int]]:
     """(collection, metadata, query ids, system names, document ids, query document ids)."""
-    documents, queries, systems, results = repository.collection_rows(session, campaign.id)
     various = {a.lower() for a in DEFAULT_VARIOUS_ARTISTS}
     external = {d.id: d.external_id for d in documents}
     artist = {
@@ -87,7 +137,6 @@ def _collection(
     q_index = {q: i for i, q in enumerate(query_ids)}
     system_rows = sorted(systems, key=lambda s: s.name)
     s_index = {s.id: i for i, s in enumerate(system_rows)}
-    k = campaign.k
     arr = np.full((len(system_rows), len(query_ids), k), -1, dtype=np.intp)
     filled = np.zeros((len(system_rows), len(query_ids)), dtype=np.intp)
     # results come ordered by system, query, rank: the MIREX filtering (the query clip itself,
@@ -128,7 +177,15 @@ def _collection(
 
 def pool_pairs(session: Session, campaign: Campaign) -> list[tuple[int, int]]:
     """The (query_id, document_id) of every pool pair, in engine order."""
-    collection, _, query_ids, _, doc_ids, _ = _collection(session, campaign)
+    collection, _, query_ids, _, doc_ids, _ = _collection(
+        campaign.k, *repository.collection_rows(session, campaign.id)
+    )
+    return _pair_ids(collection, query_ids, doc_ids)
+
+
+def _pair_ids(
+    collection: Collection, query_ids: list[int], doc_ids: list[int]
+) -> list[tuple[int, int]]:
     return [
         (query_ids[int(collection.pair_query[p])], doc_ids[int(collection.pair_doc[p])])
         for p in range(collection.n_pairs)
@@ -143,46 +200,55 @@ def playable_mask(
     with_audio = repository.documents_with_audio(session, campaign_id)
     if not with_audio:
         return np.ones(len(pair_ids), dtype=bool)
-    query_doc = repository.query_documents(session, campaign_id)
+    return _playable(with_audio, repository.query_documents(session, campaign_id), pair_ids)
+
+
+def _playable(
+    with_audio: set[int], query_doc: dict[int, int], pair_ids: list[tuple[int, int]]
+) -> NDArray[np.bool_]:
+    if not with_audio:
+        return np.ones(len(pair_ids), dtype=bool)
     return np.array(
         [query_doc[q] in with_audio and d in with_audio for q, d in pair_ids], dtype=bool
     )
 
 
-def build_engine(session: Session, campaign: Campaign) -> CampaignEngine:
-    """Load a campaign's collection and judgments and build its engine."""
-    collection, metadata, query_ids, system_names, doc_ids, _ = _collection(session, campaign)
-    pair_ids = [
-        (query_ids[int(collection.pair_query[p])], doc_ids[int(collection.pair_doc[p])])
-        for p in range(collection.n_pairs)
-    ]
+def build_engine(
+    session: Session, campaign: Campaign, *, measure: str | None = None, scale: str | None = None
+) -> CampaignEngine:
+    """Load a campaign's collection and judgments and build its engine (on the campaign's
+    measure and scale unless others are given)."""
+    return engine_from_rows(load_rows(session, campaign, scale=scale), campaign, measure=measure)
+
+
+def engine_from_rows(
+    rows: CampaignRows, campaign: Campaign, *, measure: str | None = None
+) -> CampaignEngine:
+    """Build the engine of ``campaign`` from rows read by :func:`load_rows`, on their scale
+    and on ``measure`` (by default the campaign's); reads nothing from the database."""
+    measure = measure or campaign.measure
+    collection, metadata, query_ids, system_names, doc_ids, query_docs = _collection(
+        campaign.k, rows.documents, rows.queries, rows.systems, rows.results
+    )
+    pair_ids = _pair_ids(collection, query_ids, doc_ids)
     pair_index = {ids: p for p, ids in enumerate(pair_ids)}
     judged_values = np.full(collection.n_pairs, np.nan)
-    for ids, value in repository.pair_means(session, campaign.id, campaign.scale).items():
+    for ids, value in rows.judged.items():
         p = pair_index.get(ids)
         if p is not None:
             judged_values[p] = value
-    scale = get_scale(campaign.scale)
-    rng = np.random.default_rng(campaign.seed)
-    engine: MTCEngine
-    if campaign.estimator == CALIBRATED:
-        # M_out plus per-system error offsets learnt from the judgments (docs/replay-mirex2011.md)
-        model = RelevanceModel(collection, scale, "ordinal", metadata, use_m_jud=False)
-        config = EngineConfig(
-            measure=campaign.measure,
-            policy=campaign.policy,
-            target=campaign.target,
-            min_judgments=2 * collection.n_systems,
-        )
-        engine = SystemEffectEngine(collection, model, config, judged_values=judged_values, rng=rng)
-        recalibrate(engine, model)
-    else:
-        model = RelevanceModel(collection, scale, campaign.estimator, metadata)
-        config = EngineConfig(
-            measure=campaign.measure, policy=campaign.policy, target=campaign.target
-        )
-        engine = MTCEngine(collection, model, config, judged_values=judged_values, rng=rng)
-    playable = playable_mask(session, campaign.id, pair_ids)
+    engine, model = campaign_engine(
+        collection,
+        metadata,
+        get_scale(rows.scale),
+        campaign.estimator,
+        measure=measure,
+        policy=campaign.policy,
+        target=campaign.target,
+        seed=campaign.seed,
+        judged_values=judged_values,
+    )
+    query_doc = dict(zip(query_ids, query_docs, strict=True))
     return CampaignEngine(
         campaign_id=campaign.id,
         settings_key=settings_key(campaign),
@@ -192,5 +258,5 @@ def build_engine(session: Session, campaign: Campaign) -> CampaignEngine:
         pair_index=pair_index,
         query_index={q: i for i, q in enumerate(query_ids)},
         system_names=system_names,
-        playable=playable,
+        playable=_playable(rows.with_audio, query_doc, pair_ids),
     )
