@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["Settings"]
@@ -35,8 +35,18 @@ class Settings:
     planner_interval : float
         Seconds between the planner's ticks.
     organizer_token : str or None
-        Bearer token for the organizer API (``MTCJUDGE_ORGANIZER_TOKEN``); without one the
-        organizer API accepts only requests from the local machine.
+        Bearer token for the organizer API (``MTCJUDGE_ORGANIZER_TOKEN``), for scripts; people
+        sign in with an organizer account instead. Without a token the API answers only
+        signed-in organizers.
+    session_hours : int
+        How long an organizer stays signed in (``MTCJUDGE_SESSION_HOURS``, 12), counted from
+        the sign-in.
+    admin_username, admin_password : str or None
+        The first organizer account, created when the app starts and no organizer exists yet
+        (``MTCJUDGE_ADMIN_USERNAME`` and ``MTCJUDGE_ADMIN_PASSWORD``, for containers; both or
+        neither).
+    login_failure_delay : float
+        Seconds a failed sign-in waits before it answers.
     max_import_bytes : int
         Largest request body of the organizer's import, ``POST /api/campaigns``, whose runs
         and judgments travel as texts (``MTCJUDGE_MAX_IMPORT_BYTES``; 64 MiB). Every other
@@ -50,6 +60,10 @@ class Settings:
     threads: int = 8
     planner_interval: float = 0.5
     max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES
+    session_hours: int = 12
+    admin_username: str | None = None
+    admin_password: str | None = field(default=None, repr=False)
+    login_failure_delay: float = 1.0
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -63,7 +77,15 @@ class Settings:
             "max_import_bytes": _positive_int(
                 env, "MTCJUDGE_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES
             ),
+            "session_hours": _positive_int(env, "MTCJUDGE_SESSION_HOURS", 12),
+            "admin_username": env.get("MTCJUDGE_ADMIN_USERNAME", "").strip() or None,
+            "admin_password": env.get("MTCJUDGE_ADMIN_PASSWORD") or None,
         }
+        if (values["admin_username"] is None) != (values["admin_password"] is None):
+            raise ValueError(
+                "set both MTCJUDGE_ADMIN_USERNAME and MTCJUDGE_ADMIN_PASSWORD (the first "
+                "organizer account), or neither"
+            )
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
 

@@ -1,25 +1,45 @@
-"""Request dependencies: the session (one request, one transaction), settings, the organizer."""
+"""Request dependencies: the session (one request, one transaction), settings, the organizer.
+
+Organizer routes take :data:`CurrentOrganizer`: the bearer token or a signed-in session (see
+:func:`require_organizer`); there is no exemption for requests from the local machine (the
+command line works on the database directly).
+"""
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, TypeVar
+from urllib.parse import parse_qs
 
 import anyio
 import anyio.to_thread
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
+from app import audit
 from app.config import Settings
 from app.db import session_scope
-from app.errors import OrganizerOnly
+from app.errors import CsrfRejected, OrganizerOnly
+from app.organizers import service as organizers
+from app.organizers.service import Principal
 
 T = TypeVar("T")
 
-__all__ = ["CurrentOrganizer", "SessionDep", "SettingsDep", "transaction"]
-
-LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost", "testclient"}
+__all__ = [
+    "CSRF_FIELD",
+    "CSRF_HEADER",
+    "SESSION_COOKIE",
+    "CurrentOrganizer",
+    "MaybeOrganizer",
+    "SessionDep",
+    "SettingsDep",
+    "check_csrf",
+    "form_field",
+    "optional_organizer",
+    "require_organizer",
+    "transaction",
+]
 
 
 #: threads that end transactions. A sync yield dependency would end its transaction on a
@@ -67,20 +87,91 @@ SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
-def require_organizer(request: Request, settings: SettingsDep) -> None:
-    """Organizer API: a bearer token when one is configured, else only from this machine."""
-    if settings.organizer_token:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() == "bearer" and hmac.compare_digest(token, settings.organizer_token):
-            return
-        raise OrganizerOnly("organizer token required: send 'Authorization: Bearer <token>'")
-    host = request.client.host if request.client else ""
-    if host not in LOCAL_HOSTS:
+SESSION_COOKIE = "mtcjudge_session"
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_FIELD = "csrf_token"
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_FORM_TYPES = ("application/x-www-form-urlencoded",)
+
+
+def _bearer(request: Request, settings: Settings) -> Principal:
+    """The principal of a request with an ``Authorization`` header: the organizer token, or
+    401 (a wrong token is refused even when a session cookie comes along)."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    expected = settings.organizer_token
+    if expected is None:
         raise OrganizerOnly(
-            "the organizer API is open only to the local machine unless "
-            "MTCJUDGE_ORGANIZER_TOKEN is set"
+            "this server has no organizer token (MTCJUDGE_ORGANIZER_TOKEN): sign in at /login"
+        )
+    if scheme.lower() == "bearer" and hmac.compare_digest(
+        token.strip().encode("utf-8", "surrogatepass"), expected.encode()
+    ):
+        return Principal(actor=audit.API_TOKEN)
+    raise OrganizerOnly("organizer token required: send 'Authorization: Bearer <token>'")
+
+
+async def _identify(request: Request, session: Session, settings: Settings) -> Principal | None:
+    """Who the request comes from: the bearer token, a signed-in session, or nobody (None)."""
+    if "authorization" in request.headers:
+        return _bearer(request, settings)
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token or len(token) > 128:
+        return None
+    return await anyio.to_thread.run_sync(organizers.principal_for_session, session, token)
+
+
+async def form_field(request: Request, name: str) -> str | None:
+    """A field of an ``application/x-www-form-urlencoded`` body (the organizer pages' forms;
+    bodies are at most 64 KiB, see ``app.middleware``), or None."""
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if content_type not in _FORM_TYPES:
+        return None
+    try:
+        text = (await request.body()).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    values = parse_qs(text, keep_blank_values=True).get(name)
+    return values[0] if values else None
+
+
+async def check_csrf(request: Request, principal: Principal) -> None:
+    """A state-changing request made with the session cookie must send the session's CSRF
+    token back: the ``X-CSRF-Token`` header (fetch) or the ``csrf_token`` field (forms)."""
+    if principal.csrf_token is None or request.method in _SAFE_METHODS:
+        return
+    sent = request.headers.get(CSRF_HEADER) or await form_field(request, CSRF_FIELD)
+    if not sent or not hmac.compare_digest(
+        sent.encode("utf-8", "surrogatepass"), principal.csrf_token.encode()
+    ):
+        raise CsrfRejected(
+            "this request needs the session's CSRF token (the X-CSRF-Token header or the "
+            "csrf_token form field); reload the page and try again"
         )
 
 
-CurrentOrganizer = Annotated[None, Depends(require_organizer)]
+async def require_organizer(
+    request: Request, session: SessionDep, settings: SettingsDep
+) -> Principal:
+    """Organizer routes: the bearer token (``MTCJUDGE_ORGANIZER_TOKEN``), or a signed-in
+    organizer's session cookie plus, on a state-changing request, its CSRF token. Nothing
+    else: no session, an assessor's token or a wrong bearer token is a 401, a missing or
+    wrong CSRF token a 403."""
+    principal = await _identify(request, session, settings)
+    if principal is None:
+        raise OrganizerOnly("organizers only: sign in at /login, or send the organizer token")
+    await check_csrf(request, principal)
+    return principal
+
+
+async def optional_organizer(
+    request: Request, session: SessionDep, settings: SettingsDep
+) -> Principal | None:
+    """The organizer, if the request comes from one (pages open to everyone, such as /)."""
+    try:
+        return await _identify(request, session, settings)
+    except OrganizerOnly:
+        return None
+
+
+CurrentOrganizer = Annotated[Principal, Depends(require_organizer)]
+MaybeOrganizer = Annotated[Principal | None, Depends(optional_organizer)]

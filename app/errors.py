@@ -8,6 +8,7 @@ __all__ = [
     "CampaignNotFound",
     "Conflict",
     "ConsentRequired",
+    "CsrfRejected",
     "DomainError",
     "InvalidInput",
     "LeaseExpired",
@@ -48,8 +49,17 @@ class AssessorUnknown(DomainError):
 
 
 class OrganizerOnly(DomainError):
+    """No organizer credentials: no signed-in session, or a missing or wrong bearer token."""
+
     status = 401
     code = "organizer_only"
+
+
+class CsrfRejected(DomainError):
+    """A state-changing request made with the session cookie lacks the session's CSRF token."""
+
+    status = 403
+    code = "csrf_failed"
 
 
 class Conflict(DomainError):

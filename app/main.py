@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from app._resources import resource_dir
 from app.config import MAX_BODY_BYTES, Settings
 from app.db import make_engine, make_sessionmaker
-from app.errors import DomainError
+from app.errors import DomainError, OrganizerOnly
 from app.health import RETRY_AFTER_SECONDS, DatabaseProbe, database_unavailable
 from app.middleware import BodySizeLimit, SecurityHeaders, install_access_log_redaction
 from app.web import templates
@@ -48,6 +48,9 @@ def create_app(
     from app.campaigns.routes import router as campaigns_router
     from app.judging.pages import pages_router
     from app.judging.routes import router as judging_router
+    from app.organizers.routes import router as organizers_router
+    from app.organizers.service import ensure_first_organizer
+    from app.organizers.throttle import LoginThrottle
     from app.planner.service import Planner
 
     settings = settings or Settings.from_env()
@@ -66,6 +69,8 @@ def create_app(
         # 40 threads contending for the GIL stretch every open transaction (and the row
         # locks it holds) by the time the others take between two of its statements.
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
+        # MTCJUDGE_ADMIN_USERNAME/_PASSWORD: the first organizer of a container
+        await anyio.to_thread.run_sync(ensure_first_organizer, session_factory, settings)
         if run_planner:
             planner.start()
         try:
@@ -88,10 +93,12 @@ def create_app(
     app.state.settings = settings
     app.state.session_factory = session_factory
     app.state.planner = planner
+    app.state.login_throttle = LoginThrottle()
     app.mount("/static", StaticFiles(directory=resource_dir("static")), name="static")
     app.include_router(campaigns_router)
     app.include_router(judging_router)
     app.include_router(pages_router)
+    app.include_router(organizers_router)
 
     _register_error_handlers(app)
     _add_probes(app, session_factory)
@@ -150,6 +157,17 @@ _HTTP_ERROR_CODES = {
 def _register_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def domain_error(request: Request, exc: DomainError) -> Response:
+        return _error_response(request, exc.status, exc.code, exc.message)
+
+    @app.exception_handler(OrganizerOnly)
+    async def organizer_only(request: Request, exc: OrganizerOnly) -> Response:
+        # an organizer page opened without signing in: the sign-in form, still a 401
+        if request.method in ("GET", "HEAD") and not _wants_json(request):
+            from app.organizers.routes import login_page
+
+            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            notice = "Sign in to see this page."
+            return login_page(request, target, status=401, notice=notice)
         return _error_response(request, exc.status, exc.code, exc.message)
 
     @app.exception_handler(RequestValidationError)

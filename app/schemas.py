@@ -23,8 +23,10 @@ class ErrorOut(BaseModel):
 
 _DESCRIPTIONS = {
     400: "A value is out of range or a file is wrong (`invalid_input`)",
-    401: "The organizer token is missing or wrong (`organizer_only`)",
-    403: "Not allowed (yet): the assessor has not given consent (`consent_required`)",
+    401: "No organizer credentials: not signed in, or the bearer token is missing or wrong "
+    "(`organizer_only`)",
+    403: "Not allowed (yet): the assessor has not given consent (`consent_required`), or a "
+    "signed-in organizer's change lacks the session's CSRF token (`csrf_failed`)",
     404: "No such campaign, invitation, judgment or clip",
     409: "The request conflicts with the current state (e.g. `pair_not_leased`)",
     410: "The lease expired and the pair went to someone else (`lease_expired`)",

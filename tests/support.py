@@ -54,3 +54,8 @@ def write_tone(path: Path, frequency: float, seconds: float = 4.0, rate: int = 1
         out.setsampwidth(2)
         out.setframerate(rate)
         out.writeframes(samples.tobytes())
+
+
+#: the organizer API's bearer token in tests: the API answers nobody without it (or a session)
+ORGANIZER_TOKEN = "test-organizer-token"
+ORGANIZER_HEADERS = {"Authorization": f"Bearer {ORGANIZER_TOKEN}"}

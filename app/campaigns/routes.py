@@ -11,6 +11,7 @@ from typing import Annotated, TypeVar
 from fastapi import APIRouter, Depends, status
 from fastapi import Path as PathParameter
 
+from app import audit
 from app.campaigns import repository, service
 from app.campaigns.schemas import (
     AssessorCreate,
@@ -38,8 +39,10 @@ __all__ = ["router"]
 
 _Parsed = TypeVar("_Parsed")
 
+# every route is the organizer's (CurrentOrganizer: the bearer token, or a signed-in session
+# and its CSRF token on changes); every change is recorded in the audit log
 router = APIRouter(
-    prefix="/api/campaigns", tags=["organizer"], responses=error_responses(401, 422, 503)
+    prefix="/api/campaigns", tags=["organizer"], responses=error_responses(401, 403, 422, 503)
 )
 
 
@@ -55,7 +58,7 @@ _CHANGE_ERRORS = error_responses(400, 404, 413)
 
 @router.post("", status_code=status.HTTP_201_CREATED, responses=error_responses(400, 413))
 def create_campaign(
-    body: CampaignCreate, session: SessionDep, _organizer: CurrentOrganizer
+    body: CampaignCreate, session: SessionDep, organizer: CurrentOrganizer
 ) -> CampaignCreated:
     try:
         spec = body.spec()
@@ -66,6 +69,7 @@ def create_campaign(
     campaign, report = service.create_campaign(
         session, spec, runs, metadata, fine, broad, audio_dir, body.teams
     )
+    audit.record_campaign_created(session, campaign, organizer.actor, report)
     return CampaignCreated.of(campaign, report)
 
 
@@ -82,10 +86,13 @@ def get_campaign(slug: str, session: SessionDep, _organizer: CurrentOrganizer) -
 
 @router.patch("/{slug}", dependencies=[CHECK_SLUG], responses=_CHANGE_ERRORS)
 def update_campaign(
-    slug: str, body: CampaignUpdate, session: SessionDep, _organizer: CurrentOrganizer
+    slug: str, body: CampaignUpdate, session: SessionDep, organizer: CurrentOrganizer
 ) -> CampaignDetail:
     campaign = service.get_campaign(session, slug)
-    service.update_campaign(session, campaign, **body.model_dump(exclude_unset=True))
+    changes = body.model_dump(exclude_unset=True)
+    planned = audit.planned_changes(campaign, changes)
+    service.update_campaign(session, campaign, **changes)
+    audit.record_campaign_update(session, campaign.id, organizer.actor, planned)
     return CampaignDetail.of(campaign, repository.campaign_counts(session, campaign.id))
 
 
@@ -100,10 +107,11 @@ def invite_assessor(
     body: AssessorCreate,
     session: SessionDep,
     settings: SettingsDep,
-    _organizer: CurrentOrganizer,
+    organizer: CurrentOrganizer,
 ) -> AssessorInvited:
     campaign = service.get_campaign(session, slug)
     assessor, token = service.invite_assessor(session, campaign, body.name, body.email)
+    audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_INVITED, assessor.name)
     return AssessorInvited(
         id=assessor.id,
         name=assessor.name,

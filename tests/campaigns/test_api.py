@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.main import create_app
+from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
 
 RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS1\tq2\td3\nS2\tq1\td2\nS2\tq2\td1\n"
 METADATA = "q1\tA1\tG1\nd1\tA2\tG1\nd2\tA3\tG2\nd3\tA4\tG2\n"
@@ -22,12 +23,15 @@ BASE_URL = "https://judge.example.org"
 
 
 def make_client(
-    session_factory: sessionmaker[Session], organizer_token: str | None = None
+    session_factory: sessionmaker[Session], organizer_token: str | None = ORGANIZER_TOKEN
 ) -> TestClient:
+    """A client of an app whose organizer token is ``organizer_token``; with the default
+    token every request carries it."""
     settings = Settings(
         database_url="sqlite://", base_url=BASE_URL, organizer_token=organizer_token
     )
-    return TestClient(create_app(settings, session_factory=session_factory))
+    headers = ORGANIZER_HEADERS if organizer_token == ORGANIZER_TOKEN else None
+    return TestClient(create_app(settings, session_factory=session_factory), headers=headers)
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from app.demo.setup import DEMO_SLUG, DemoInfo, demo_collection, ensure_demo
 from app.errors import InvalidInput
 from app.ingest.formats import Runs
 from app.models import Campaign, Document
+from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
 
 
 @pytest.fixture(autouse=True)
@@ -216,6 +217,7 @@ def test_serve_migrates_and_answers(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["MTCJUDGE_ORGANIZER_TOKEN"] = ORGANIZER_TOKEN
     command = ["serve", "--port", str(port), "--database-url", sqlite_url(tmp_path)]
     server = subprocess.Popen(
         [sys.executable, "-m", "app.cli", *command],
@@ -234,7 +236,10 @@ def test_serve_migrates_and_answers(tmp_path: Path) -> None:
                 assert server.poll() is None, server.communicate()[0]
                 assert time.monotonic() < deadline, "the server did not answer within 20 s"
                 time.sleep(0.1)
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/campaigns", timeout=5) as r:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/campaigns", headers=ORGANIZER_HEADERS
+        )
+        with urllib.request.urlopen(request, timeout=5) as r:
             assert r.status == 200  # the schema is there: migrations ran
     finally:
         server.terminate()

@@ -40,7 +40,7 @@ from app.middleware import (
     RedactAssessorTokens,
     redact_tokens,
 )
-from tests.support import write_tone
+from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN, write_tone
 
 RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
 INT32_MAX = 2**31 - 1
@@ -50,7 +50,10 @@ FORM = {"content-type": "application/x-www-form-urlencoded"}
 
 @pytest.fixture
 def client(session_factory: sessionmaker[Session]) -> TestClient:
-    return TestClient(create_app(Settings(), session_factory=session_factory))
+    return TestClient(
+        create_app(Settings(organizer_token=ORGANIZER_TOKEN), session_factory=session_factory),
+        headers=ORGANIZER_HEADERS,
+    )
 
 
 def invite(client: TestClient, audio_dir: Path | None = None) -> str:
@@ -111,15 +114,20 @@ def test_a_body_without_content_length_is_counted(client: TestClient) -> None:
 def test_the_import_has_its_own_configurable_limit(session_factory: sessionmaker[Session]) -> None:
     big_runs = RUNS + "".join(f"S3\tq1\tx{i:06d}\n" for i in range(8000))  # ~100 KB
     assert len(big_runs) > 64 * 1024
-    default = TestClient(create_app(Settings(), session_factory=session_factory))
+    default = TestClient(
+        create_app(Settings(organizer_token=ORGANIZER_TOKEN), session_factory=session_factory),
+        headers=ORGANIZER_HEADERS,
+    )
     created = default.post("/api/campaigns", json={"name": "Big", "runs": big_runs})
     assert created.status_code == 201, created.text
     # the small limit still applies to the organizer's other bodies
     response = default.patch("/api/campaigns/big", json={"description": "d" * 70_000})
     assert_envelope(response, 413, "payload_too_large")
 
-    small = Settings(max_import_bytes=10_000)
-    limited = TestClient(create_app(small, session_factory=session_factory))
+    small = Settings(max_import_bytes=10_000, organizer_token=ORGANIZER_TOKEN)
+    limited = TestClient(
+        create_app(small, session_factory=session_factory), headers=ORGANIZER_HEADERS
+    )
     response = limited.post("/api/campaigns", json={"name": "Big 2", "runs": big_runs})
     assert_envelope(response, 413, "payload_too_large")
     assert "9 KiB" not in response.json()["detail"]
@@ -282,7 +290,10 @@ def _concrete(path: str) -> str:
 @pytest.fixture(params=["postgres-closed-port", "sqlite-cannot-open"])
 def unavailable(request: pytest.FixtureRequest, tmp_path: Path) -> TestClient:
     url = UNREACHABLE_POSTGRES if request.param.startswith("postgres") else f"sqlite:///{tmp_path}"
-    return TestClient(create_app(Settings(database_url=url)))
+    return TestClient(
+        create_app(Settings(database_url=url, organizer_token=ORGANIZER_TOKEN)),
+        headers=ORGANIZER_HEADERS,
+    )
 
 
 def test_every_api_route_answers_503_when_the_database_is_unreachable(
@@ -335,14 +346,14 @@ def test_a_locked_sqlite_database_is_503_until_the_lock_goes(
     monkeypatch.setattr(db, "SQLITE_LOCK_WAIT_SECONDS", 0.3)  # 60 s in production
     path = tmp_path / "locked.sqlite3"
     upgrade_database(f"sqlite:///{path}")
-    app = create_app(Settings(database_url=f"sqlite:///{path}"))
+    app = create_app(Settings(database_url=f"sqlite:///{path}", organizer_token=ORGANIZER_TOKEN))
     engine = app.state.session_factory.kw["bind"]
 
     @event.listens_for(engine, "connect")
     def impatient(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.execute("PRAGMA busy_timeout=50")  # after the app's 5 s
 
-    client = TestClient(app)
+    client = TestClient(app, headers=ORGANIZER_HEADERS)
     assert client.get("/api/campaigns").json() == []
     writer = sqlite3.connect(path, isolation_level=None)
     try:
@@ -429,8 +440,9 @@ def test_a_postgres_outage_is_503_and_the_app_recovers_without_restart(database_
     proxy = TcpProxy((url.host or "127.0.0.1", url.port or 5432))
     proxy.start()
     through_proxy = url.set(host="127.0.0.1", port=proxy.port)
-    app = create_app(Settings(database_url=through_proxy.render_as_string(hide_password=False)))
-    client = TestClient(app)
+    proxied = through_proxy.render_as_string(hide_password=False)
+    app = create_app(Settings(database_url=proxied, organizer_token=ORGANIZER_TOKEN))
+    client = TestClient(app, headers=ORGANIZER_HEADERS)
     try:
         assert client.get("/api/campaigns").status_code == 200
         assert client.get("/readyz").status_code == 200
@@ -475,8 +487,9 @@ def test_only_an_unavailable_database_is_a_503_and_a_bug_is_still_a_500_envelope
         raise error
 
     monkeypatch.setattr(service, "list_campaigns", fail)
-    app = create_app(Settings(), session_factory=session_factory)
-    response = TestClient(app, raise_server_exceptions=False).get("/api/campaigns")
+    app = create_app(Settings(organizer_token=ORGANIZER_TOKEN), session_factory=session_factory)
+    client = TestClient(app, raise_server_exceptions=False, headers=ORGANIZER_HEADERS)
+    response = client.get("/api/campaigns")
     assert_envelope(response, status, code)
 
 
@@ -553,12 +566,10 @@ def test_errors_outside_the_routes_use_the_envelope(client: TestClient) -> None:
 def test_api_docs_are_for_organizers_only(
     session_factory: sessionmaker[Session], path: str
 ) -> None:
+    # no exemption for this machine: without a token, only a signed-in organizer (see
+    # tests/organizers) reads the docs
     local = TestClient(create_app(Settings(), session_factory=session_factory))
-    assert local.get(path).status_code == 200
-    remote = TestClient(
-        create_app(Settings(), session_factory=session_factory), client=("203.0.113.7", 50000)
-    )
-    assert remote.get(path).status_code == 401
+    assert local.get(path).status_code == 401
     guarded = TestClient(
         create_app(Settings(organizer_token="s3cret"), session_factory=session_factory)
     )
