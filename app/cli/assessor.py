@@ -13,6 +13,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING, TextIO
 
+from app import audit
 from app.cli.common import SubParsers, add_parser, base_url
 from app.cli.database import add_database_option, run_in_session
 from app.config import Settings
@@ -91,6 +92,9 @@ def run_invite(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     def invite(session: Session, settings: Settings) -> None:
         campaign = service.get_campaign(session, args.campaign)
         assessor, token = service.invite_assessor(session, campaign, args.name, args.email)
+        audit.record(
+            session, campaign.id, audit.command_line_actor(), audit.ASSESSOR_INVITED, assessor.name
+        )
         out.write(
             f"invited {printable(assessor.name)} to {campaign.slug}; their personal link "
             "(shown only now: keep it, or make a new one with 'assessor relink'):\n"
@@ -107,6 +111,9 @@ def run_relink(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         campaign = service.get_campaign(session, args.campaign)
         assessor = service.find_assessor(session, campaign, args.name)
         token = service.reissue_link(session, assessor)
+        audit.record(
+            session, campaign.id, audit.command_line_actor(), audit.ASSESSOR_RELINKED, assessor.name
+        )
         out.write(
             f"new personal link of {printable(assessor.name)} (the old one no longer works):\n"
         )
@@ -122,6 +129,9 @@ def run_revoke(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         campaign = service.get_campaign(session, args.campaign)
         assessor = service.find_assessor(session, campaign, args.name)
         service.revoke_link(session, assessor)
+        audit.record(
+            session, campaign.id, audit.command_line_actor(), audit.ASSESSOR_REVOKED, assessor.name
+        )
         out.write(f"the link of {printable(assessor.name)} no longer works\n")
 
     return run_in_session(args, err, revoke)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from app import audit
 from app.cli.common import (
     MEASURE_LABELS,
     SubParsers,
@@ -202,6 +203,7 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         campaign, report = service.create_campaign(
             session, spec, runs, metadata, fine, broad, args.audio
         )
+        audit.record_campaign_created(session, campaign, audit.command_line_actor(), report)
         out.write(format_import_report(campaign, report, args.audio) + "\n")
         if campaign.status == "draft":
             out.write(f"open it to assessors with: mtcjudge campaign open {campaign.slug}\n")
@@ -239,9 +241,10 @@ def run_set(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError("campaign set: give at least one setting to change")
 
     def apply(session: Session, _settings: Settings) -> None:
-        campaign = service.update_campaign(
-            session, service.get_campaign(session, args.slug), **changes
-        )
+        campaign = service.get_campaign(session, args.slug)
+        planned = audit.planned_changes(campaign, changes)
+        service.update_campaign(session, campaign, **changes)
+        audit.record_campaign_update(session, campaign.id, audit.command_line_actor(), planned)
         shown = ", ".join(f"{k.replace('_', ' ')} {getattr(campaign, k)}" for k in changes)
         out.write(f"campaign {campaign.slug}: {shown}\n")
 
@@ -255,9 +258,10 @@ def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     new_status = {"open": "open", "close": "closed"}[args.campaign_command]
 
     def change(session: Session, _settings: Settings) -> None:
-        campaign = service.update_campaign(
-            session, service.get_campaign(session, args.slug), status=new_status
-        )
+        campaign = service.get_campaign(session, args.slug)
+        planned = audit.planned_changes(campaign, {"status": new_status})
+        service.update_campaign(session, campaign, status=new_status)
+        audit.record_campaign_update(session, campaign.id, audit.command_line_actor(), planned)
         out.write(f"campaign {campaign.slug} is {campaign.status}\n")
         if campaign.status == "open" and (problem := unplayable_summary(session, campaign)):
             out.write(f"warning: {printable(problem)}\n")

@@ -1,0 +1,186 @@
+"""The audit log: every organizer change, through the API or the command line, with its actor."""
+
+from __future__ import annotations
+
+import getpass
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app import audit
+from app.db import make_engine, make_sessionmaker
+from app.models import AuditEvent, Campaign
+from tests.cli import run
+from tests.organizers.conftest import PASSWORD, session_csrf
+from tests.support import ORGANIZER_HEADERS
+
+RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
+
+
+def logged(session: Session, slug: str) -> list[tuple[str, str, str]]:
+    """(actor, action, detail) of the campaign's events, oldest first."""
+    campaign = session.scalars(select(Campaign).where(Campaign.slug == slug)).one()
+    return [(e.actor, e.action, e.detail) for e in reversed(audit.events(session, campaign.id))]
+
+
+def test_api_changes_are_recorded_with_the_bearer_token_as_actor(
+    client: TestClient, db_session: Session
+) -> None:
+    client.headers.update(ORGANIZER_HEADERS)
+    assert client.post("/api/campaigns", json={"name": "AMS", "runs": RUNS}).status_code == 201
+    patch = {"status": "open", "target": 0.99, "keep_collecting": True, "name": "AMS 2"}
+    assert client.patch("/api/campaigns/ams", json=patch).status_code == 200
+    assert client.patch("/api/campaigns/ams", json={"target": 0.99}).status_code == 200  # no-op
+    invite = client.post("/api/campaigns/ams/assessors", json={"name": "Ann"})
+    assert invite.status_code == 201
+    assert logged(db_session, "ams") == [
+        ("API token", "campaign_created", "draft; 2 systems × 1 queries, 2 pool pairs"),
+        ("API token", "status_changed", "draft → open"),
+        (
+            "API token",
+            "settings_changed",
+            "keep collecting no → yes, target 0.95 → 0.99, name 'AMS' → 'AMS 2'",
+        ),
+        ("API token", "assessor_invited", "Ann"),
+    ]
+    event = db_session.scalars(select(AuditEvent)).first()
+    assert event is not None
+    assert event.organizer_id is None
+
+
+def test_api_changes_of_a_signed_in_organizer_name_them(
+    signed_in: TestClient, db_session: Session
+) -> None:
+    signed_in.headers["X-CSRF-Token"] = session_csrf(signed_in)
+    body = {"name": "AMS", "runs": RUNS, "status": "open"}
+    assert signed_in.post("/api/campaigns", json=body).status_code == 201
+    assert signed_in.patch("/api/campaigns/ams", json={"status": "closed"}).status_code == 200
+    assert logged(db_session, "ams") == [
+        ("ada", "campaign_created", "open; 2 systems × 1 queries, 2 pool pairs"),
+        ("ada", "status_changed", "open → closed"),
+    ]
+    events = db_session.scalars(select(AuditEvent).where(AuditEvent.campaign_id.is_not(None)))
+    assert {e.organizer_id for e in events} != {None}
+
+
+def test_refused_changes_record_nothing(client: TestClient, db_session: Session) -> None:
+    client.headers.update(ORGANIZER_HEADERS)
+    assert client.post("/api/campaigns", json={"name": "AMS", "runs": RUNS}).status_code == 201
+    assert client.patch("/api/campaigns/ams", json={"target": 0.2}).status_code == 400
+    assert client.patch("/api/campaigns/ams", json={"scale": "broad"}).status_code == 422
+    assert client.post("/api/campaigns/ams/assessors", json={"name": " "}).status_code == 400
+    no_token = client.patch(
+        "/api/campaigns/ams", json={"status": "open"}, headers={"Authorization": "Bearer no"}
+    )
+    assert no_token.status_code == 401
+    assert [action for _, action, _ in logged(db_session, "ams")] == ["campaign_created"]
+
+
+def test_events_are_newest_first_and_limited(db_session: Session) -> None:
+    campaign = Campaign(slug="c", name="C")
+    db_session.add(campaign)
+    db_session.flush()
+    for i in range(5):
+        audit.record(db_session, campaign.id, audit.Actor("x"), audit.SETTINGS_CHANGED, f"{i}")
+    audit.record(db_session, None, "someone", audit.ORGANIZER_CREATED, "bob")
+    assert [e.detail for e in audit.events(db_session, campaign.id, limit=3)] == ["4", "3", "2"]
+    assert [e.detail for e in audit.events(db_session, None)] == ["bob"]
+    shown = audit.recent_events(db_session, limit=2)
+    assert [(e.detail, e.campaign_name, e.label) for e in shown] == [
+        ("bob", None, "created an organizer account"),
+        ("4", "C", "changed settings"),
+    ]
+
+
+def test_planned_changes_describe_only_what_changes() -> None:
+    campaign = Campaign(
+        slug="c", name="C", status="draft", target=0.95, lease_minutes=10, description="d"
+    )
+    assert audit.planned_changes(campaign, {"status": "draft", "target": 0.95}) == []
+    assert audit.planned_changes(
+        campaign, {"status": "open", "lease_minutes": 20, "description": "long" * 100}
+    ) == [
+        ("status_changed", "draft → open"),
+        ("settings_changed", "lease minutes 10 → 20, description changed"),
+    ]
+    long_name = audit.planned_changes(campaign, {"name": "n" * 100})[0][1]
+    assert len(long_name) < 100
+    assert long_name.endswith("…'")
+
+
+def test_the_command_line_actor_names_the_account_and_machine() -> None:
+    actor = audit.command_line_actor()
+    assert actor == audit.Actor(f"command line ({getpass.getuser()}@{socket.gethostname()})")
+
+
+# ---------------------------------------------------------------- the command line
+
+
+@pytest.fixture
+def database(empty_database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("MTCJUDGE_BASE_URL", "http://127.0.0.1:8000")
+    return empty_database_url
+
+
+@pytest.fixture
+def read_session(database: str) -> Iterator[sessionmaker[Session]]:
+    engine = make_engine(database)
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
+def test_command_line_changes_are_recorded(
+    database: str, tmp_path: Path, read_session: sessionmaker[Session]
+) -> None:
+    runs = tmp_path / "runs.tsv"
+    runs.write_text(RUNS)
+    db = ["--database-url", database]
+    commands = [
+        ["campaign", "create", "--name", "AMS", "--runs", str(runs), "--open", *db],
+        ["campaign", "close", "ams", *db],
+        ["campaign", "open", "ams", *db],
+        ["campaign", "set", "ams", "--target", "0.9", "--lease-minutes", "20", *db],
+        ["assessor", "invite", "--campaign", "ams", "--name", "Ada", *db],
+        ["assessor", "relink", "--campaign", "ams", "--name", "Ada", *db],
+        ["assessor", "revoke", "--campaign", "ams", "--name", "Ada", *db],
+    ]
+    for command in commands:
+        code, _out, err = run(*command)
+        assert code == 0, (command, err)
+    # a failing command records nothing
+    assert run("campaign", "set", "ams", "--target", "0.9", *db)[0] == 0  # unchanged: nothing
+    assert run("assessor", "revoke", "--campaign", "ams", "--name", "Bob", *db)[0] == 2
+    actor = audit.command_line_actor().name
+    with read_session() as session:
+        assert logged(session, "ams") == [
+            (actor, "campaign_created", "open; 2 systems × 1 queries, 2 pool pairs"),
+            (actor, "status_changed", "open → closed"),
+            (actor, "status_changed", "closed → open"),
+            (actor, "settings_changed", "target 0.95 → 0.9, lease minutes 10 → 20"),
+            (actor, "assessor_invited", "Ada"),
+            (actor, "assessor_relinked", "Ada"),
+            (actor, "assessor_revoked", "Ada"),
+        ]
+
+
+def test_organizer_account_changes_are_recorded(
+    database: str, read_session: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    db = ["--database-url", database]
+    monkeypatch.setattr("sys.stdin", io.StringIO(PASSWORD + "\n"))
+    assert run("organizer", "create", "ada", "--password-stdin", *db)[0] == 0
+    assert run("organizer", "disable", "ada", *db)[0] == 0
+    actor = audit.command_line_actor().name
+    with read_session() as session:
+        assert [(e.actor, e.action, e.detail) for e in audit.events(session, None)] == [
+            (actor, "organizer_disabled", "ada"),
+            (actor, "organizer_created", "ada"),
+        ]
