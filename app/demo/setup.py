@@ -8,6 +8,7 @@ missing (and point the documents at this data directory, should it have moved).
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 import zlib
 from collections.abc import Iterable
@@ -18,6 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from app import audit
 from app.campaigns import repository
 from app.campaigns.service import (
     CampaignSpec,
@@ -33,10 +35,15 @@ from app.errors import InvalidInput
 from app.ingest.formats import Metadata, Runs
 from app.models import Campaign, Document
 from app.mtc.synthetic import SyntheticCollection, generate
+from app.organizers import repository as organizers_repository
+from app.organizers import service as organizers
 
-__all__ = ["DEMO_SLUG", "DemoInfo", "demo_collection", "ensure_demo"]
+__all__ = ["DEMO_ORGANIZER", "DEMO_SLUG", "DemoInfo", "demo_collection", "ensure_demo"]
 
 DEMO_SLUG = "demo"
+#: the demo's organizer account; its password is new at every run, as the volunteers' links
+DEMO_ORGANIZER = "organizer"
+_DEMO_ACTOR = audit.Actor("mtcjudge demo")
 DEMO_SEED = 2011
 ASSESSOR_NAMES = ("Volunteer 1", "Volunteer 2")
 CLIP_SECONDS = 8.0
@@ -73,7 +80,8 @@ class DemoInfo:
     ----------
     campaign_slug : str
     organizer_hint : str
-        Several lines: the campaign, its organizer API and how to invite more assessors.
+        Several lines: how to sign in, the campaign, its organizer API and how to invite more
+        assessors.
     assessor_links : list of str
         One personal judging link per assessor of the demo, in invitation order.
     assessor_names : list of str
@@ -82,6 +90,9 @@ class DemoInfo:
         Whether this call created the campaign (False: it already existed).
     audio_written : int
         Clips written by this call (0 when every clip was already there).
+    organizer_username, organizer_password : str
+        The organizer sign-in of the demo (:data:`DEMO_ORGANIZER` and a password made by this
+        call: only its hash is stored, so every run makes a new one).
     """
 
     campaign_slug: str
@@ -90,6 +101,8 @@ class DemoInfo:
     assessor_names: list[str] = field(default_factory=list)
     created: bool = False
     audio_written: int = 0
+    organizer_username: str = DEMO_ORGANIZER
+    organizer_password: str = field(default="", repr=False)
 
 
 @dataclass(frozen=True)
@@ -140,7 +153,7 @@ def ensure_demo(
                 collection = demo_collection()
                 clips = _collection_clips(collection)
                 written = _write_missing_audio(audio_dir, clips)
-                campaign, _report = create_campaign(
+                campaign, report = create_campaign(
                     session,
                     _SPEC,
                     Runs(collection.runs, "tsv"),
@@ -148,6 +161,7 @@ def ensure_demo(
                     audio_dir=audio_dir,
                     teams=collection.teams,
                 )
+                audit.record_campaign_created(session, campaign, _DEMO_ACTOR, report)
             else:
                 if campaign.seed != DEMO_SEED:
                     # someone's real campaign: never rewrite its audio paths
@@ -170,7 +184,8 @@ def ensure_demo(
                 for name in ASSESSOR_NAMES
                 if name not in present
             ]
-            hint = _organizer_hint(session, campaign, settings, database_url)
+            password = _demo_organizer(session)
+            hint = _organizer_hint(session, campaign, settings, database_url, password)
             return DemoInfo(
                 campaign_slug=campaign.slug,
                 organizer_hint=hint,
@@ -178,9 +193,22 @@ def ensure_demo(
                 assessor_names=[a.name for a, _ in invited],
                 created=created,
                 audio_written=written,
+                organizer_password=password,
             )
     finally:
         engine.dispose()
+
+
+def _demo_organizer(session: Session) -> str:
+    """Create the demo's organizer, or give it a new password (and enable it again):
+    returns the password, which only this run knows."""
+    password = secrets.token_urlsafe(12)
+    if organizers_repository.organizer_by_username(session, DEMO_ORGANIZER) is None:
+        organizers.create_organizer(session, DEMO_ORGANIZER, password, _DEMO_ACTOR)
+    else:
+        organizers.set_password(session, DEMO_ORGANIZER, password, _DEMO_ACTOR)
+        organizers.set_disabled(session, DEMO_ORGANIZER, False, _DEMO_ACTOR)
+    return password
 
 
 def _collection_clips(collection: SyntheticCollection) -> list[_Clip]:
@@ -250,7 +278,7 @@ def _point_documents_at(
 
 
 def _organizer_hint(
-    session: Session, campaign: Campaign, settings: Settings, database_url: str
+    session: Session, campaign: Campaign, settings: Settings, database_url: str, password: str
 ) -> str:
     counts = repository.campaign_counts(session, campaign.id)
     where = ""
@@ -263,6 +291,8 @@ def _organizer_hint(
         where += f" --base-url {shlex.quote(settings.base_url)}"
     return "\n".join(
         [
+            f"Sign in at {settings.base_url}/login with username {DEMO_ORGANIZER} and "
+            f"password {password} (a new password at every run of the demo).",
             f"Campaign {campaign.slug!r} ({campaign.status}): {counts.systems} systems, "
             f"{counts.queries} queries, top {campaign.k}, {counts.documents} clips; "
             f"{campaign.scale.upper()} scale, {campaign.estimator} estimator, "
@@ -270,9 +300,9 @@ def _organizer_hint(
             f"{counts.judgments} judgments so far.",
             f"Organizer API: {settings.base_url}/api/campaigns/{campaign.slug} "
             + (
-                "(Authorization: Bearer $MTCJUDGE_ORGANIZER_TOKEN)"
+                "(signed in, or Authorization: Bearer $MTCJUDGE_ORGANIZER_TOKEN)"
                 if settings.organizer_token
-                else "(no token set: requests from this machine only)"
+                else "(signed in; set MTCJUDGE_ORGANIZER_TOKEN for scripts)"
             ),
             "Invite more assessors: "
             f'mtcjudge assessor invite --campaign {campaign.slug} --name "Volunteer 3"{where}',
