@@ -1,0 +1,145 @@
+"""Signing in, seeing the campaigns and signing out in a real browser, with the keyboard only.
+
+A uvicorn server runs in a thread on its own database (SQLite, or a Postgres schema with
+``TEST_DATABASE_URL``); Chromium drives it through Playwright, as in tests/web/test_browser.py.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from app import audit
+from app.campaigns.service import CampaignSpec, create_campaign
+from app.config import Settings
+from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from app.ingest.formats import Runs
+from app.main import create_app
+from app.organizers import service as organizers
+from tests.organizers.conftest import PASSWORD
+from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
+)
+
+
+@pytest.fixture
+def live_server(empty_database_url: str) -> Iterator[str]:
+    upgrade_database(empty_database_url)
+    engine = make_engine(empty_database_url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
+            runs = {"S1": {"q1": ["d1", "d2"]}, "S2": {"q1": ["d2", "d3"]}}
+            spec = CampaignSpec(name="AMS 2025", slug="ams-2025", k=2, status="open")
+            campaign, report = create_campaign(session, spec, Runs(runs, "tsv"))
+            audit.record_campaign_created(session, campaign, audit.Actor("ada"), report)
+    finally:
+        engine.dispose()
+    settings = Settings(
+        database_url=empty_database_url, run_planner=False, login_failure_delay=0.0
+    )
+    app = create_app(settings)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def focused(page) -> str:
+    return page.evaluate("document.activeElement.textContent.trim()")
+
+
+def focus_ring(page) -> str:
+    return page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+
+
+def tab_to(page, text: str, most: int = 10) -> None:
+    """Press Tab until the focused element reads ``text`` (and shows it has the focus)."""
+    for _ in range(most):
+        page.keyboard.press("Tab")
+        if focused(page) == text:
+            assert focus_ring(page) != "none", f"{text!r} has the focus but shows no ring"
+            return
+    raise AssertionError(f"{text!r} is not reachable with Tab; focus is on {focused(page)!r}")
+
+
+def test_sign_in_see_the_campaigns_and_sign_out_with_the_keyboard(
+    live_server: str, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.set_default_timeout(10_000)
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", lambda message: watch_policy(message.text, errors))
+
+            page.goto(f"{live_server}/")
+            expect(page.get_by_role("heading", name="Here to listen and judge?")).to_be_visible()
+            tab_to(page, "Sign in as an organizer")
+            page.keyboard.press("Enter")
+            page.wait_for_url(f"{live_server}/login")
+            expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+
+            # the username field has the focus; a wrong password first
+            assert page.evaluate("document.activeElement.id") == "username"
+            page.keyboard.type("ada")
+            page.keyboard.press("Tab")
+            page.keyboard.type("not the password")
+            page.keyboard.press("Enter")
+            expect(page.get_by_role("alert")).to_have_text(
+                "The username or the password is not right."
+            )
+            # the username is kept and the password field has the focus
+            assert page.evaluate("document.activeElement.id") == "password"
+            page.keyboard.type(PASSWORD)
+            page.keyboard.press("Enter")
+            page.wait_for_url(f"{live_server}/")
+
+            expect(page.get_by_role("heading", name="Campaigns")).to_be_visible()
+            row = page.get_by_role("row", name="AMS 2025")
+            expect(row).to_contain_text("open")
+            expect(row.get_by_role("link", name="AMS 2025", exact=True)).to_have_attribute(
+                "href", "/api/campaigns/ams-2025/results"
+            )
+            expect(page.locator(".activity")).to_contain_text("ada created the campaign")
+            expect(page.locator(".organizer-bar")).to_contain_text("Signed in as ada")
+
+            tab_to(page, "Sign out")
+            page.keyboard.press("Enter")
+            page.wait_for_url(f"{live_server}/login?signed_out=1")
+            expect(page.get_by_role("status")).to_have_text("You are signed out.")
+            status = page.evaluate("fetch('/api/campaigns').then(r => r.status)")
+            assert status == 401
+            page.goto(f"{live_server}/")
+            expect(page.get_by_role("heading", name="Running a campaign?")).to_be_visible()
+            assert errors == []
+        finally:
+            browser.close()
