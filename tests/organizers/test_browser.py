@@ -43,9 +43,7 @@ def live_server(empty_database_url: str) -> Iterator[str]:
             audit.record_campaign_created(session, campaign, audit.Actor("ada"), report)
     finally:
         engine.dispose()
-    settings = Settings(
-        database_url=empty_database_url, run_planner=False, login_failure_delay=0.0
-    )
+    settings = Settings(database_url=empty_database_url, run_planner=False, login_failure_delay=0.0)
     app = create_app(settings)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
