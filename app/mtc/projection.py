@@ -32,9 +32,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.sparse import coo_matrix
 
 from app.mtc.calibration import SystemEffectEngine
 from app.mtc.engine import MTCEngine
+from app.mtc.measures import inverse_denominators
 
 __all__ = ["Projection", "TargetProjection", "draw_unjudged", "project"]
 
@@ -45,6 +47,15 @@ IntArray = NDArray[np.intp]
 LOW_PERCENTILE, HIGH_PERCENTILE = 10.0, 90.0
 #: runs always completed, whatever the time budget
 MIN_RUNS = 2
+#: default batch growth (share of the run's judgments so far) ...
+BASE_RESOLUTION = 0.05
+#: ... up to this many retrieved results; larger collections get proportionally larger
+#: batches (a step costs about one pass over the results), at most MAX_RESOLUTION
+RESOLUTION_ENTRIES = 50_000
+MAX_RESOLUTION = 0.5
+#: a simulated batch touching more queries than this re-estimates everything at once
+#: (one pass) instead of updating query by query
+BULK_QUERIES = 8
 
 
 @dataclass(frozen=True)
@@ -132,22 +143,38 @@ def _met(engine: MTCEngine, confidence: float, target: float) -> bool:
 
 # ------------------------------------------------------------------ predictive draws
 def _system_shift(engine: MTCEngine, rng: np.random.Generator) -> FloatArray:
-    """Per pair, the mean over its retrieving systems of one drawn system offset.
+    """Per pair, a shift that moves every system's score by its drawn offset.
 
+    The system-effect engine claims that system A's score is off by ``f_A b_A`` with
+    ``b_A ~ N(E[b_A], Var[b_A])`` independent across systems (app/mtc/calibration.py).
+    One offset is drawn per system, and the unjudged pairs get the smallest shifts
+    (least squares) whose coefficient-weighted average over A's unjudged results is
+    ``b_A`` for every A, so the drawn scores carry exactly that between-system spread.
     Zero for an engine without system offsets.
     """
     c = engine.collection
     if not isinstance(engine, SystemEffectEngine):
         return np.zeros(c.n_pairs)
     effect = engine.effect
-    if effect is None or effect.tau2 <= 0:
+    # before its minimum of judgments the engine does not trust its confidence, whose offsets
+    # rest on a handful of residuals (tau^2 swings from 0 to hundreds): neither do the draws
+    if effect is None or effect.tau2 <= 0 or engine.n_judged < engine.config.min_judgments:
         return np.zeros(c.n_pairs)
-    offsets = effect.bias + np.sqrt(effect.post_var) * rng.standard_normal(c.n_systems)
-    if not engine.shift_means:
-        # the engine does not move its means by the offsets: neither do the draws on average
-        offsets = offsets - effect.bias
-    total = np.bincount(c.entry_pair, weights=offsets[c.entry_system], minlength=c.n_pairs)
-    return np.asarray(total / np.maximum(c.n_retrieving, 1), dtype=np.float64)
+    offsets = np.sqrt(effect.post_var) * rng.standard_normal(c.n_systems)
+    if engine.shift_means:
+        offsets = offsets + effect.bias
+    # w[A, p]: weight of unjudged pair p in A's score (its share of f_A)
+    open_entry = ~engine.judged[c.entry_pair]
+    weight = engine.coef * inverse_denominators(engine.ey)[c.pair_query[c.entry_pair]] * open_entry
+    w = coo_matrix(
+        (weight[open_entry], (c.entry_system[open_entry], c.entry_pair[open_entry])),
+        shape=(c.n_systems, c.n_pairs),
+    ).tocsr()
+    mass = np.asarray(w.sum(axis=1)).ravel()
+    gram = (w @ w.T).toarray()
+    # minimum-norm shifts s with W s = mass * b: s = W^T lambda, (W W^T) lambda = mass * b
+    lam = np.linalg.lstsq(gram, mass * offsets, rcond=None)[0]
+    return np.asarray(w.T @ lam, dtype=np.float64)
 
 
 def draw_unjudged(engine: MTCEngine, rng: np.random.Generator) -> FloatArray:
@@ -199,6 +226,35 @@ def draw_unjudged(engine: MTCEngine, rng: np.random.Generator) -> FloatArray:
 
 
 # ------------------------------------------------------------------ one run
+def default_resolution(engine: MTCEngine) -> float:
+    """Batch growth of the simulated runs: 5 %, more on collections of over 50,000 results.
+
+    A simulated step costs about one pass over the retrieved results, and a run takes
+    ``O(log(n) / resolution)`` steps: the share grows with the number of results so that a
+    run of a 100 systems x 1,000 queries x k = 10 campaign stays at a few dozen steps.
+    """
+    entries = engine.collection.entry_pair.shape[0]
+    return float(min(MAX_RESOLUTION, BASE_RESOLUTION * max(1.0, entries / RESOLUTION_ENTRIES)))
+
+
+def _judge(sim: MTCEngine, pairs: IntArray, values: FloatArray) -> None:
+    """``sim.judge`` then ``recalibrate``; a batch over many queries re-estimates in one pass.
+
+    Updating query by query costs ``O(n_systems^2 * pool_q)`` per query touched, so a wide
+    batch is cheaper as one re-estimate and rebuild, which gives the same statistics.
+    """
+    queries = np.unique(sim.collection.pair_query[pairs])
+    if queries.shape[0] > BULK_QUERIES:
+        new = ~sim.judged[pairs]
+        sim.judged[pairs] = True
+        sim.values[pairs] = values
+        sim.n_judged += int(new.sum())
+        sim.reestimate()
+    else:
+        sim.judge(pairs, values)
+    sim.recalibrate()
+
+
 def _copy_engine(engine: MTCEngine, rng: np.random.Generator) -> MTCEngine:
     """A copy that judging does not propagate back (collection and model shared, read only)."""
     memo: dict[int, object] = {
@@ -233,8 +289,7 @@ def _simulate(
         if pairs.size == 0:
             break
         before, previous = done, confidence
-        sim.judge(pairs, truth[pairs])
-        sim.recalibrate()
+        _judge(sim, pairs, truth[pairs])
         confidence = sim.ranking_confidence
         after = sim.n_judged - start
         floor = max(before + 1, sim.config.min_judgments - start)
@@ -280,7 +335,7 @@ def project(
     seed: int = 0,
     max_seconds: float | None = 2.0,
     batch: int = 1,
-    resolution: float = 0.05,
+    resolution: float | None = None,
 ) -> Projection:
     """Project the further judgments needed to reach each target ranking confidence.
 
@@ -305,9 +360,10 @@ def project(
     batch : int
         Pairs the campaign judges between two selections (its concurrent assessors);
         the smallest simulated batch.
-    resolution : float
+    resolution : float, optional
         Simulated batches hold this share of the run's judgments so far (at least
-        ``batch``), so a run takes ``O(log n)`` steps.
+        ``batch``), so a run takes ``O(log n)`` steps; by default
+        :func:`default_resolution` (5 %, more above 50,000 retrieved results).
 
     Returns
     -------
@@ -320,6 +376,8 @@ def project(
     412
     """
     _check(targets, runs, max_seconds, batch)
+    if resolution is None:
+        resolution = default_resolution(engine)
     if not 0.0 <= resolution < 1.0:
         raise ValueError(f"resolution must be in [0, 1), found {resolution}")
     started = time.perf_counter()
