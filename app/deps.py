@@ -110,14 +110,25 @@ def _bearer(request: Request, settings: Settings) -> Principal:
     raise OrganizerOnly("organizer token required: send 'Authorization: Bearer <token>'")
 
 
-async def _identify(request: Request, session: Session, settings: Settings) -> Principal | None:
-    """Who the request comes from: the bearer token, a signed-in session, or nobody (None)."""
+async def _identify(request: Request, settings: Settings) -> Principal | None:
+    """Who the request comes from: the bearer token, a signed-in session, or nobody (None).
+
+    The session is looked up in a transaction of its own, committed before the route runs:
+    on SQLite every transaction holds the database's write lock, and a route that does its
+    work in another transaction (``transaction()``, the results and event stream) would
+    otherwise wait for the request's own session until it gave up."""
     if "authorization" in request.headers:
         return _bearer(request, settings)
     token = request.cookies.get(SESSION_COOKIE)
     if not token or len(token) > 128:
         return None
-    return await anyio.to_thread.run_sync(organizers.principal_for_session, session, token)
+    factory = request.app.state.session_factory
+
+    def lookup() -> Principal | None:
+        with session_scope(factory) as session:
+            return organizers.principal_for_session(session, token)
+
+    return await anyio.to_thread.run_sync(lookup)
 
 
 async def form_field(request: Request, name: str) -> str | None:
@@ -149,26 +160,22 @@ async def check_csrf(request: Request, principal: Principal) -> None:
         )
 
 
-async def require_organizer(
-    request: Request, session: SessionDep, settings: SettingsDep
-) -> Principal:
+async def require_organizer(request: Request, settings: SettingsDep) -> Principal:
     """Organizer routes: the bearer token (``MTCJUDGE_ORGANIZER_TOKEN``), or a signed-in
     organizer's session cookie plus, on a state-changing request, its CSRF token. Nothing
     else: no session, an assessor's token or a wrong bearer token is a 401, a missing or
     wrong CSRF token a 403."""
-    principal = await _identify(request, session, settings)
+    principal = await _identify(request, settings)
     if principal is None:
         raise OrganizerOnly("organizers only: sign in at /login, or send the organizer token")
     await check_csrf(request, principal)
     return principal
 
 
-async def optional_organizer(
-    request: Request, session: SessionDep, settings: SettingsDep
-) -> Principal | None:
+async def optional_organizer(request: Request, settings: SettingsDep) -> Principal | None:
     """The organizer, if the request comes from one (pages open to everyone, such as /)."""
     try:
-        return await _identify(request, session, settings)
+        return await _identify(request, settings)
     except OrganizerOnly:
         return None
 

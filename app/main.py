@@ -45,6 +45,7 @@ def create_app(
         Sessions to use instead of a new engine on ``settings.database_url`` (tests bind one
         to a connection whose transaction is rolled back after each test).
     """
+    from app.campaigns.pages import router as campaign_pages_router
     from app.campaigns.routes import router as campaigns_router
     from app.judging.pages import pages_router
     from app.judging.routes import router as judging_router
@@ -99,6 +100,7 @@ def create_app(
     app.include_router(judging_router)
     app.include_router(pages_router)
     app.include_router(organizers_router)
+    app.include_router(campaign_pages_router)
 
     _register_error_handlers(app)
     _add_probes(app, session_factory)

@@ -8,6 +8,7 @@ import wave
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sqlalchemy import text
@@ -59,3 +60,33 @@ def write_tone(path: Path, frequency: float, seconds: float = 4.0, rate: int = 1
 #: the organizer API's bearer token in tests: the API answers nobody without it (or a session)
 ORGANIZER_TOKEN = "test-organizer-token"
 ORGANIZER_HEADERS = {"Authorization": f"Bearer {ORGANIZER_TOKEN}"}
+
+
+@contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free port of 127.0.0.1, in a thread; yields its URL
+    (for the browser tests, which need a real server)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

@@ -125,7 +125,7 @@ def test_sign_in_see_the_campaigns_and_sign_out_with_the_keyboard(
             row = page.get_by_role("row", name="AMS 2025")
             expect(row).to_contain_text("open")
             expect(row.get_by_role("link", name="AMS 2025", exact=True)).to_have_attribute(
-                "href", "/api/campaigns/ams-2025/results"
+                "href", "/campaigns/ams-2025"
             )
             expect(page.locator(".activity")).to_contain_text("ada created the campaign")
             expect(page.locator(".organizer-bar")).to_contain_text("Signed in as ada")

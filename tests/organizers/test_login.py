@@ -234,6 +234,7 @@ def test_the_landing_page_lists_campaigns_to_organizers(signed_in: TestClient) -
     assert created.status_code == 201, created.text
     page = signed_in.get("/").text
     assert "AMS &lt;2011&gt;" in page
+    assert 'href="/campaigns/ams"' in page  # the dashboard
     assert 'href="/api/campaigns/ams/results"' in page
     assert "status--open" in page
     assert "2 × 1" in page  # systems x queries

@@ -1,0 +1,155 @@
+"""The campaign dashboard (``GET /campaigns/{slug}``): who may open it, and in a real browser,
+that it draws the results and changes without a reload when a judgment arrives."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session, sessionmaker
+
+from app import audit
+from app.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from app.config import Settings
+from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from app.ingest.formats import Runs
+from app.main import create_app
+from app.models import utcnow
+from app.organizers import service as organizers
+from tests.organizers.conftest import PASSWORD
+from tests.support import ORGANIZER_HEADERS, serve_in_thread
+from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
+
+#: 4 systems x 3 queries x k=3 over overlapping candidates
+RUNS = {
+    f"S{s}": {f"q{q}": [f"d{q}-{(s + r) % 5}" for r in range(3)] for q in range(3)}
+    for s in range(4)
+}
+
+
+def _campaign(session: Session) -> str:
+    """The campaign "ams" with one consented assessor; returns the assessor's token."""
+    spec = CampaignSpec(name="AMS dashboard", slug="ams", k=3, status="open", estimator="uniform")
+    campaign, _ = create_campaign(session, spec, Runs(RUNS, "tsv"))
+    assessor, token = invite_assessor(session, campaign, "Ada")
+    assessor.consented_at = utcnow()
+    return token
+
+
+@pytest.fixture
+def campaign(session_factory: sessionmaker[Session]) -> str:
+    """The campaign "ams", committed for the apps; returns its assessor's token."""
+    with session_factory() as session:
+        token = _campaign(session)
+        session.commit()
+    return token
+
+
+def test_signed_out_visitors_get_the_sign_in_form(client: TestClient, campaign: str) -> None:
+    page = client.get("/campaigns/ams")
+    assert page.status_code == 401
+    assert 'name="password"' in page.text
+    assert "/campaigns/ams" in page.text  # where the form returns to
+
+
+def test_an_assessor_token_does_not_open_it(client: TestClient, campaign: str) -> None:
+    bearer = client.get("/campaigns/ams", headers={"Authorization": f"Bearer {campaign}"})
+    assert bearer.status_code == 401
+    client.cookies.set("mtcjudge_session", campaign)
+    assert client.get("/campaigns/ams").status_code == 401
+
+
+def test_the_signed_in_organizer_gets_the_dashboard(signed_in: TestClient, campaign: str) -> None:
+    page = signed_in.get("/campaigns/ams")
+    assert page.status_code == 200
+    assert page.headers["cache-control"] == "no-store"
+    assert 'data-results-url="/api/campaigns/ams/results"' in page.text
+    assert 'data-events-url="/api/campaigns/ams/events"' in page.text
+    assert "AMS dashboard" in page.text
+    assert "<script>" not in page.text  # the CSP allows no inline script
+
+
+def test_the_api_token_opens_it_too(client: TestClient, campaign: str) -> None:
+    assert client.get("/campaigns/ams", headers=ORGANIZER_HEADERS).status_code == 200
+
+
+def test_an_unknown_campaign_is_a_404_page(signed_in: TestClient, campaign: str) -> None:
+    page = signed_in.get("/campaigns/nope")
+    assert page.status_code == 404
+    assert "nope" in page.text
+
+
+# --------------------------------------------------------------------------- in a browser
+
+
+@pytest.fixture
+def live(empty_database_url: str) -> Iterator[tuple[str, str]]:
+    """A server with its planner on a migrated database holding an organizer "ada" and the
+    campaign "ams"; yields (its URL, the assessor's token)."""
+    upgrade_database(empty_database_url)
+    engine = make_engine(empty_database_url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
+            token = _campaign(session)
+    finally:
+        engine.dispose()
+    settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
+    with serve_in_thread(create_app(settings)) as base:
+        yield base, token
+
+
+def _text(page: Any, selector: str) -> str:
+    return str(page.inner_text(selector)).strip()
+
+
+def _wait_for(page: Any, selector: str, expected: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while _text(page, selector) != expected:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{selector} shows {_text(page, selector)!r}, not {expected!r}")
+        page.wait_for_timeout(100)
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
+def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    base, token = live
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1800})
+            page.on("console", lambda message: watch_policy(message.text, errors))
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto(f"{base}/campaigns/ams")
+            page.fill("input[name=username]", "ada")
+            page.fill("input[name=password]", PASSWORD)
+            page.keyboard.press("Enter")
+            page.wait_for_url(f"{base}/campaigns/ams")
+            _wait_for(page, "#fig-judgments", "0")
+            _wait_for(page, "#live-status", "Live")
+            # the pictures: one row per system, two cells per system pair
+            assert page.locator("#forest .forest-row").count() == 4
+            assert page.locator("#heatmap rect.cell:not(.diagonal)").count() == 2 * 6
+            assert page.locator("#curve path.curve").count() == 1
+            page.evaluate("window.notReloaded = true")
+
+            with httpx.Client(base_url=base, timeout=10) as assessor:
+                lease = assessor.get(f"/api/a/{token}/next").json()["pair"]["lease_id"]
+                body = {"lease_id": lease, "broad": 2, "fine": 90, "client_id": str(uuid.uuid4())}
+                assert assessor.post(f"/api/a/{token}/judgments", json=body).status_code == 201
+
+            _wait_for(page, "#fig-judgments", "1")
+            assert page.evaluate("window.notReloaded") is True
+            assert "Ada" not in page.inner_text("#assessors-body")  # pseudonyms only
+            assert _text(page, "#assessors-body tr th") == "A1"
+        finally:
+            browser.close()
+    assert errors == []
