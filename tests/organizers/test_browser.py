@@ -6,14 +6,10 @@ A uvicorn server runs in a thread on its own database (SQLite, or a Postgres sch
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from app import audit
 from app.campaigns.service import CampaignSpec, create_campaign
@@ -23,6 +19,7 @@ from app.ingest.formats import Runs
 from app.main import create_app
 from app.organizers import service as organizers
 from tests.organizers.conftest import PASSWORD
+from tests.support import serve_in_thread
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
 
 pytestmark = pytest.mark.skipif(
@@ -44,25 +41,8 @@ def live_server(empty_database_url: str) -> Iterator[str]:
     finally:
         engine.dispose()
     settings = Settings(database_url=empty_database_url, run_planner=False, login_failure_delay=0.0)
-    app = create_app(settings)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with serve_in_thread(create_app(settings)) as base:
+        yield base
 
 
 def focused(page) -> str:

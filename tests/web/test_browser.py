@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from sqlalchemy import select
 
 from app.config import Settings
@@ -27,7 +24,7 @@ from app.db import make_engine, make_sessionmaker, session_scope, upgrade_databa
 from app.judging.repository import hash_token
 from app.main import create_app
 from app.models import Assessor, Campaign, Document, Judgment, Query, Result, System
-from tests.support import write_tone
+from tests.support import serve_in_thread, write_tone
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -124,24 +121,8 @@ def live_server(server_database_url: str, tmp_path: Path) -> Iterator[LiveServer
     audio_dir.mkdir()
     seed(server_database_url, audio_dir)
     app = create_app(Settings(database_url=server_database_url))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield LiveServer(f"http://127.0.0.1:{port}", server_database_url)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with serve_in_thread(app) as base:
+        yield LiveServer(base, server_database_url)
 
 
 def wait_until(page: Any, expression: str, timeout: float = 10.0) -> None:
