@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy import sparse
 
 from app.mtc.collection import Collection
 from app.mtc.estimators import SOURCE_JUDGED, RelevanceModel
@@ -40,7 +41,11 @@ from app.mtc.selection import (
     static_weights,
     top_candidates,
 )
-from app.mtc.significance import Verdicts, significance_verdicts
+from app.mtc.significance import (
+    Verdicts,
+    pairwise_significance_verdicts,
+    significance_verdicts,
+)
 
 __all__ = ["STOP_RULES", "EngineConfig", "MTCEngine", "absolute_threshold"]
 
@@ -200,6 +205,7 @@ class MTCEngine:
         self._discount = rank_discount(measure, np.arange(1, collection.k + 1), self.config.rbp_p)
         self._static = static_weights(collection, self.coef)
         self._co: CoRetrieval | None = None
+        self._retrieval: sparse.csr_array | None = None
         self._pending: set[int] = set()
         self.n_updates = 0
         self.n_judged = int(self.judged.sum())
@@ -491,6 +497,31 @@ class MTCEngine:
         return top, weights[top]
 
     # ------------------------------------------------------------------ significance
+    def agk_cases(self) -> tuple[FloatArray, FloatArray]:
+        """Per system and query, AG@k with every unjudged document it retrieves at the top
+        level (``best``) and at 0 (``worst``), judged ones at their value ([U12] §5.2).
+
+        Returns
+        -------
+        best, worst : ndarray of shape (n_systems, n_queries)
+            Raw AG units. The bounds of a pair are ``best[A] - worst[B]`` (upper) and
+            ``worst[A] - best[B]`` (lower).
+        """
+        c = self.collection
+        ns, nq, k = c.n_systems, c.n_queries, c.k
+        if self._retrieval is None:
+            # (system, query) x pair, 1 where the system retrieves the pair: fixed by the runs
+            rows = c.entry_system * nq + c.pair_query[c.entry_pair]
+            self._retrieval = sparse.csr_array(
+                (np.ones(rows.shape[0]), (rows, c.entry_pair)), shape=(ns * nq, c.n_pairs)
+            )
+        # one pass over the matrix for both sums: judged gains, unjudged documents
+        sums = self._retrieval @ np.column_stack(
+            (np.where(self.judged, self.values, 0.0), ~self.judged)
+        ).astype(np.float64)
+        gain, open_ = sums[:, 0].reshape(ns, nq), sums[:, 1].reshape(ns, nq)
+        return (gain + self.scale.lmax * open_) / k, gain / k
+
     def agk_bounds(self, *, tight: bool = False) -> tuple[FloatArray, FloatArray]:
         """[U12] best/worst-case bounds of dAG@k for every system pair (docs/method.md §5.2).
 
@@ -501,21 +532,12 @@ class MTCEngine:
         """
         c = self.collection
         ns, nq, k = c.n_systems, c.n_queries, c.k
-        lmax = self.scale.lmax
-        pq = c.pair_query[c.entry_pair]
-        judged = self.judged[c.entry_pair]
-        flat = c.entry_system * nq + pq
-        gain = np.bincount(
-            flat, weights=np.where(judged, self.values[c.entry_pair], 0.0), minlength=ns * nq
-        ).reshape(ns, nq)
-        open_ = np.bincount(flat, weights=(~judged).astype(np.float64), minlength=ns * nq).reshape(
-            ns, nq
-        )
+        best, worst = self.agk_cases()
         a, b = np.triu_indices(ns, 1)
-        known = gain[a] - gain[b]
-        upper_open = open_[a].copy()
-        lower_open = open_[b].copy()
+        upper, lower = best[a] - worst[b], worst[a] - best[b]
         if tight:
+            # a document both systems retrieve unjudged costs nothing: take back the top
+            # level charged to one side for each
             co = self._co or CoRetrieval.build(c, self.coef)
             self._co = co
             unjudged = ~self.judged[co.pair]
@@ -526,9 +548,10 @@ class MTCEngine:
                 + c.pair_query[co.pair[unjudged]]
             )
             shared = np.bincount(idx, minlength=a.shape[0] * nq).reshape(a.shape[0], nq)
-            upper_open -= shared
-            lower_open -= shared
-        return (known + lmax * upper_open) / k, (known - lmax * lower_open) / k
+            charge = self.scale.lmax * shared / k
+            upper -= charge
+            lower += charge
+        return upper, lower
 
     def significance(
         self,
@@ -544,9 +567,14 @@ class MTCEngine:
         difference of the configured measure (normalised, A9) with ``delta``.
         Pairs are in ``numpy.triu_indices(n_systems, 1)`` order.
         """
-        upper, lower = self.agk_bounds(tight=tight)
         a, b = np.triu_indices(self.collection.n_systems, 1)
         expected = self.evaluation().diff_mean[a, b]
+        if not tight:  # the bounds are differences of per-system cases: no pair matrix
+            best, worst = self.agk_cases()
+            return pairwise_significance_verdicts(
+                best, worst, expected, delta=delta, alpha=alpha, two_tailed=two_tailed
+            )
+        upper, lower = self.agk_bounds(tight=tight)
         return significance_verdicts(
             upper, lower, expected, delta=delta, alpha=alpha, two_tailed=two_tailed
         )

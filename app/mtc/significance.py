@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import special, stats
 
 from app.mtc._validation import check_int as _check_int
 from app.mtc._validation import check_probability as _check_probability
@@ -36,6 +36,7 @@ __all__ = [
     "Verdict",
     "Verdicts",
     "agk_bounds",
+    "pairwise_significance_verdicts",
     "power_threshold",
     "significance_verdict",
     "significance_verdicts",
@@ -558,6 +559,136 @@ def significance_verdicts(
         p_lower_greater=p_lower_greater,
         p_lower_less=p_lower_less,
     )
+
+
+def pairwise_significance_verdicts(
+    best: npt.ArrayLike,
+    worst: npt.ArrayLike,
+    expected_mean_differences: npt.ArrayLike,
+    *,
+    delta: float = 0.067,
+    alpha: float = 0.05,
+    two_tailed: bool = False,
+) -> Verdicts:
+    """:func:`significance_verdicts` of every pair of systems, from per-system cases.
+
+    The [U12] bounds of a pair ``(A, B)`` (docs/method.md §5.2, not the tight option) are
+    differences of per-system figures: ``u = best[A] - worst[B]`` and
+    ``l = worst[A] - best[B]``, with ``best`` a system's per-query AG@k when every document
+    it retrieves unjudged is at the top level and ``worst`` at 0. The t-tests only need the
+    mean and the variance of each bound vector, which follow from the systems' own sums and
+    one ``(n_systems, n_systems)`` matrix product, so the ``(n_pairs, n_queries)`` bound
+    matrices are never built: 100 systems x 1,000 queries take milliseconds instead of half a
+    second. The verdicts are those of :func:`significance_verdicts` on the same bounds; a
+    vector whose spread is rounding noise (below ~1e-13 of its magnitude) counts as constant,
+    as there.
+
+    Parameters
+    ----------
+    best, worst : array_like of float, shape (n_systems, n_queries)
+        Per-system per-query cases, ``worst <= best``; n_queries >= 2.
+    expected_mean_differences : array_like of float, shape (n_pairs,)
+        E[mean dLambda] of each pair in ``numpy.triu_indices(n_systems, 1)`` order.
+    delta, alpha, two_tailed
+        As in :func:`significance_verdict`.
+
+    Returns
+    -------
+    Verdicts
+        Pairs in ``numpy.triu_indices(n_systems, 1)`` order.
+    """
+    best_arr = np.asarray(best, dtype=np.float64)
+    worst_arr = np.asarray(worst, dtype=np.float64)
+    expected = np.asarray(expected_mean_differences, dtype=np.float64)
+    if best_arr.ndim != 2:
+        raise ValueError(
+            f"best must be 2-D with shape (n_systems, n_queries), found shape {best_arr.shape}"
+        )
+    if worst_arr.shape != best_arr.shape:
+        raise ValueError(
+            f"worst must have the shape of best {best_arr.shape}, found {worst_arr.shape}"
+        )
+    n_systems, n_queries = best_arr.shape
+    if n_queries < 2:
+        raise ValueError(f"the t-tests need n_queries >= 2, found {n_queries}")
+    a, b = np.triu_indices(n_systems, 1)
+    if expected.shape != a.shape:
+        raise ValueError(
+            f"expected mean differences must have shape {a.shape}, found {expected.shape}"
+        )
+    if not (np.all(np.isfinite(best_arr)) and np.all(np.isfinite(worst_arr))):
+        raise ValueError("best and worst must be finite, found NaN or inf")
+    if not np.all(np.isfinite(expected)):
+        raise ValueError("expected mean differences must be finite, found NaN or inf")
+    if np.any(worst_arr > best_arr):
+        raise ValueError("worst must be <= best for every query, found worst > best")
+    delta = _check_finite_scalar("delta", delta, nonnegative=True)
+    alpha = _check_probability("alpha", alpha)
+
+    level = alpha / 2.0 if two_tailed else alpha
+    p_upper_greater, p_upper_less, p_lower_greater, p_lower_less = _pairwise_p_values(
+        best_arr, worst_arr, a, b
+    )
+    codes, rules = _rules_kernel(
+        p_upper_greater, p_upper_less, p_lower_greater, p_lower_less, expected, delta, level
+    )
+    return Verdicts(
+        outcome=tuple(_OUTCOMES[code] for code in codes),
+        rule=rules,
+        final=(rules >= 1) & (rules <= 3),
+        p_upper_greater=p_upper_greater,
+        p_upper_less=p_upper_less,
+        p_lower_greater=p_lower_greater,
+        p_lower_less=p_lower_less,
+    )
+
+
+def _pairwise_p_values(
+    best: NDArray[np.float64],
+    worst: NDArray[np.float64],
+    a: NDArray[np.intp],
+    b: NDArray[np.intp],
+) -> tuple[NDArray[np.float64], ...]:
+    """One-sided t-test p-values of ``u = best[a] - worst[b]`` and ``l = worst[a] - best[b]``
+    (each (n_pairs,)): greater and less for ``u``, then for ``l``."""
+    n = best.shape[1]
+    best_mean, worst_mean = best.mean(axis=1), worst.mean(axis=1)
+    # centred rows: the sums of squares of a difference are then free of the means'
+    # cancellation, and what is left of rounding is proportional to the rows' spread
+    best_c = best - best_mean[:, None]
+    worst_c = worst - worst_mean[:, None]
+    best_ss = np.einsum("ij,ij->i", best_c, best_c)
+    worst_ss = np.einsum("ij,ij->i", worst_c, worst_c)
+    cross = best_c @ worst_c.T  # cross[i, j] = best_c[i] . worst_c[j]
+    magnitude = np.maximum(np.abs(best).max(axis=1), np.abs(worst).max(axis=1))
+
+    def p_values(
+        mean: NDArray[np.float64],
+        ss: NDArray[np.float64],
+        noise: NDArray[np.float64],
+        scale: NDArray[np.float64],
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        ss = np.maximum(ss, 0.0)
+        constant = ss <= noise
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = mean / np.sqrt(ss / (n - 1) / n)
+        p_greater = np.where(constant, 1.0, special.stdtr(n - 1, -t))
+        p_less = np.where(constant, 1.0, special.stdtr(n - 1, t))
+        tolerance = _CONSTANT_RTOL * scale
+        p_greater = np.where(constant & (mean > tolerance), 0.0, p_greater)
+        p_less = np.where(constant & (mean < -tolerance), 0.0, p_less)
+        return p_greater, p_less
+
+    # rounding in the three-term sums of squares is a few ulps of the terms
+    eps = 64 * np.finfo(np.float64).eps
+    scale = np.maximum(1.0, magnitude[a] + magnitude[b])
+    upper_ss = best_ss[a] + worst_ss[b] - 2.0 * cross[a, b]
+    lower_ss = worst_ss[a] + best_ss[b] - 2.0 * cross[b, a]
+    upper_noise = eps * (best_ss[a] + worst_ss[b]) + n * (_CONSTANT_RTOL * scale) ** 2
+    lower_noise = eps * (worst_ss[a] + best_ss[b]) + n * (_CONSTANT_RTOL * scale) ** 2
+    up_greater, up_less = p_values(best_mean[a] - worst_mean[b], upper_ss, upper_noise, scale)
+    low_greater, low_less = p_values(worst_mean[a] - best_mean[b], lower_ss, lower_noise, scale)
+    return up_greater, up_less, low_greater, low_less
 
 
 def _one_sided_p_values(

@@ -101,3 +101,73 @@ def test_per_query_scores_validates(loaded) -> None:
         per_query_scores(loaded.collection, loaded.judged_values, "map", FINE)
     with pytest.raises(ValueError, match="one value per pool pair"):
         per_query_scores(loaded.collection, loaded.judged_values[:-1], "cg", FINE)
+
+
+def identical_twins(loaded) -> MTCEngine:
+    """The collection with its first system listed twice: every bound of the pair is 0."""
+    from app.mtc.collection import build_collection
+
+    c = loaded.collection
+    runs = c.rank_matrix()  # (n_systems, n_pairs) ranks, 0 = not retrieved
+    docs = np.full((c.n_systems + 1, c.n_queries, c.k), -1, dtype=np.intp)
+    for s in range(c.n_systems):
+        for p in np.flatnonzero(runs[s]):
+            docs[s, c.pair_query[p], runs[s, p] - 1] = c.pair_doc[p]
+    docs[-1] = docs[0]
+    twins = build_collection(docs, c.k)
+    return MTCEngine(twins, RelevanceModel(twins, FINE, "uniform"), EngineConfig())
+
+
+@pytest.mark.parametrize("n_judged", [0, 1, 25, 60, "all", "twins", "twins-all"])
+def test_pairwise_verdicts_equal_those_of_the_bound_matrices(loaded, n_judged) -> None:
+    from app.mtc.significance import significance_verdicts
+
+    c = loaded.collection
+    if str(n_judged).startswith("twins"):
+        engine = identical_twins(loaded)
+        if n_judged == "twins-all":
+            engine.judge(np.arange(engine.collection.n_pairs), loaded.judged_values)
+    else:
+        engine = engine_with(loaded, c.n_pairs if n_judged == "all" else int(n_judged))
+    a, b = np.triu_indices(engine.collection.n_systems, 1)
+    expected = engine.evaluation().diff_mean[a, b]
+    for alpha, two_tailed in ((0.05, False), (0.01, True)):
+        fast = engine.significance(alpha=alpha, two_tailed=two_tailed)
+        upper, lower = engine.agk_bounds()
+        reference = significance_verdicts(
+            upper, lower, expected, alpha=alpha, two_tailed=two_tailed
+        )
+        assert fast.outcome == reference.outcome
+        np.testing.assert_array_equal(fast.rule, reference.rule)
+        np.testing.assert_array_equal(fast.final, reference.final)
+        for name in ("p_upper_greater", "p_upper_less", "p_lower_greater", "p_lower_less"):
+            np.testing.assert_allclose(
+                getattr(fast, name), getattr(reference, name), rtol=1e-7, atol=1e-12
+            )
+
+
+def test_pairwise_verdicts_validate_their_input() -> None:
+    from app.mtc.significance import pairwise_significance_verdicts as verdicts
+
+    best = np.array([[2.0, 3.0, 1.0], [1.0, 2.0, 2.0], [0.5, 1.0, 1.5]])
+    worst = best - 0.5
+    expected = np.zeros(3)
+    assert len(verdicts(best, worst, expected)) == 3
+    with pytest.raises(ValueError, match="best must be 2-D"):
+        verdicts(best[0], worst[0], expected)
+    with pytest.raises(ValueError, match="worst must have the shape of best"):
+        verdicts(best, worst[:2], expected)
+    with pytest.raises(ValueError, match="n_queries >= 2"):
+        verdicts(best[:, :1], worst[:, :1], expected)
+    with pytest.raises(ValueError, match="expected mean differences must have shape"):
+        verdicts(best, worst, np.zeros(2))
+    with pytest.raises(ValueError, match="best and worst must be finite"):
+        verdicts(np.where(best > 2.5, np.nan, best), worst, expected)
+    with pytest.raises(ValueError, match="expected mean differences must be finite"):
+        verdicts(best, worst, np.array([0.0, np.inf, 0.0]))
+    with pytest.raises(ValueError, match="worst must be <= best"):
+        verdicts(worst, best, expected)
+    with pytest.raises(ValueError, match="delta"):
+        verdicts(best, worst, expected, delta=-1.0)
+    with pytest.raises(ValueError, match="alpha"):
+        verdicts(best, worst, expected, alpha=1.5)
