@@ -4,33 +4,43 @@ Requests never run the engine. One process at a time plans a campaign (a lease o
 ``planner_state`` row, renewed while the process lives, taken over when it lapses); every
 tick it reads the pairs whose judgments changed since it last looked, feeds them to its
 engine, ranks the pairs free to hand out and replaces the campaign's ``plan_entry`` rows,
-and stores the figures the pages show (ranking confidence, whether judging can stop).
-Nothing is shared between processes but the database, so the processes may run on
-different machines. See docs/reliability.md.
+and stores the figures the pages show (ranking confidence, whether judging can stop) and,
+after new judgments, the campaign's results document (:mod:`app.campaigns.results`) with a
+point of its confidence curve. The projection of the judgments still needed runs on a
+thread of its own (:class:`Projector`), at most every few seconds, so that a tick never
+waits for it. Nothing is shared between processes but the database, so the processes may
+run on different machines. See docs/reliability.md.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
+import math
 import os
 import socket
 import threading
 import time
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.campaigns import results
 from app.db import session_scope
 from app.models import Campaign, utcnow
+from app.mtc.engine import MTCEngine
+from app.mtc.projection import Projection, project
 from app.planner import repository
 from app.planner.build import CampaignEngine, build_engine, playable_mask, pool_pairs, settings_key
 
 __all__ = [
     "PLAN_SIZE",
     "Planner",
+    "Projector",
     "ensure_pool",
     "plan_campaign",
     "unplayable_pairs",
@@ -43,6 +53,11 @@ log = logging.getLogger("mtcjudge.planner")
 PLAN_SIZE = 256
 #: re-plan at least this often even when no judgment arrived (leases come and go)
 IDLE_REPLAN_SECONDS = 5.0
+#: a new projection of the judgments still needed at most this often while judgments come
+#: in (at once when judging becomes able to stop, or no longer)
+PROJECTION_INTERVAL_SECONDS = 10.0
+#: ... and at most one fifth of the time on projections, however long one takes
+PROJECTION_DUTY_FACTOR = 5.0
 
 
 def ensure_pool(session: Session, campaign: Campaign) -> int:
@@ -93,6 +108,47 @@ def unplayable_summary(session: Session, campaign: Campaign) -> str | None:
     )
 
 
+class Projector:
+    """Projects the judgments still needed (:func:`app.mtc.projection.project`) on a thread
+    of its own, one campaign at a time, so that the planner's ticks never wait for it.
+
+    It works on a copy of the engine taken by the planner's thread (:meth:`submit`), which
+    goes on judging its own engine meanwhile. ``inline`` projects in the caller's thread
+    instead (tests that want the projection in the next document)."""
+
+    def __init__(
+        self, *, runs: int = 16, max_seconds: float | None = 2.0, inline: bool = False
+    ) -> None:
+        self.runs = runs
+        self.max_seconds = max_seconds
+        self.inline = inline
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, engine: MTCEngine, targets: list[float], seed: int) -> Future[Projection]:
+        # the collection and the relevance model are read-only: shared, not copied
+        memo: dict[int, object] = {id(engine.collection): engine.collection}
+        memo[id(engine.model)] = engine.model
+        snapshot = copy.deepcopy(engine, memo)
+        if self.inline:
+            done: Future[Projection] = Future()
+            done.set_result(self._project(snapshot, targets, seed))
+            return done
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="mtc-projection")
+            return self._executor.submit(self._project, snapshot, targets, seed)
+
+    def _project(self, engine: MTCEngine, targets: list[float], seed: int) -> Projection:
+        return project(engine, targets, runs=self.runs, seed=seed, max_seconds=self.max_seconds)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=False, cancel_futures=True)
+                self._executor = None
+
+
 @dataclass
 class _CampaignPlan:
     """What the planner process keeps in memory for one campaign it plans."""
@@ -102,6 +158,39 @@ class _CampaignPlan:
     row_index: dict[int, int]  # pair row id -> engine pair
     seen: dict[int, int] = field(default_factory=dict)  # pair row id -> changes applied
     planned_at: float = 0.0
+    # the last projection, the one being made, and the state it was asked in
+    projection: Projection | None = None
+    pending: Future[Projection] | None = None
+    projection_asked_at: float = -math.inf
+    projection_judged: int = -1
+    projection_stop: str | None = None
+
+    def projection_landed(self) -> bool:
+        """Take in a projection that has finished since the last tick; True if one did."""
+        if self.pending is None or not self.pending.done():
+            return False
+        future, self.pending = self.pending, None
+        try:
+            self.projection = future.result()
+        except Exception:  # a failed projection leaves the document without one
+            log.exception("projection of campaign %s failed", self.state.campaign_id)
+            return False
+        return True
+
+    def projection_due(self, stop_reason: str | None) -> bool:
+        if self.pending is not None:
+            return False
+        if self.projection_asked_at == -math.inf or stop_reason != self.projection_stop:
+            return True
+        # a projection that took long (minutes on a very large campaign: it always completes
+        # two simulated runs) waits several times as long before the next: the projection
+        # thread never keeps a core busy for more than a share of the time
+        took = self.projection.seconds if self.projection is not None else 0.0
+        wait = max(PROJECTION_INTERVAL_SECONDS, PROJECTION_DUTY_FACTOR * took)
+        return (
+            self.state.engine.n_judged != self.projection_judged
+            and time.monotonic() - self.projection_asked_at >= wait
+        )
 
 
 def _figures(plan: _CampaignPlan, campaign: Campaign, now: datetime) -> dict[str, object]:
@@ -132,9 +221,13 @@ def plan_campaign(
     owner: str | None = None,
     plan_size: int = PLAN_SIZE,
     force: bool = False,
+    projector: Projector | None = None,
 ) -> _CampaignPlan | None:
     """One planning step for a campaign: read, compute, write (two short transactions,
-    the computation in between holds no connection). Returns the state to keep."""
+    the computation in between holds no connection). Returns the state to keep.
+
+    The results document is rewritten after new judgments (and on the first plan, and when
+    a projection lands); ``projector`` projects the judgments still needed (none without)."""
     now = utcnow()
     with session_scope(session_factory) as session:
         campaign = session.get(Campaign, campaign_id)
@@ -161,8 +254,12 @@ def plan_campaign(
             )
             for pid, (_, _, n) in moved.items():
                 cached.seen[pid] = n
+        landed = cached.projection_landed()
         idle = (
-            not rebuilt and not fresh and time.monotonic() - cached.planned_at < IDLE_REPLAN_SECONDS
+            not rebuilt
+            and not fresh
+            and not landed
+            and time.monotonic() - cached.planned_at < IDLE_REPLAN_SECONDS
         )
         if idle and not force:
             return cached
@@ -188,14 +285,36 @@ def plan_campaign(
             for rank, (p, w) in enumerate(zip(ranked, weights, strict=True))
         ]
     figures = _figures(cached, campaign, utcnow())
+    part = None
+    if rebuilt or fresh or landed:
+        part = results.engine_results(state, campaign, projection=cached.projection)
+        document = results.stored_json(part, state.settings_key)
     with session_scope(session_factory) as session:
         if owner is not None and not repository.still_planner(session, campaign_id, owner):
             return None  # another process took over while we computed
         repository.replace_plan(session, campaign_id, rows)
         repository.save_figures(session, campaign_id, figures)
+        if part is not None:
+            repository.save_results(
+                session,
+                campaign_id,
+                document,
+                judged_pairs=part.judgments,
+                ranking_confidence=part.ranking_confidence,
+                system_pairs_settled=part.system_pairs_settled,
+                now=utcnow(),
+            )
         if rebuilt:  # the first plan of this process: the tables have just changed a lot
             repository.refresh_statistics(session)
     cached.planned_at = time.monotonic()
+    stop_reason = state.engine.stop_reason()
+    if projector is not None and cached.projection_due(stop_reason):
+        cached.projection_asked_at = time.monotonic()
+        cached.projection_judged = state.engine.n_judged
+        cached.projection_stop = stop_reason
+        cached.pending = projector.submit(
+            state.engine, results.projection_targets(campaign.target), campaign.seed
+        )
     return cached
 
 
@@ -210,6 +329,8 @@ class Planner:
     lease_seconds : float
         How long a planner's claim on a campaign lasts without renewal: the time another
         process waits before taking over from one that died.
+    projector : Projector, optional
+        Projects the judgments still needed (by default on a thread of its own).
     """
 
     def __init__(
@@ -219,10 +340,12 @@ class Planner:
         interval: float = 0.5,
         lease_seconds: float = 10.0,
         owner: str | None = None,
+        projector: Projector | None = None,
     ) -> None:
         self.session_factory = session_factory
         self.interval = interval
         self.lease_seconds = lease_seconds
+        self.projector = projector or Projector()
         self.owner = owner or f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._plans: dict[int, _CampaignPlan] = {}
         self._stop = threading.Event()
@@ -247,6 +370,7 @@ class Planner:
                 self._plans.get(campaign_id),
                 owner=self.owner,
                 force=force,
+                projector=self.projector,
             )
             if result is None:
                 self._plans.pop(campaign_id, None)
@@ -278,6 +402,7 @@ class Planner:
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
+        self.projector.close()
         try:
             with session_scope(self.session_factory) as session:
                 repository.release_planning(session, self.owner)
