@@ -37,11 +37,8 @@ __all__ = [
     "STATUSES",
     "UPDATABLE_FIELDS",
     "CampaignSpec",
-    "CampaignStatus",
     "ImportReport",
-    "SystemEstimate",
     "assessor_link",
-    "campaign_status",
     "create_campaign",
     "find_assessor",
     "get_campaign",
@@ -502,55 +499,3 @@ def assessor_link(settings: Settings, token: str) -> str:
 def list_assessors(session: Session, campaign: Campaign) -> list[Assessor]:
     """The campaign's assessors, in the order they were invited."""
     return repository.assessors_of(session, campaign.id)
-
-
-@dataclass(frozen=True)
-class SystemEstimate:
-    """A system's estimated score and its 95 % interval, as the engine sees it now."""
-
-    name: str
-    mean: float
-    ci_low: float
-    ci_high: float
-
-
-@dataclass(frozen=True)
-class CampaignStatus:
-    """Where a campaign stands: pairs judged, the ranking (best first) and its confidence.
-
-    ``stop_reason`` is why judging can stop (None: it goes on); ``unplayable`` is the line
-    about pairs that cannot be judged for want of audio, or None.
-    """
-
-    judged_pairs: int
-    pool_pairs: int
-    ranking_confidence: float
-    stop_reason: str | None
-    ranking: list[SystemEstimate]
-    unplayable: str | None
-
-
-def campaign_status(session: Session, campaign: Campaign) -> CampaignStatus:
-    """Build the campaign's engine from its rows and read the ranking off it."""
-    from app.planner.build import build_engine
-    from app.planner.service import unplayable_summary
-
-    unplayable = unplayable_summary(session, campaign)
-    state = build_engine(session, campaign)
-    evaluation = state.engine.evaluation()
-    return CampaignStatus(
-        judged_pairs=int(state.engine.n_judged),
-        pool_pairs=state.n_pairs,
-        ranking_confidence=float(evaluation.ranking_confidence),
-        stop_reason=state.engine.stop_reason(),
-        ranking=[
-            SystemEstimate(
-                state.system_names[i],
-                float(evaluation.mean[i]),
-                float(evaluation.ci_low[i]),
-                float(evaluation.ci_high[i]),
-            )
-            for i in evaluation.ranking()
-        ],
-        unplayable=unplayable,
-    )

@@ -27,7 +27,8 @@ from app.validation import printable
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from app.campaigns.service import CampaignStatus, ImportReport
+    from app.campaigns.results import Results
+    from app.campaigns.service import ImportReport
     from app.models import Campaign
 
 __all__ = ["format_campaign_status", "format_import_report", "register"]
@@ -87,9 +88,24 @@ def register(sub: SubParsers) -> None:
     setting.set_defaults(run=run_set)
 
     status = add_parser(
-        actions, "status", "judgments so far, the estimated ranking and its confidence"
+        actions,
+        "status",
+        "judgments so far, the estimated ranking and its confidence",
+        description="Where a campaign stands, as its planner last computed it (or computed "
+        "now when nothing is stored yet, or for another measure or scale).",
     )
     status.add_argument("slug", help="the campaign's URL name")
+    status.add_argument(
+        "--json",
+        action="store_true",
+        help="print the results document, as GET /api/campaigns/SLUG/results sends it",
+    )
+    status.add_argument(
+        "--measure", choices=MEASURES, help="rank by this measure (default: the campaign's)"
+    )
+    status.add_argument(
+        "--scale", choices=("broad", "fine"), help="judgment scale (default: the campaign's)"
+    )
     add_database_option(status)
     status.set_defaults(run=run_status)
 
@@ -270,38 +286,66 @@ def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def run_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from app.campaigns import service
+    from app.campaigns import results
 
     def report(session: Session, _settings: Settings) -> None:
-        campaign = service.get_campaign(session, args.slug)
-        out.write(format_campaign_status(campaign, service.campaign_status(session, campaign)))
+        document = results.results_for(session, args.slug, args.measure, args.scale)
+        if args.json:
+            out.write(results.results_json(document) + "\n")
+        else:
+            out.write(format_campaign_status(document))
 
     return run_in_session(args, err, report)
 
 
-def format_campaign_status(campaign: Campaign, status: CampaignStatus) -> str:
-    """Progress and the estimated ranking of a campaign, as the engine sees it now."""
-    label = f"{MEASURE_LABELS[campaign.measure]}@{campaign.k}"
-    reason = status.stop_reason
+def format_campaign_status(results: Results) -> str:
+    """Progress, the estimated ranking and what is still needed, from the results document."""
+    label = f"{MEASURE_LABELS[results.measure]}@{results.k}"
+    reason = results.stop_reason
+    judged, pool = results.judgments, results.pool_pairs
     lines = [
-        f"{campaign.slug} ({campaign.status}): {campaign.scale.upper()} {label}, "
-        f"{campaign.estimator} estimator, {campaign.policy} policy",
-        f"  pairs judged         {status.judged_pairs} of {status.pool_pairs} "
-        f"({100 * status.judged_pairs / max(status.pool_pairs, 1):.1f} %)",
-        f"  ranking confidence   {status.ranking_confidence:.4f} (target {campaign.target:.2f})",
+        f"{results.campaign} ({results.status}): {results.scale.upper()} {label}, "
+        f"{results.estimator} estimator, {results.policy} policy",
+        f"  pairs judged         {judged} of {pool} ({100 * judged / max(pool, 1):.1f} %), "
+        f"{results.judgment_rows} judgment(s) stored",
+        f"  ranking confidence   {results.ranking_confidence:.4f} (target {results.target:.2f})",
+        f"  system pairs settled {results.system_pairs_settled} of {results.system_pairs}",
         "  judging              "
         + (f"can stop ({reason})" if reason else "goes on")
-        + (", keeps collecting" if campaign.keep_collecting else ""),
-        *([f"  cannot be judged     {printable(status.unplayable)}"] if status.unplayable else []),
-        "",
-        f"    rank  system              {label:>9}   95% interval",
+        + (", keeps collecting" if results.keep_collecting else ""),
     ]
-    for pos, system in enumerate(status.ranking, 1):
+    projected = results.projected_judgments_to_target
+    if projected is not None and not projected.reached and results.projection is not None:
         lines.append(
-            f"    {pos:4d}  {printable(system.name):<18} {system.mean:9.4f}   "
+            f"  still needed         {_judgments(projected.median)} judged pairs "
+            f"({_judgments(projected.low)}-{_judgments(projected.high)}, projected at "
+            f"{results.projection.judgments})"
+        )
+    if unplayable := pool - results.playable_pairs:
+        clips = ", ".join(printable(c) for c in results.unplayable_clips[:8])
+        n_clips = len(results.unplayable_clips)
+        more = f", ... ({n_clips} clips)" if n_clips > 8 else ""
+        lines.append(
+            f"  cannot be judged     {unplayable} pair(s): no readable audio for {clips}{more}"
+        )
+    if results.assessors:
+        active = sum(1 for a in results.assessors if a.live_lease)
+        lines.append(
+            f"  assessors            {len(results.assessors)}, {active} holding a pair now"
+        )
+    if not results.driving:
+        lines.append("  (not the measure and scale the campaign's loop runs on)")
+    lines += ["", f"    rank  system              {label:>9}   95% interval"]
+    for system in results.systems:
+        lines.append(
+            f"    {system.rank:4d}  {printable(system.name):<18} {system.mean:9.4f}   "
             f"[{system.ci_low:.4f}, {system.ci_high:.4f}]"
         )
     return "\n".join(lines) + "\n"
+
+
+def _judgments(count: int | None) -> str:
+    return "?" if count is None else str(count)
 
 
 def format_import_report(campaign: Campaign, report: ImportReport, audio: Path | None) -> str:
