@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
@@ -148,9 +148,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite", help="database")
     parser.add_argument("--admin-url", default=DEFAULT_ADMIN_URL, help="Postgres admin URL")
     parser.add_argument("--data", help="directory with runs.tsv (default: synthetic)")
     parser.add_argument("--systems", type=int, default=18, help="synthetic collection")
@@ -159,17 +158,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--assessors", type=int, default=50, help="taking turns")
     parser.add_argument("--judgments", type=int, default=2000, help="judgments to time")
     parser.add_argument("--warmup", type=int, default=200, help="judgments not timed")
-    parser.add_argument("--judgments-per-pair", type=int, default=1)
+    parser.add_argument("--judgments-per-pair", type=int, default=1, help="campaign setting")
     parser.add_argument("--replan-every", type=int, default=25, help="judgments per tick")
     parser.add_argument("--json", help="write the figures to this file")
-    args = parser.parse_args(argv)
+
+
+def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
     args.judgments += args.warmup
     result = run(args)
     for key, value in result.items():
-        print(f"{key:26} {value:.3f}" if isinstance(value, float) else f"{key:26} {value}")
+        text = f"{key:26} {value:.3f}" if isinstance(value, float) else f"{key:26} {value}"
+        print(text, file=out)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv), sys.stdout)
 
 
 if __name__ == "__main__":

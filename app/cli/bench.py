@@ -28,6 +28,8 @@ BENCHMARKS = {
         "inject a fault, then check from the database that no acknowledged judgment was lost "
         "and no pair was judged or leased twice (see bench/load.py).",
     ),
+    "judging_path": ("CPU and statements of one judgment, in process", None),
+    "projection": ("how good the projected judgments to the target are, in replays", None),
 }
 
 
