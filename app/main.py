@@ -46,6 +46,7 @@ def create_app(
         to a connection whose transaction is rolled back after each test).
     """
     from app.campaigns.pages import router as campaign_pages_router
+    from app.campaigns.results_routes import router as results_router
     from app.campaigns.routes import router as campaigns_router
     from app.judging.pages import pages_router
     from app.judging.routes import router as judging_router
@@ -97,6 +98,7 @@ def create_app(
     app.state.login_throttle = LoginThrottle()
     app.mount("/static", StaticFiles(directory=resource_dir("static")), name="static")
     app.include_router(campaigns_router)
+    app.include_router(results_router)
     app.include_router(judging_router)
     app.include_router(pages_router)
     app.include_router(organizers_router)

@@ -274,6 +274,8 @@ def _valid_requests() -> dict[tuple[str, str], dict[str, Any]]:
         ("GET", "/api/campaigns/{slug}"): {},
         ("PATCH", "/api/campaigns/{slug}"): {"json": {"status": "open"}},
         ("POST", "/api/campaigns/{slug}/assessors"): {"json": {"name": "Ann"}},
+        ("GET", "/api/campaigns/{slug}/results"): {},
+        ("GET", "/api/campaigns/{slug}/events"): {},
         ("GET", "/api/a/{token}/next"): {},
         ("POST", "/api/a/{token}/judgments"): {"json": judgment()},
         ("PUT", "/api/a/{token}/judgments/{judgment_id}"): {"json": {"broad": 1, "fine": 5}},

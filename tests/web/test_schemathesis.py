@@ -63,7 +63,12 @@ def test_the_api_keeps_its_contract(
 ) -> None:
     results = list(api_schema.get_all_operations())
     assert all(isinstance(result, Ok) for result in results), results
-    operations = [result.ok() for result in results if isinstance(result, Ok)]
+    # a Server-Sent Events stream never ends: tests/web/test_events.py covers it
+    operations = [
+        result.ok()
+        for result in results
+        if isinstance(result, Ok) and not result.ok().path.endswith("/events")
+    ]
     assert len(operations) >= 10
     for operation in operations:
 

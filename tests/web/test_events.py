@@ -1,0 +1,378 @@
+"""Live results over Server-Sent Events: a ``results`` event at once and after every judgment
+made through any process, one poller per campaign per process, keep-alives, reconnection
+with Last-Event-ID, and streams that end when the client goes or the server stops.
+
+The servers are real: ``mtcjudge serve`` processes on a scratch database (an SQLite file, or
+a Postgres schema when ``TEST_DATABASE_URL`` is set), or uvicorn on a thread of the test for
+what needs to look inside the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from app.campaigns.events import ResultsFeeds
+from app.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from app.config import Settings
+from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from app.ingest.formats import Metadata, Runs
+from app.main import create_app
+from app.models import utcnow
+from app.mtc.synthetic import generate
+from app.planner import repository
+from app.planner.service import Planner, Projector
+from tests.web.test_multiprocess import free_port
+
+TOKEN = "organizer-events-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def seed(url: str, n_assessors: int = 2) -> tuple[int, str, list[str]]:
+    """An open campaign without audio (every pair can be handed out) and its assessors."""
+    upgrade_database(url)
+    synthetic = generate(5, 8, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=9)
+    engine = make_engine(url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            campaign, _ = create_campaign(
+                session,
+                CampaignSpec(name="Live", target=1.0, status="open"),
+                Runs(synthetic.runs, "tsv"),
+                Metadata(dict(synthetic.artist), dict(synthetic.genre)),
+            )
+            tokens = []
+            for i in range(n_assessors):
+                assessor, token = invite_assessor(session, campaign, f"V{i}")
+                assessor.consented_at = utcnow()
+                tokens.append(token)
+            return campaign.id, campaign.slug, tokens
+    finally:
+        engine.dispose()
+
+
+class EventStream:
+    """An SSE client on a thread: every event and comment, with when it arrived."""
+
+    def __init__(self, url: str, headers: dict[str, str] | None = None) -> None:
+        self.items: queue.Queue[tuple[float, dict[str, str]]] = queue.Queue()
+        self.status: int | None = None
+        self.content_type = ""
+        self.connected = threading.Event()
+        self.ended = threading.Event()
+        self._client = httpx.Client(timeout=httpx.Timeout(10.0, read=None))
+        self._thread = threading.Thread(target=self._read, args=(url, headers), daemon=True)
+        self._thread.start()
+        assert self.connected.wait(20), "the stream did not answer"
+
+    def _read(self, url: str, headers: dict[str, str] | None) -> None:
+        try:
+            with self._client.stream("GET", url, headers={**AUTH, **(headers or {})}) as answer:
+                self.status = answer.status_code
+                self.content_type = answer.headers.get("content-type", "")
+                self.connected.set()
+                fields: dict[str, str] = {}
+                for line in answer.iter_lines():
+                    if not line:
+                        if fields:
+                            self.items.put((time.monotonic(), fields))
+                            fields = {}
+                    elif line.startswith(":"):
+                        self.items.put((time.monotonic(), {"comment": line[1:].strip()}))
+                    else:
+                        name, _, value = line.partition(":")
+                        fields[name] = value.removeprefix(" ")
+        except httpx.HTTPError:
+            pass
+        finally:
+            self.connected.set()
+            self.ended.set()
+
+    def next_results(self, timeout: float) -> tuple[float, dict[str, Any], str]:
+        """(arrival, document, id) of the next ``results`` event; comments are skipped."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no results event within {timeout} s")
+            try:
+                at, item = self.items.get(timeout=left)
+            except queue.Empty:
+                continue
+            if item.get("event") == "results":
+                return at, json.loads(item["data"]), item["id"]
+
+    def comments(self) -> list[str]:
+        found = []
+        while not self.items.empty():
+            item = self.items.get_nowait()[1]
+            if "comment" in item:
+                found.append(item["comment"])
+        return found
+
+    def close(self) -> None:
+        self._client.close()
+        self._thread.join(timeout=10)
+
+
+def judge_once(base: str, token: str) -> float:
+    """Judge one pair through the server at ``base``; returns when the answer came."""
+    with httpx.Client(base_url=base, timeout=20) as client:
+        pair = client.get(f"/api/a/{token}/next").json()
+        assert pair["status"] == "pair", pair
+        answer = client.post(
+            f"/api/a/{token}/judgments",
+            json={
+                "lease_id": pair["pair"]["lease_id"],
+                "broad": 1,
+                "fine": 60.0,
+                "client_id": str(uuid.uuid4()),
+            },
+        )
+        assert answer.status_code == 201, answer.text
+    return time.monotonic()
+
+
+# ------------------------------------------------------------------ real server processes
+
+
+def start_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": url, "MTCJUDGE_ORGANIZER_TOKEN": TOKEN}
+    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
+    with log.open("wb") as stream:
+        proc = subprocess.Popen(
+            [*command, "--database-url", url], env=env, stdout=stream, stderr=subprocess.STDOUT
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, log.read_text()
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"server did not start:\n{log.read_text()}")
+        time.sleep(0.2)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture
+def two_servers(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, list[str], str]]:
+    _, slug, tokens = seed(empty_database_url)
+    started = [start_server(empty_database_url, tmp_path / f"serve{i}.log") for i in range(2)]
+    try:
+        yield slug, tokens, *[base for _, base in started]  # type: ignore[misc]
+    finally:
+        for proc, _ in started:
+            stop(proc)
+
+
+def test_an_event_follows_a_judgment_made_through_another_process(two_servers) -> None:
+    slug, tokens, watched, other = two_servers
+    stream = EventStream(f"{watched}/api/campaigns/{slug}/events")
+    try:
+        assert stream.status == 200
+        assert stream.content_type.startswith("text/event-stream")
+        _, document, first_id = stream.next_results(timeout=20)  # at once, on connect
+        assert document["campaign"] == slug
+        assert first_id == str(document["version"])
+        # wait for the planner's first document (either process may be the planner)
+        while document["version"] == 0:
+            _, document, _ = stream.next_results(timeout=20)
+        latencies = []
+        for round_ in range(3):
+            judged_at = judge_once(other, tokens[round_ % 2])
+            while True:
+                arrived, document, event_id = stream.next_results(timeout=15)
+                if document["judgments"] == round_ + 1:
+                    break
+            assert event_id == str(document["version"])
+            latencies.append(arrived - judged_at)
+        # the target is 2 s; a loaded 2-core machine gets leeway, a missing event does not
+        assert max(latencies) < 6.0, latencies
+        assert document["assessors"][0]["judged"] + document["assessors"][1]["judged"] == 3
+    finally:
+        stream.close()
+
+
+def test_streams_end_when_the_server_stops(empty_database_url: str, tmp_path: Path) -> None:
+    _, slug, _ = seed(empty_database_url)
+    log = tmp_path / "serve.log"
+    proc, base = start_server(empty_database_url, log)
+    try:
+        streams = [EventStream(f"{base}/api/campaigns/{slug}/events") for _ in range(3)]
+        for stream in streams:
+            stream.next_results(timeout=20)
+        stopped = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        # uvicorn re-raises the signal it handled once it has shut down
+        assert proc.wait(timeout=15) in (0, -signal.SIGTERM), log.read_text()
+        assert time.monotonic() - stopped < 5.0, log.read_text()
+        for stream in streams:
+            assert stream.ended.wait(5)
+            stream.close()
+        assert "Finished server process" in log.read_text()
+    finally:
+        stop(proc)
+
+
+# ------------------------------------------------------------------ in this process
+
+
+@pytest.fixture
+def campaign_database(empty_database_url: str) -> tuple[str, int, str, list[str]]:
+    campaign_id, slug, tokens = seed(empty_database_url)
+    return empty_database_url, campaign_id, slug, tokens
+
+
+@pytest.fixture
+def thread_server(campaign_database, monkeypatch) -> Iterator[tuple[str, Any, str]]:
+    """The app served by uvicorn on a thread of this process (keep-alives every 0.3 s)."""
+    url, _, slug, _ = campaign_database
+    monkeypatch.setattr("fastapi.routing._PING_INTERVAL", 0.3)
+    app = create_app(Settings(database_url=url, organizer_token=TOKEN, run_planner=False))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive(), "uvicorn stopped"
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}", app, slug
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+
+
+def plan(url: str) -> None:
+    engine = make_engine(url)
+    try:
+        Planner(make_sessionmaker(engine), projector=Projector(inline=True, runs=2)).run_once()
+    finally:
+        engine.dispose()
+
+
+def test_one_poller_for_many_streams_and_cleanup_on_disconnect(
+    campaign_database, thread_server
+) -> None:
+    url, campaign_id, _, _ = campaign_database
+    base, app, slug = thread_server
+    streams = [EventStream(f"{base}/api/campaigns/{slug}/events") for _ in range(20)]
+    try:
+        firsts = [stream.next_results(timeout=20)[1] for stream in streams]
+        assert {d["version"] for d in firsts} == {0}  # nothing planned yet: computed on demand
+        feeds: ResultsFeeds = app.state.results_feeds
+        assert feeds.pollers == 1
+        assert feeds.streams(campaign_id) == 20
+        plan(url)  # the planner stores version 1, then 2 when the projection lands
+        for stream in streams:
+            _, document, event_id = stream.next_results(timeout=10)
+            assert document["version"] >= 1
+            assert event_id == str(document["version"])
+        # keep-alive comments while nothing changes
+        time.sleep(1.0)
+        assert "ping" in streams[0].comments()
+        for stream in streams[:19]:
+            stream.close()
+        deadline = time.monotonic() + 10
+        while feeds.streams(campaign_id) != 1:
+            assert time.monotonic() < deadline, feeds.streams(campaign_id)
+            time.sleep(0.05)
+        assert feeds.pollers == 1
+    finally:
+        for stream in streams:
+            stream.close()
+    deadline = time.monotonic() + 10
+    while feeds.pollers:
+        assert time.monotonic() < deadline, "the poller outlived its last stream"
+        time.sleep(0.05)
+
+
+def test_last_event_id_skips_what_the_client_has(campaign_database, thread_server) -> None:
+    url, _, _, _ = campaign_database
+    base, _, slug = thread_server
+    plan(url)
+    plan(url)
+    events_url = f"{base}/api/campaigns/{slug}/events"
+    first = EventStream(events_url)
+    try:
+        _, document, event_id = first.next_results(timeout=20)
+    finally:
+        first.close()
+    again = EventStream(events_url, headers={"Last-Event-ID": event_id})
+    stale = EventStream(events_url, headers={"Last-Event-ID": "0"})
+    try:
+        assert stale.next_results(timeout=10)[1]["version"] == document["version"]
+        with pytest.raises(TimeoutError):
+            again.next_results(timeout=1.5)
+    finally:
+        again.close()
+        stale.close()
+
+
+def test_polls_cost_one_read_per_tick_whatever_the_streams(campaign_database, monkeypatch) -> None:
+    url, campaign_id, slug, _ = campaign_database
+    reads: list[int] = []
+    original = repository.results_version
+
+    def counted(session: Any, cid: int) -> int:
+        reads.append(cid)
+        return original(session, cid)
+
+    monkeypatch.setattr("app.campaigns.events.repository.results_version", counted)
+    engine = make_engine(url)
+
+    async def follow_many() -> None:
+        feeds = ResultsFeeds(make_sessionmaker(engine), poll_seconds=0.1)
+
+        class Campaign:
+            id = campaign_id
+
+        Campaign.slug = slug  # type: ignore[attr-defined]
+        iterators = [feeds.follow(Campaign, last_version=None) for _ in range(20)]  # type: ignore[arg-type]
+        firsts = await asyncio.gather(*(anext(it) for it in iterators))
+        assert {event.version for event in firsts} == {0}
+        reads.clear()
+        await asyncio.sleep(1.0)
+        assert feeds.pollers == 1
+        await feeds.close()
+        for it in iterators:
+            with pytest.raises(StopAsyncIteration):
+                await anext(it)
+        assert feeds.pollers == 0
+
+    try:
+        asyncio.run(follow_many())
+    finally:
+        engine.dispose()
+    assert 5 <= len(reads) <= 12  # about one read per 0.1 s tick, not one per stream
