@@ -606,15 +606,17 @@ class _OnDemand:
             with self._lock:
                 if key in self._parts:
                     return self._parts[key]
-            rows = load(campaign, snapshot.scale)
-            state = engine_from_rows(rows, campaign, measure=snapshot.measure)
-            part = engine_results(state, campaign, scale=snapshot.scale)
-            entry = (part, utcnow())
+            try:
+                rows = load(campaign, snapshot.scale)
+                state = engine_from_rows(rows, campaign, measure=snapshot.measure)
+                entry = (engine_results(state, campaign, scale=snapshot.scale), utcnow())
+            finally:
+                with self._lock:
+                    self._computing.pop(key, None)
             with self._lock:
                 self._parts[key] = entry
                 while len(self._parts) > self.max_entries:
                     self._parts.popitem(last=False)
-                self._computing.pop(key, None)
             return entry
 
     def clear(self) -> None:
