@@ -131,6 +131,15 @@ async def _identify(request: Request, settings: Settings) -> Principal | None:
     return await anyio.to_thread.run_sync(lookup)
 
 
+async def still_signed_in(request: Request, settings: Settings) -> bool:
+    """Whether the request's credentials still hold (a long-lived request, such as an event
+    stream, checks again: signing out or disabling the account must end it)."""
+    try:
+        return await _identify(request, settings) is not None
+    except OrganizerOnly:
+        return False
+
+
 async def form_field(request: Request, name: str) -> str | None:
     """A field of an ``application/x-www-form-urlencoded`` body (the organizer pages' forms;
     bodies are at most 64 KiB, see ``app.middleware``), or None."""

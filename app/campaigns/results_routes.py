@@ -5,6 +5,7 @@ Both answer from :mod:`app.campaigns.results`; see docs/web-architecture.md, "Re
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -19,7 +20,7 @@ from pydantic.dataclasses import dataclass
 from app.campaigns import results, service
 from app.campaigns.events import ResultsFeeds
 from app.campaigns.routes import CHECK_SLUG
-from app.deps import CurrentOrganizer, transaction
+from app.deps import CurrentOrganizer, SettingsDep, still_signed_in, transaction
 from app.models import Campaign
 from app.schemas import domain_schema, error_responses
 
@@ -100,6 +101,9 @@ async def _end_streams(app: FastAPI) -> AsyncIterator[None]:
         if feeds is not None:
             await feeds.close()
 
+
+#: seconds between checks that an event stream's organizer is still signed in
+RECHECK_SECONDS = 10.0
 
 router = APIRouter(
     prefix="/api/campaigns",
@@ -182,6 +186,7 @@ def _json_errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
 )
 async def campaign_events(
     request: Request,
+    settings: SettingsDep,
     campaign: Annotated[Campaign, Depends(_followed_campaign)],
     last_event_id: Annotated[
         str | None,
@@ -193,7 +198,14 @@ async def campaign_events(
 
     The latest document comes at once unless ``Last-Event-ID`` names its version."""
     last_version = int(last_event_id) if last_event_id and last_event_id.isdigit() else None
+    checked = time.monotonic()
     async for event in _feeds(request).follow(campaign, last_version=last_version):
+        # a stream outlives its request's check: after signing out (or the account being
+        # disabled) it sends nothing more, within RECHECK_SECONDS
+        if time.monotonic() - checked > RECHECK_SECONDS:
+            if not await still_signed_in(request, settings):
+                return
+            checked = time.monotonic()
         yield ServerSentEvent(
             raw_data=event.document, event="results", id=str(event.version), retry=2000
         )

@@ -21,7 +21,7 @@ from app.ingest.formats import Runs
 from app.main import create_app
 from app.models import utcnow
 from app.organizers import service as organizers
-from tests.organizers.conftest import PASSWORD
+from tests.organizers.conftest import PASSWORD, csrf_field
 from tests.support import ORGANIZER_HEADERS, serve_in_thread
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
 
@@ -153,3 +153,40 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
         finally:
             browser.close()
     assert errors == []
+
+
+def test_an_open_event_stream_ends_when_its_organizer_signs_out(
+    live: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.campaigns import results_routes
+
+    monkeypatch.setattr(results_routes, "RECHECK_SECONDS", 0.0)
+    base, token = live
+    with httpx.Client(base_url=base, timeout=20) as organizer:
+        form = organizer.get("/login")
+        fields = {"username": "ada", "password": PASSWORD, "csrf_token": csrf_field(form.text)}
+        assert organizer.post("/login", data=fields).status_code == 303
+        csrf = csrf_field(organizer.get("/").text)
+        events: list[str] = []
+        with organizer.stream("GET", "/api/campaigns/ams/events") as stream:
+            lines = stream.iter_lines()
+            for line in lines:  # the latest document comes at once
+                if line.startswith("event: results"):
+                    events.append(line)
+                    break
+            assert organizer.post("/logout", data={"csrf_token": csrf}).status_code in (200, 303)
+            with httpx.Client(base_url=base, timeout=10) as assessor:
+                lease = assessor.get(f"/api/a/{token}/next").json()["pair"]["lease_id"]
+                body = {"lease_id": lease, "broad": 1, "fine": 50, "client_id": str(uuid.uuid4())}
+                assert assessor.post(f"/api/a/{token}/judgments", json=body).status_code == 201
+            # the judgment makes a new version: the stream ends instead of sending it
+            deadline = time.monotonic() + 8
+            ended = True
+            for line in lines:
+                if line.startswith("event: results"):
+                    events.append(line)
+                if time.monotonic() > deadline:
+                    ended = False
+                    break
+    assert len(events) == 1
+    assert ended
