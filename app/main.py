@@ -45,6 +45,7 @@ def create_app(
         Sessions to use instead of a new engine on ``settings.database_url`` (tests bind one
         to a connection whose transaction is rolled back after each test).
     """
+    from app.campaigns.manage import router as campaign_manage_router
     from app.campaigns.pages import router as campaign_pages_router
     from app.campaigns.results_routes import router as results_router
     from app.campaigns.routes import router as campaigns_router
@@ -103,6 +104,7 @@ def create_app(
     app.include_router(pages_router)
     app.include_router(organizers_router)
     app.include_router(campaign_pages_router)
+    app.include_router(campaign_manage_router)
 
     _register_error_handlers(app)
     _add_probes(app, session_factory)
@@ -111,7 +113,10 @@ def create_app(
     app.add_middleware(
         BodySizeLimit,
         default_limit=MAX_BODY_BYTES,
-        limits={("POST", "/api/campaigns"): settings.max_import_bytes},
+        limits={
+            ("POST", path): settings.max_import_bytes
+            for path in ("/api/campaigns", "/api/campaigns/preview", "/api/campaigns/import")
+        },
     )
     app.add_middleware(SecurityHeaders)
     install_access_log_redaction()

@@ -1,0 +1,479 @@
+"""Campaign management from the browser: the validation preview, creating a campaign from
+named files, the management page (invite, revoke, relink, open / pause / close / reopen) and
+its audit log. Authorization of every route is also walked by test_authorization.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app import audit
+from app.campaigns import preview as previews
+from app.campaigns.service import CampaignSpec
+from app.models import Assessor, AuditEvent, Campaign
+from tests.organizers.conftest import session_csrf
+from tests.support import ORGANIZER_HEADERS, write_tone
+
+# three systems, four queries, five results each, overlapping
+RUNS = "system\tquery\tdoc\n" + "".join(
+    f"S{s}\tq{q}\td{(q * 7 + s * 2 + i) % 20}\n"
+    for s in range(3)
+    for q in range(4)
+    for i in range(5)
+)
+TREC_A = "q1 Q0 d1 1 9.0 A\nq1 Q0 d2 2 8.0 A\nq2 Q0 d3 1 9.0 A\nq2 Q0 d1 2 8.0 A\n"
+TREC_B = "q1 Q0 d2 1 9.0 B\nq1 Q0 d4 2 8.0 B\nq2 Q0 d3 1 9.0 B\nq2 Q0 d5 2 8.0 B\n"
+LINKS = re.compile(r'value="(http://testserver/a/[^"]+)"')
+
+
+def files(*named: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"name": name, "text": text} for name, text in named]
+
+
+@pytest.fixture
+def csrf(signed_in: TestClient) -> dict[str, str]:
+    return {"X-CSRF-Token": session_csrf(signed_in)}
+
+
+def count(session_factory: sessionmaker[Session], model: Any) -> int:
+    with session_factory() as session:
+        return int(session.scalar(select(func.count()).select_from(model)) or 0)
+
+
+def events(session_factory: sessionmaker[Session], slug: str) -> list[tuple[str, str, str]]:
+    with session_factory() as session:
+        campaign = session.scalars(select(Campaign).where(Campaign.slug == slug)).one()
+        return [(e.actor, e.action, e.detail) for e in audit.events(session, campaign.id)]
+
+
+# --------------------------------------------------------------------------- the preview
+
+
+def test_the_preview_of_good_files_saves_nothing(
+    signed_in: TestClient, csrf: dict[str, str], session_factory: sessionmaker[Session]
+) -> None:
+    before = count(session_factory, Campaign), count(session_factory, AuditEvent)
+    answer = signed_in.post(
+        "/api/campaigns/preview", json={"runs": files(("runs.tsv", RUNS)), "k": 3}, headers=csrf
+    )
+    assert answer.status_code == 200, answer.text
+    preview = answer.json()
+    assert preview["ok"] is True
+    assert preview["problems"] == []
+    assert preview["systems"] == ["S0", "S1", "S2"]
+    assert preview["n_queries"] == 4
+    assert preview["k"] == 3
+    assert preview["n_results"] == 3 * 4 * 3
+    assert 0 < preview["pool_pairs"] <= preview["n_results"]
+    assert sum(preview["pairs_by_systems"]) == preview["pool_pairs"]
+    assert [(o["a"], o["b"]) for o in preview["overlap"]] == [
+        ("S0", "S1"),
+        ("S0", "S2"),
+        ("S1", "S2"),
+    ]
+    projection = preview["projection"]
+    assert projection["target"]["target"] == 0.95
+    assert projection["target"]["judgments_median"] is not None
+    assert projection["target"]["judgments_median"] <= preview["pool_pairs"]
+    assert [t["target"] for t in projection["others"]] == [0.9, 0.99]
+    assert projection["runs"] >= 2
+    assert "simulated continuation" in projection["method"]
+    assert (count(session_factory, Campaign), count(session_factory, AuditEvent)) == before
+
+
+def test_several_trec_run_files_are_one_collection(
+    signed_in: TestClient, csrf: dict[str, str]
+) -> None:
+    body = {"runs": files(("a.txt", TREC_A), ("b.txt", TREC_B)), "k": 2}
+    preview = signed_in.post("/api/campaigns/preview", json=body, headers=csrf).json()
+    assert preview["systems"] == ["A", "B"]
+    assert preview["n_queries"] == 2
+
+
+@pytest.mark.parametrize(
+    ("upload", "where", "line"),
+    [
+        ({"runs": files(("runs.tsv", "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\n"))}, "runs.tsv", 3),
+        ({"runs": files(("a.txt", TREC_A), ("b.txt", "q1 Q0 d1 x 1.0 B\n"))}, "b.txt", 1),
+        (
+            {"runs": files(("runs.tsv", RUNS)), "metadata": files(("meta.tsv", "d1\ta\n"))[0]},
+            "meta.tsv",
+            1,
+        ),
+        (
+            {
+                "runs": files(("runs.tsv", RUNS)),
+                "judgments_broad": files(("broad.tsv", "q1\td1\t1\nq1\td2\t7\n"))[0],
+            },
+            "broad.tsv",
+            2,
+        ),
+    ],
+)
+def test_problems_are_named_by_file_and_line(
+    signed_in: TestClient, csrf: dict[str, str], upload: dict[str, Any], where: str, line: int
+) -> None:
+    answer = signed_in.post("/api/campaigns/preview", json=upload, headers=csrf)
+    assert answer.status_code == 400, answer.text
+    body = answer.json()
+    assert body["error"] == "invalid_input"
+    assert f"{where}, line {line}: " in body["detail"]
+    problem = body["preview"]["problems"][0]
+    assert (problem["file"], problem["line"]) == (where, line)
+    assert body["preview"]["ok"] is False
+    assert "mtcjudge-preview" not in answer.text  # no temporary paths
+
+
+def test_every_file_is_checked_not_only_the_first_bad_one(
+    signed_in: TestClient, csrf: dict[str, str]
+) -> None:
+    body = {
+        "runs": files(("runs.tsv", "S1\tq1\n")),
+        "metadata": {"name": "meta.tsv", "text": "d1\ta\n"},
+    }
+    problems = signed_in.post("/api/campaigns/preview", json=body, headers=csrf).json()
+    assert [p["file"] for p in problems["preview"]["problems"]] == ["runs.tsv", "meta.tsv"]
+
+
+def test_a_bad_setting_is_a_problem_of_its_field(
+    signed_in: TestClient, csrf: dict[str, str]
+) -> None:
+    body = {"runs": files(("runs.tsv", RUNS)), "target": 0.3}
+    answer = signed_in.post("/api/campaigns/preview", json=body, headers=csrf)
+    assert answer.status_code == 400
+    assert answer.json()["preview"]["problems"][0]["input"] == "target"
+    # a value outside a documented range is a malformed body, named too
+    answer = signed_in.post(
+        "/api/campaigns/preview", json={"runs": files(("r", RUNS)), "k": 0}, headers=csrf
+    )
+    assert answer.status_code == 422
+    assert answer.json()["detail"].startswith("k: ")
+
+
+def test_the_audio_folder_is_checked_and_its_clips_counted(
+    signed_in: TestClient, csrf: dict[str, str], tmp_path: Path
+) -> None:
+    body: dict[str, Any] = {"runs": files(("runs.tsv", RUNS)), "audio_dir": "relative/path"}
+    answer = signed_in.post("/api/campaigns/preview", json=body, headers=csrf)
+    assert answer.status_code == 400
+    assert answer.json()["preview"]["problems"][0]["input"] == "audio_dir"
+    body["audio_dir"] = str(tmp_path / "nowhere")
+    answer = signed_in.post("/api/campaigns/preview", json=body, headers=csrf)
+    assert "no such folder" in answer.json()["detail"]
+
+    for doc in ("q0", "d0", "d1"):
+        write_tone(tmp_path / f"{doc}.wav", 440.0, seconds=0.2)
+    (tmp_path / "d2.wav").write_bytes(b"not a wav file")
+    body["audio_dir"] = str(tmp_path)
+    answer = signed_in.post("/api/campaigns/preview", json=body, headers=csrf)
+    assert answer.status_code == 200, answer.text
+    audio = answer.json()["audio"]
+    assert audio["found"] == 3
+    assert [doc for doc, _reason in audio["unreadable"]] == ["d2"]
+    assert audio["missing"] == audio["needed"] - 4
+    assert 0 < audio["unplayable_pairs"] <= answer.json()["pool_pairs"]
+
+
+def test_the_projection_is_bounded_in_time() -> None:
+    parsed = previews.read_upload(previews.Upload([previews.UploadedFile("r", RUNS)]))
+    preview = previews.build_preview(CampaignSpec(name="x"), parsed, None, projection_seconds=0.0)
+    assert preview.projection is not None
+    assert preview.projection.runs == 2  # the minimum, whatever the budget
+
+
+def test_one_system_is_a_problem_not_a_server_error(
+    signed_in: TestClient, csrf: dict[str, str]
+) -> None:
+    one = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\n"
+    answer = signed_in.post(
+        "/api/campaigns/preview", json={"runs": files(("r.tsv", one))}, headers=csrf
+    )
+    assert answer.status_code == 400
+    assert "at least 2 systems" in answer.json()["detail"]
+    assert answer.json()["preview"]["systems"] == ["S1"]
+    body = {"name": "One", "runs": files(("r.tsv", one))}
+    answer = signed_in.post("/api/campaigns/import", json=body, headers=csrf)
+    assert answer.status_code == 400
+    assert "at least 2 systems" in answer.json()["detail"]
+
+
+# --------------------------------------------------------------------------- creating
+
+
+def test_creating_from_named_files_is_recorded(
+    signed_in: TestClient, csrf: dict[str, str], session_factory: sessionmaker[Session]
+) -> None:
+    body = {
+        "name": "From the browser",
+        "runs": files(("a.txt", TREC_A), ("b.txt", TREC_B)),
+        "judgments_fine": {"name": "fine.tsv", "text": "q1\td2\t80\n"},
+        "k": 2,
+        "scale": "fine",
+        "estimator": "ordinal",
+        "target": 0.9,
+        "lease_minutes": 15,
+        "judgments_per_pair": 2,
+    }
+    answer = signed_in.post("/api/campaigns/import", json=body, headers=csrf)
+    assert answer.status_code == 201, answer.text
+    created = answer.json()
+    assert created["slug"] == "from-the-browser"
+    assert (created["k"], created["estimator"], created["target"]) == (2, "ordinal", 0.9)
+    assert (created["lease_minutes"], created["judgments_per_pair"]) == (15, 2)
+    assert created["report"]["n_systems"] == 2
+    assert created["report"]["n_judgments"] == 1
+    [(actor, action, detail)] = events(session_factory, "from-the-browser")
+    assert (actor, action) == ("ada", audit.CAMPAIGN_CREATED)
+    assert "2 systems × 2 queries" in detail
+
+
+def test_creating_refuses_bad_files_and_saves_nothing(
+    signed_in: TestClient, csrf: dict[str, str], session_factory: sessionmaker[Session]
+) -> None:
+    before = count(session_factory, Campaign)
+    body = {"name": "Bad", "runs": files(("runs.tsv", "S1\tq1\n"))}
+    answer = signed_in.post("/api/campaigns/import", json=body, headers=csrf)
+    assert answer.status_code == 400
+    assert "runs.tsv, line 1" in answer.json()["detail"]
+    answer = signed_in.post(
+        "/api/campaigns/import", json={"runs": files(("r", RUNS))}, headers=csrf
+    )
+    assert answer.status_code == 400
+    assert "name" in answer.json()["detail"]
+    assert count(session_factory, Campaign) == before
+
+
+def test_the_new_campaign_page(signed_in: TestClient, client: TestClient) -> None:
+    page = signed_in.get("/new-campaign")
+    assert page.status_code == 200
+    assert page.headers["cache-control"] == "no-store"
+    assert "<script>" not in page.text
+    assert 'data-preview-url="/api/campaigns/preview"' in page.text
+    assert re.search(r'data-csrf="[^"]+"', page.text)
+    # every field has its label and its hint
+    for name in ("runs", "metadata", "audio_dir", "scale", "k", "estimator", "target"):
+        assert f'for="field-{name}"' in page.text, name
+        assert f'id="hint-{name}"' in page.text, name
+    assert 'value="0.95"' in page.text  # the API's default target
+    assert 'href="/new-campaign"' in signed_in.get("/").text
+
+
+def test_signed_out_the_pages_ask_to_sign_in(client: TestClient, make_campaign: str) -> None:
+    for path in ("/new-campaign", f"/campaigns/{make_campaign}/manage"):
+        page = client.get(path)
+        assert page.status_code == 401
+        assert "Sign in" in page.text
+    for path in ("/campaigns/m/manage/invite", "/campaigns/m/manage/status"):
+        assert client.post(path, data={"names": "x"}).status_code == 401
+    answer = client.post("/api/campaigns/preview", json={"runs": files(("r", RUNS))})
+    assert answer.status_code == 401
+
+
+# --------------------------------------------------------------------------- managing
+
+
+@pytest.fixture
+def make_campaign(make_client: Any) -> str:
+    created = make_client().post(
+        "/api/campaigns",
+        json={"name": "Managed", "slug": "m", "runs": RUNS},
+        headers=ORGANIZER_HEADERS,
+    )
+    assert created.status_code == 201, created.text
+    return "m"
+
+
+@pytest.fixture
+def form_csrf(signed_in: TestClient, make_campaign: str) -> str:
+    return session_csrf(signed_in)
+
+
+def test_the_management_page(signed_in: TestClient, make_campaign: str) -> None:
+    page = signed_in.get("/campaigns/m/manage")
+    assert page.status_code == 200
+    assert page.headers["cache-control"] == "no-store"
+    assert "<script>" not in page.text
+    # every form carries the session's CSRF token
+    forms = re.findall(r"<form method=\"post\".*?</form>", page.text, re.DOTALL)
+    assert len(forms) >= 3
+    assert all('name="csrf_token"' in form for form in forms)
+    assert 'href="/campaigns/m/manage"' in signed_in.get("/campaigns/m").text
+    assert signed_in.get("/campaigns/nope/manage").status_code == 404
+
+
+def test_inviting_a_list_shows_each_link_once(
+    signed_in: TestClient, form_csrf: str, session_factory: sessionmaker[Session]
+) -> None:
+    answer = signed_in.post(
+        "/campaigns/m/manage/invite", data={"csrf_token": form_csrf, "names": "Ann\n\n  Bob \n"}
+    )
+    assert answer.status_code == 200, answer.text
+    links = LINKS.findall(answer.text)
+    assert len(links) == 2
+    assert 'data-copy="link-1"' in answer.text
+    assert "shown only once" in answer.text
+    # the link works, and is not on the page any more
+    token = links[0].rsplit("/", 1)[1]
+    assert signed_in.get(f"/a/{token}").status_code == 200
+    assert LINKS.findall(signed_in.get("/campaigns/m/manage").text) == []
+    invited = [(a, d) for _, a, d in events(session_factory, "m") if a == audit.ASSESSOR_INVITED]
+    assert sorted(invited) == [(audit.ASSESSOR_INVITED, "Ann"), (audit.ASSESSOR_INVITED, "Bob")]
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        ("  \n ", "at least one name"),
+        ("Ann\nAnn", "Each name once"),
+        ("Cy\n" + "x" * 300, "Line 2"),
+    ],
+)
+def test_a_bad_list_invites_nobody(
+    signed_in: TestClient,
+    form_csrf: str,
+    session_factory: sessionmaker[Session],
+    names: str,
+    message: str,
+) -> None:
+    answer = signed_in.post(
+        "/campaigns/m/manage/invite", data={"csrf_token": form_csrf, "names": names}
+    )
+    assert answer.status_code == 400
+    assert message in answer.text
+    # the message is tied to the field
+    assert 'aria-describedby="names-hint names-error"' in answer.text
+    assert 'aria-invalid="true"' in answer.text
+    assert count(session_factory, Assessor) == 0
+
+
+def test_a_name_already_invited_is_refused(signed_in: TestClient, form_csrf: str) -> None:
+    data = {"csrf_token": form_csrf, "names": "Ann"}
+    assert signed_in.post("/campaigns/m/manage/invite", data=data).status_code == 200
+    answer = signed_in.post("/campaigns/m/manage/invite", data=data)
+    assert answer.status_code == 400
+    assert "Already invited: Ann" in answer.text
+
+
+def _invite(client: TestClient, csrf: str, name: str) -> tuple[int, str]:
+    answer = client.post("/campaigns/m/manage/invite", data={"csrf_token": csrf, "names": name})
+    token = LINKS.findall(answer.text)[0].rsplit("/", 1)[1]
+    assessor = re.search(r"/manage/assessors/(\d+)/relink", answer.text)
+    assert assessor
+    return int(assessor.group(1)), token
+
+
+def test_revoke_and_relink_from_the_page(
+    signed_in: TestClient, form_csrf: str, session_factory: sessionmaker[Session]
+) -> None:
+    assessor, token = _invite(signed_in, form_csrf, "Ann")
+    base = f"/campaigns/m/manage/assessors/{assessor}"
+    answer = signed_in.post(
+        f"{base}/revoke", data={"csrf_token": form_csrf}, follow_redirects=False
+    )
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/campaigns/m/manage?done=revoked"
+    page = signed_in.get(answer.headers["location"])
+    assert "link revoked" in page.text
+    assert "no longer works" in page.text
+    assert signed_in.get(f"/a/{token}").status_code == 404
+
+    answer = signed_in.post(f"{base}/relink", data={"csrf_token": form_csrf})
+    assert answer.status_code == 200
+    [link] = LINKS.findall(answer.text)
+    assert signed_in.get(link.replace("http://testserver", "")).status_code == 200
+    assert signed_in.get(f"/a/{token}").status_code == 404
+    actions = [a for _, a, _ in events(session_factory, "m")]
+    assert actions[:3] == [
+        audit.ASSESSOR_RELINKED,
+        audit.ASSESSOR_REVOKED,
+        audit.ASSESSOR_INVITED,
+    ]
+    unknown = signed_in.post(
+        "/campaigns/m/manage/assessors/99999/revoke", data={"csrf_token": form_csrf}
+    )
+    assert unknown.status_code == 404
+
+
+def test_revoke_and_relink_through_the_api(
+    client: TestClient, make_campaign: str, session_factory: sessionmaker[Session]
+) -> None:
+    invited = client.post(
+        "/api/campaigns/m/assessors", json={"name": "Ann"}, headers=ORGANIZER_HEADERS
+    ).json()
+    base = f"/api/campaigns/m/assessors/{invited['id']}"
+    revoked = client.post(f"{base}/revoke", headers=ORGANIZER_HEADERS)
+    assert revoked.status_code == 200, revoked.text
+    assert revoked.json()["revoked_at"] is not None
+    assert client.get(f"/api/a/{invited['token']}/progress").status_code == 404
+    relinked = client.post(f"{base}/relink", headers=ORGANIZER_HEADERS)
+    assert relinked.status_code == 200
+    assert relinked.json()["link"] == f"http://testserver/a/{relinked.json()['token']}"
+    assert (
+        client.post("/api/campaigns/m/assessors/99999/revoke", headers=ORGANIZER_HEADERS).json()[
+            "error"
+        ]
+        == "not_found"
+    )
+    actors = {(actor, action) for actor, action, _ in events(session_factory, "m")}
+    assert ("API token", audit.ASSESSOR_REVOKED) in actors
+    assert ("API token", audit.ASSESSOR_RELINKED) in actors
+
+
+def test_open_pause_close_reopen(
+    signed_in: TestClient, form_csrf: str, session_factory: sessionmaker[Session]
+) -> None:
+    def status() -> str:
+        with session_factory() as session:
+            campaign = session.scalars(select(Campaign).where(Campaign.slug == "m")).one()
+            return campaign.status
+
+    page = signed_in.get("/campaigns/m/manage").text
+    assert re.search(r'name="status" value="open"', page)
+    for new, expected in (("open", "open"), ("draft", "draft"), ("closed", "closed")):
+        answer = signed_in.post(
+            "/campaigns/m/manage/status",
+            data={"csrf_token": form_csrf, "status": new},
+            follow_redirects=False,
+        )
+        assert answer.status_code == 303, answer.text
+        assert status() == expected
+    # a closed campaign can only be reopened
+    answer = signed_in.post(
+        "/campaigns/m/manage/status", data={"csrf_token": form_csrf, "status": "draft"}
+    )
+    assert answer.status_code == 400
+    assert status() == "closed"
+    answer = signed_in.post(
+        "/campaigns/m/manage/status", data={"csrf_token": form_csrf, "status": "open"}
+    )
+    assert status() == "open"
+    assert "The campaign is open" in answer.text  # the redirect, followed
+    details = [d for _, a, d in events(session_factory, "m") if a == audit.STATUS_CHANGED]
+    assert details == ["closed → open", "draft → closed", "open → draft", "draft → open"]
+    # the log is on the page
+    assert "changed the status" in signed_in.get("/campaigns/m/manage").text
+
+
+def test_every_form_needs_the_csrf_token(
+    signed_in: TestClient, form_csrf: str, session_factory: sessionmaker[Session]
+) -> None:
+    assessor, _token = _invite(signed_in, form_csrf, "Ann")
+    posts = [
+        ("/campaigns/m/manage/invite", {"names": "Bob"}),
+        ("/campaigns/m/manage/status", {"status": "open"}),
+        (f"/campaigns/m/manage/assessors/{assessor}/revoke", {}),
+        (f"/campaigns/m/manage/assessors/{assessor}/relink", {}),
+    ]
+    for path, data in posts:
+        for token in (None, "forged"):
+            sent = data if token is None else {**data, "csrf_token": token}
+            assert signed_in.post(path, data=sent).status_code == 403, path
+    for path in ("/api/campaigns/preview", "/api/campaigns/import"):
+        assert signed_in.post(path, json={"runs": files(("r", RUNS))}).status_code == 403
+    assert count(session_factory, Assessor) == 1
