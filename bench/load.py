@@ -109,6 +109,7 @@ class LoadConfig:
     python: str = sys.executable
     timeout: float = 10.0
     seed: int = 0
+    dashboards: int = 0  # open organizer dashboards (event streams) during the load
     server_log_dir: Path | None = None
     quiet: bool = False
 
@@ -534,6 +535,9 @@ class _Recorder:
     snapshots: int = 0
     snapshot_failures: int = 0
     snapshot_violations: set[tuple[str, int, int]] = field(default_factory=set)
+    dashboard_events: int = 0
+    dashboard_bytes: int = 0
+    dashboard_errors: int = 0
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -775,6 +779,12 @@ async def _drive(
                 _sampler(sampler_engine, lease_sql, campaign, config, recorder, stop)
             )
         ]
+        helpers += [
+            asyncio.create_task(
+                _dashboard(servers.base_urls[i % len(servers.base_urls)], campaign, recorder, stop)
+            )
+            for i in range(config.dashboards)
+        ]
         if fault is not None:
             helpers.append(
                 asyncio.create_task(
@@ -797,6 +807,33 @@ async def _drive(
         await asyncio.gather(*(c.aclose() for c in clients), return_exceptions=True)
         sampler_engine.dispose()
     return _Outcome(recorder, window, fault)
+
+
+async def _dashboard(
+    base_url: str, campaign: _Campaign, recorder: _Recorder, stop: asyncio.Event
+) -> None:
+    """An organizer's dashboard left open: the results once, then the event stream, as
+    static/js/dashboard.js does (reconnecting after an error)."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {_ORGANIZER_TOKEN}"}
+    timeout = httpx.Timeout(30.0, read=60.0)
+    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=timeout) as client:
+        while not stop.is_set():
+            try:
+                results = await client.get(f"/api/campaigns/{campaign.slug}/results")
+                recorder.dashboard_bytes += len(results.content)
+                url = f"/api/campaigns/{campaign.slug}/events"
+                async with client.stream("GET", url) as stream:
+                    async for line in stream.aiter_lines():
+                        recorder.dashboard_bytes += len(line) + 1
+                        if line.startswith("event: results"):
+                            recorder.dashboard_events += 1
+                        if stop.is_set():
+                            return
+            except (httpx.HTTPError, OSError):
+                recorder.dashboard_errors += 1
+                await _pause(stop, 1.0)
 
 
 async def _report_progress(config: LoadConfig, recorder: _Recorder, stop: asyncio.Event) -> None:
@@ -1045,6 +1082,12 @@ def _summarise(
         "wait_answers": recorder.waits,
         "judgments_per_second_timeline": timeline,
         "fault": _fault_report(outcome, invariants),
+        "dashboards": {
+            "open": config.dashboards,
+            "results_events": recorder.dashboard_events,
+            "megabytes_received": round(recorder.dashboard_bytes / 1e6, 2),
+            "errors": recorder.dashboard_errors,
+        },
     }
 
 
@@ -1088,6 +1131,13 @@ def format_report(result: dict[str, Any]) -> str:
         f"  double judged      {result['double_judged']}",
         f"  double leased      {result['double_leased']}",
     ]
+    dashboards = result.get("dashboards") or {}
+    if dashboards.get("open"):
+        lines.append(
+            f"  dashboards         {dashboards['open']} open: {dashboards['results_events']} "
+            f"results events, {dashboards['megabytes_received']} MB, "
+            f"{dashboards['errors']} errors"
+        )
     fault = result.get("fault")
     if fault:
         lines.append(f"  fault {fault['kind']}:")
@@ -1167,6 +1217,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=10.0, help="per request, seconds")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--server-logs", type=Path, default=None, help="keep server logs here")
+    parser.add_argument(
+        "--dashboards",
+        type=int,
+        default=0,
+        help="organizer dashboards kept open during the load (results, then the event stream)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures to this JSON file")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
@@ -1193,6 +1249,7 @@ def config_from_args(args: argparse.Namespace) -> LoadConfig:
         app_root=args.app_root.resolve(),
         timeout=args.timeout,
         seed=args.seed,
+        dashboards=args.dashboards,
         server_log_dir=args.server_logs,
         quiet=args.quiet,
     )
