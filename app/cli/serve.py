@@ -177,7 +177,11 @@ def run_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for name, link in zip(info.assessor_names, info.assessor_links, strict=True):
             out.write(f"  {name:<{width}}  {link}\n")
         if sock is None:
-            out.write(f"\nstart the server with: mtcjudge demo --data-dir {data_dir}\n")
+            # 'mtcjudge demo' again would make new links and a new password: serve this database
+            out.write(
+                "\nstart the server with: mtcjudge serve --database-url "
+                f"{database_url} --host {args.host} --port {args.port}\n"
+            )
             return 0
         out.write(f"\nserving on {settings.base_url} (Ctrl+C to stop)\n")
         out.flush()

@@ -176,6 +176,10 @@ def test_mtcjudge_demo_no_serve_prints_the_links_and_can_run_again(tmp_path: Pat
     assert "mtcjudge assessor invite --campaign demo" in out
     assert f"--database-url sqlite:///{directory.resolve()}/mtcjudge.sqlite3" in out
     assert (directory / "mtcjudge.sqlite3").exists()
+    # the server is started with 'serve' on this database: 'demo' again would change the links
+    start = out.splitlines()[-1]
+    assert start.startswith("start the server with: mtcjudge serve --database-url sqlite:///")
+    assert start.endswith("--host 127.0.0.1 --port 8123")
 
     code, again, err = run("demo", "--data-dir", str(directory), "--no-serve", "--port", "8123")
     assert code == 0, err
