@@ -148,6 +148,15 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
 
             _wait_for(page, "#fig-judgments", "1")
             assert page.evaluate("window.notReloaded") is True
+
+            # another measure, with the keyboard: the ranking is redrawn, the loop is not changed
+            page.focus("#measure")
+            page.keyboard.press("ArrowDown")  # CG -> DCG
+            page.wait_for_selector("#measure-note:not([hidden])")
+            page.wait_for_function(
+                "document.querySelector('#forest .axis-label').textContent.startsWith('DCG@')"
+            )
+            assert _text(page, "#fig-judgments") == "1"
             assert "Ada" not in page.inner_text("#assessors-body")  # pseudonyms only
             assert _text(page, "#assessors-body tr th") == "A1"
         finally:
