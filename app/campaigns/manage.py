@@ -101,18 +101,8 @@ _SCALES = [
     Choice("broad", "BROAD (not similar / somewhat / very similar)"),
 ]
 _MEASURES = {"cg": "CG", "dcg": "DCG", "ndcg": "nDCG", "rbp": "RBP"}
-_ESTIMATORS = {
-    "calibrated": "calibrated (recommended): learns each system's bias from the judgments",
-    "ordinal": "ordinal: from ranks, genres and artists",
-    "historical": "historical: from past MIREX judgments",
-    "uniform": "uniform: knows nothing",
-}
-_POLICIES = {
-    "confidence": "confidence (recommended): the pair that most moves the uncertain rankings",
-    "absolute": "absolute: the pair with the largest effect on any system difference",
-    "static": "static: pairs in a fixed order of how many systems retrieve them",
-    "random": "random: pairs in random order (a baseline)",
-}
+_ESTIMATORS = {"calibrated": "calibrated (recommended)"}
+_POLICIES = {"confidence": "confidence (recommended)"}
 
 
 def _choices(values: tuple[str, ...], labels: dict[str, str]) -> list[Choice]:

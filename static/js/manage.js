@@ -399,7 +399,7 @@
             "p",
             "muted small",
             "Estimated by a quick simulated campaign (" + p.projection.runs + " runs in " +
-              p.projection.seconds.toFixed(1) + " s): the unjudged pairs get scores drawn from the chosen estimator's own distribution, and the simulation judges them in the order the policy picks. " +
+              p.projection.seconds.toFixed(1) + " s): the unjudged pairs get scores drawn from the chosen estimator's own distribution, and the simulation judges them in the order the policy picks. Method: " +
               p.projection.method + "."
           )
         );

@@ -1,0 +1,130 @@
+"""In a real browser (Playwright + Chromium): an organizer signs in, uploads run files, sees
+the problems of a bad file by file and line, then the preview of good ones, creates the
+campaign, invites an assessor, copies the link, and the link opens the assessor's page."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app import audit
+from app.config import Settings
+from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from app.main import create_app
+from app.organizers import service as organizers
+from tests.organizers.conftest import PASSWORD
+from tests.support import serve_in_thread
+from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
+
+
+def _run(system: str, shift: int) -> bytes:
+    lines = [
+        f"q{q} Q0 d{(q * 3 + shift + r) % 12} {r + 1} {10 - r}.0 {system}"
+        for q in range(4)
+        for r in range(4)
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _file(name: str, text: bytes) -> dict[str, Any]:
+    return {"name": name, "mimeType": "text/plain", "buffer": text}
+
+
+@pytest.fixture
+def live(empty_database_url: str) -> Iterator[str]:
+    upgrade_database(empty_database_url)
+    engine = make_engine(empty_database_url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
+    finally:
+        engine.dispose()
+    settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
+    app = create_app(settings)
+    with serve_in_thread(app) as base:
+        # links name this server (its port is known only now)
+        app.state.settings = replace(settings, base_url=base)
+        yield base
+
+
+def test_an_organizer_creates_a_campaign_from_files_and_invites(live: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    base = live
+    errors: list[str] = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(
+                viewport={"width": 1280, "height": 1600},
+                permissions=["clipboard-read", "clipboard-write"],
+            )
+            page = context.new_page()
+            page.on("console", lambda message: watch_policy(message.text, errors))
+            page.on("pageerror", lambda error: errors.append(str(error)))
+
+            page.goto(f"{base}/login")
+            page.fill("input[name=username]", "ada")
+            page.fill("input[name=password]", PASSWORD)
+            page.keyboard.press("Enter")
+            page.get_by_role("link", name="New campaign").click()
+            page.wait_for_url(f"{base}/new-campaign")
+
+            # a bad file: its problem, by file and line, tied to the field
+            bad = _run("B", 1).replace(b"q2 Q0", b"q2 Q0 extra", 1)
+            page.set_input_files("#field-runs", [_file("a.txt", _run("A", 0)), _file("b.txt", bad)])
+            page.get_by_role("button", name="Check the files").click()
+            problems = page.locator(".preview-problems")
+            expect(problems).to_contain_text("b.txt, line 9")
+            expect(page.locator("#create-button")).to_be_disabled()
+            assert "error-runs" in (page.get_attribute("#field-runs", "aria-describedby") or "")
+            expect(page.locator("#error-runs")).to_contain_text("Line 9")
+
+            # good files: the preview, then create
+            page.set_input_files(
+                "#field-runs",
+                [
+                    _file("a.txt", _run("A", 0)),
+                    _file("b.txt", _run("B", 1)),
+                    _file("c.txt", _run("C", 2)),
+                ],
+            )
+            page.fill("#field-name", "Browser study")
+            page.fill("#field-k", "3")
+            page.get_by_role("button", name="Check the files").click()
+            expect(page.locator("#create-button")).to_be_enabled(timeout=20_000)
+            preview = page.locator("#preview-body")
+            expect(preview).to_contain_text("Pool at k = 3")
+            expect(preview).to_contain_text("to reach a ranking confidence of 0.95")
+            expect(preview).to_contain_text("simulated campaign")
+            assert page.locator(".preview-problems").count() == 0
+            page.screenshot(path=str(tmp_path / "new-campaign.png"), full_page=True)
+            page.locator("#create-button").click()
+            page.wait_for_url(f"{base}/campaigns/browser-study/manage?done=created")
+            expect(page.locator("#page-notice")).to_contain_text("created")
+
+            # invite, copy the link
+            page.get_by_label("Names, one per line").fill("Ann")
+            page.get_by_role("button", name="Invite").click()
+            link = page.locator("#link-1").input_value()
+            assert link.startswith(f"{base}/a/")
+            page.get_by_role("button", name="Copy link").click()
+            expect(page.locator("[data-copy-status]")).to_contain_text("Ann")
+            assert page.evaluate("navigator.clipboard.readText()") == link
+            expect(page.locator("#audit-log")).to_contain_text("invited an assessor: Ann")
+            page.screenshot(path=str(tmp_path / "manage-page.png"), full_page=True)
+
+            # the link opens the assessor's welcome page, in another browser context
+            assessor = browser.new_context().new_page()
+            assessor.goto(link)
+            expect(assessor.locator("h1")).to_be_visible()
+            assert "Sign in" not in assessor.content()
+        finally:
+            browser.close()
+    assert errors == []
