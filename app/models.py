@@ -306,6 +306,14 @@ class Lease(Base):
     state: Mapped[str] = mapped_column(String(8), default="live", nullable=False)
     leased_at: Mapped[datetime] = _ts()
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # why MTC handed out this pair, for researchers studying selection bias: the pair's place
+    # in the planner's list (0 = the best; None when it came from outside the list), its
+    # selection weight, and the rule: "plan" (the best free pair of the plan), "own_query"
+    # (a pair of the query the assessor was on, worth at least half the best), "any_free"
+    # (the plan was used up or not made yet)
+    selection_rank: Mapped[int | None] = mapped_column(Integer)
+    selection_weight: Mapped[float | None] = mapped_column(Float)
+    selection_rule: Mapped[str | None] = mapped_column(String(16))
 
 
 class Judgment(Base):

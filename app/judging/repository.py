@@ -82,6 +82,7 @@ class ClaimCandidate:
     document_id: int
     weight: float  # the planner's selection weight (0 outside the plan)
     lapsed_leases: bool  # it holds live leases that have all run out
+    rank: int | None = None  # its place in the planner's list (None outside the plan)
 
 
 def hash_token(token: str) -> str:
@@ -356,7 +357,7 @@ def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> An
     columns = (Pair.id, Pair.query_id, Pair.document_id, Pair.leased, Pair.leased_until)
     if planned:
         stmt = (
-            select(*columns, PlanEntry.weight)
+            select(*columns, PlanEntry.weight, PlanEntry.rank)
             .join(PlanEntry, PlanEntry.pair_id == Pair.id)
             .where(PlanEntry.campaign_id == bindparam("campaign_id"), *conditions)
             .order_by(PlanEntry.rank)
@@ -364,7 +365,11 @@ def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> An
         if own_query:
             stmt = stmt.where(PlanEntry.query_id == bindparam("query_id"))
     else:
-        stmt = select(*columns, literal(0.0)).where(*conditions).order_by(Pair.id)
+        stmt = (
+            select(*columns, literal(0.0), literal(None, type_=Integer))
+            .where(*conditions)
+            .order_by(Pair.id)
+        )
         if own_query:
             stmt = stmt.where(Pair.query_id == bindparam("query_id"))
     # Postgres locks the row, and skips rows other requests hold instead of waiting for
@@ -406,9 +411,16 @@ def candidate(
     row = _run(session, statement, params).first()
     if row is None:
         return None
-    pair_id, query_id, document_id, leased, leased_until, weight = row
+    pair_id, query_id, document_id, leased, leased_until, weight, rank = row
     lapsed = bool(leased) and leased_until is not None and as_utc(leased_until) <= now
-    return ClaimCandidate(int(pair_id), int(query_id), int(document_id), float(weight), lapsed)
+    return ClaimCandidate(
+        int(pair_id),
+        int(query_id),
+        int(document_id),
+        float(weight),
+        lapsed,
+        None if rank is None else int(rank),
+    )
 
 
 def release_expired(session: Session, pair_id: int, now: datetime) -> None:

@@ -182,13 +182,13 @@ def _claim(
             best = repository.candidate(*args, planned=False, skip=frozenset(skip))
         if best is None:
             return None
-        chosen = best
+        chosen, rule = best, "plan" if planned else "any_free"
         if previous_query is not None and best.query_id != previous_query:
             own = repository.candidate(
                 *args, planned=planned, query_id=previous_query, skip=frozenset(skip)
             )
             if own is not None and own.weight >= LOCALITY * best.weight:
-                chosen = own
+                chosen, rule = own, "own_query" if planned else "any_free"
         if chosen.lapsed_leases:
             repository.release_expired(session, chosen.pair_id, now)
         if not repository.take_slot(session, chosen.pair_id, per_pair, expires_at):
@@ -203,6 +203,10 @@ def _claim(
             "state": "live",
             "leased_at": now,
             "expires_at": expires_at,
+            # why this pair: for researchers studying the order MTC asked in
+            "selection_rank": chosen.rank,
+            "selection_weight": chosen.weight if planned else None,
+            "selection_rule": rule,
         }
         lease_id = repository.insert_lease(session, values)
         if lease_id is None:

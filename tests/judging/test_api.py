@@ -347,3 +347,39 @@ def test_the_api_refuses_assessors_who_have_not_consented(db_session, client) ->
         assert response.status_code == 403, path
         assert response.json()["error"] == "consent_required"
     assert db_session.scalar(select(func.count()).select_from(Lease)) == 0
+
+
+def test_a_lease_records_why_mtc_chose_its_pair(db_session, client) -> None:
+    fx = build_campaign(db_session, n_queries=3)
+    token = fx.tokens[0]
+    first = next_pair(client, token)["pair"]
+    lease = db_session.get(Lease, first["lease_id"])
+    # the first pair of a newcomer is the planner's best free pair
+    assert (lease.selection_rule, lease.selection_rank) == ("plan", 0)
+    assert lease.selection_weight is not None
+    assert lease.selection_weight > 0
+    assert judge(client, token, first["lease_id"]).status_code == 201
+    second = db_session.get(Lease, next_pair(client, token)["pair"]["lease_id"])
+    assert second.selection_rule in ("plan", "own_query")
+    assert second.selection_rank is not None
+
+
+def test_a_pair_from_outside_the_plan_says_so(db_session, make_client) -> None:
+    from fastapi.testclient import TestClient
+
+    from app.config import Settings
+    from app.main import create_app
+    from app.models import PlanEntry
+
+    fx = build_campaign(db_session)
+    db_session.execute(PlanEntry.__table__.delete())  # the plan is used up, or not made yet
+    db_session.flush()
+    app = create_app(Settings(run_planner=False), session_factory=lambda: db_session)
+    plain = TestClient(app)
+    pair = next_pair(plain, fx.tokens[0])["pair"]
+    lease = db_session.get(Lease, pair["lease_id"])
+    assert (lease.selection_rule, lease.selection_rank, lease.selection_weight) == (
+        "any_free",
+        None,
+        None,
+    )
