@@ -35,7 +35,7 @@ from app.organizers.service import Principal
 from app.validation import INT32_MAX
 from app.web import templates
 
-__all__ = ["MAX_INVITES", "STATUS_ACTIONS", "router"]
+__all__ = ["MAX_INVITES", "SETTINGS_FIELDS", "STATUS_ACTIONS", "router"]
 
 router = APIRouter(include_in_schema=False)
 
@@ -61,7 +61,10 @@ _DONE = {
     "draft": "The campaign is paused (draft): assessors are asked to come back later.",
     "closed": "The campaign is closed.",
     "revoked": "The assessor's link no longer works; their judgments stay.",
+    "settings": "The settings are saved.",
 }
+#: settings the management page changes (the others define what the judgments mean)
+SETTINGS_FIELDS = ("name", "description", "target", "lease_minutes", "judgments_per_pair")
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -144,6 +147,8 @@ def _page(
     new_links: list[NewLink] | None = None,
     names: str = "",
     names_error: str = "",
+    settings_values: dict[str, Any] | None = None,
+    settings_errors: dict[str, str] | None = None,
     status_code: int = 200,
 ) -> Response:
     assessors = campaigns.list_assessors(session, campaign)
@@ -167,6 +172,10 @@ def _page(
             "names": names,
             "names_error": names_error,
             "max_invites": MAX_INVITES,
+            "settings": settings_values
+            or {name: getattr(campaign, name) for name in (*SETTINGS_FIELDS, "keep_collecting")},
+            "settings_errors": settings_errors or {},
+            "ranges": INT_SETTINGS,
         },
         status_code=status_code,
         headers=_NO_STORE,
@@ -361,3 +370,61 @@ def change_status(
     campaigns.update_campaign(session, campaign, **changes)
     audit.record_campaign_update(session, campaign.id, organizer.actor, planned)
     return RedirectResponse(_manage_url(campaign, new_status), status_code=303)
+
+
+def _settings_changes(form: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The settings form read: (changes, errors by field)."""
+    changes: dict[str, Any] = {
+        "name": form.get("name", "").strip(),
+        "description": form.get("description", "").strip(),
+        "keep_collecting": "keep_collecting" in form,
+    }
+    errors: dict[str, str] = {}
+    try:
+        changes["target"] = float(form.get("target", ""))
+    except ValueError:
+        errors["target"] = "Give a number between 0.5 and 1, such as 0.95."
+    for name in ("lease_minutes", "judgments_per_pair"):
+        minimum, maximum = INT_SETTINGS[name]
+        try:
+            changes[name] = int(form.get(name, ""))
+        except ValueError:
+            errors[name] = f"Give a whole number from {minimum} to {maximum}."
+    return changes, errors
+
+
+@router.post("/campaigns/{slug}/manage/settings", dependencies=[CHECK_SLUG])
+def change_settings(
+    slug: str,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """Name, description, target, lease time, judgments per pair, keep collecting."""
+    campaign = _campaign(session, slug)
+    if campaign is None:
+        return _not_found(request, organizer, f"no campaign {slug!r}")
+    changes, errors = _settings_changes(form)
+    if not errors:
+        planned = audit.planned_changes(campaign, changes)
+        try:
+            # checked as a new campaign's settings are; nothing changes when one is wrong
+            campaigns.update_campaign(session, campaign, **changes)
+        except InvalidInput as exc:
+            field = exc.message.split(" ", 1)[0]
+            errors[field if field in SETTINGS_FIELDS else "name"] = exc.message
+        else:
+            audit.record_campaign_update(session, campaign.id, organizer.actor, planned)
+            return RedirectResponse(_manage_url(campaign, "settings"), status_code=303)
+    values = {**changes, **{k: form.get(k, "") for k in errors}}
+    return _page(
+        request,
+        session,
+        campaign,
+        organizer,
+        error="The settings were not saved: see the messages under the fields.",
+        settings_values=values,
+        settings_errors=errors,
+        status_code=400,
+    )

@@ -467,6 +467,7 @@ def test_every_form_needs_the_csrf_token(
     posts = [
         ("/campaigns/m/manage/invite", {"names": "Bob"}),
         ("/campaigns/m/manage/status", {"status": "open"}),
+        ("/campaigns/m/manage/settings", {"name": "x", "target": "0.9"}),
         (f"/campaigns/m/manage/assessors/{assessor}/revoke", {}),
         (f"/campaigns/m/manage/assessors/{assessor}/relink", {}),
     ]
@@ -477,3 +478,49 @@ def test_every_form_needs_the_csrf_token(
     for path in ("/api/campaigns/preview", "/api/campaigns/import"):
         assert signed_in.post(path, json={"runs": files(("r", RUNS))}).status_code == 403
     assert count(session_factory, Assessor) == 1
+
+
+def test_settings_change_and_are_recorded(
+    signed_in: TestClient, form_csrf: str, session_factory: sessionmaker[Session]
+) -> None:
+    data = {
+        "csrf_token": form_csrf,
+        "name": "Managed again",
+        "description": "",
+        "target": "0.99",
+        "lease_minutes": "20",
+        "judgments_per_pair": "1",
+        "keep_collecting": "yes",
+    }
+    answer = signed_in.post("/campaigns/m/manage/settings", data=data, follow_redirects=False)
+    assert answer.status_code == 303, answer.text
+    assert answer.headers["location"] == "/campaigns/m/manage?done=settings"
+    with session_factory() as session:
+        campaign = session.scalars(select(Campaign).where(Campaign.slug == "m")).one()
+        assert (campaign.name, campaign.target, campaign.lease_minutes) == (
+            "Managed again",
+            0.99,
+            20,
+        )
+        assert campaign.keep_collecting is True
+    [(_actor, _action, detail)] = [
+        e for e in events(session_factory, "m") if e[1] == audit.SETTINGS_CHANGED
+    ]
+    assert "target 0.95 → 0.99" in detail
+    assert "lease minutes 10 → 20" in detail
+
+    # a wrong value: nothing changes, the message is under its field
+    for field, value in (("target", "0.3"), ("lease_minutes", "soon"), ("name", " ")):
+        answer = signed_in.post("/campaigns/m/manage/settings", data={**data, field: value})
+        assert answer.status_code == 400, field
+        assert f'id="setting-{field}-error"' in answer.text
+        assert f'aria-describedby="setting-{field}-hint setting-{field}-error"' in answer.text
+    with session_factory() as session:
+        campaign = session.scalars(select(Campaign).where(Campaign.slug == "m")).one()
+        assert (campaign.name, campaign.target, campaign.lease_minutes) == (
+            "Managed again",
+            0.99,
+            20,
+        )
+    assert signed_in.post("/campaigns/m/manage/settings", data=data).status_code == 200
+    assert len([e for e in events(session_factory, "m") if e[1] == audit.SETTINGS_CHANGED]) == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -19,6 +19,9 @@ from app.organizers import service as organizers
 from tests.organizers.conftest import PASSWORD
 from tests.support import serve_in_thread
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
+
+if TYPE_CHECKING:
+    from playwright.sync_api import FilePayload
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
 
@@ -32,7 +35,7 @@ def _run(system: str, shift: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def _file(name: str, text: bytes) -> dict[str, Any]:
+def _file(name: str, text: bytes) -> FilePayload:
     return {"name": name, "mimeType": "text/plain", "buffer": text}
 
 
