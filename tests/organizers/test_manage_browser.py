@@ -1,14 +1,19 @@
 """In a real browser (Playwright + Chromium): an organizer signs in, uploads run files, sees
 the problems of a bad file by file and line, then the preview of good ones, creates the
-campaign, invites an assessor, copies the link, and the link opens the assessor's page."""
+campaign, invites an assessor, copies the link and opens the campaign; the assessor opens
+the link in a second browser context and gives consent, judges a pair, and the dashboard
+shows it without a reload."""
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import httpx
 import pytest
 
 from app import audit
@@ -123,11 +128,36 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(live: str, tmp_p
             expect(page.locator("#audit-log")).to_contain_text("invited an assessor: Ann")
             page.screenshot(path=str(tmp_path / "manage-page.png"), full_page=True)
 
-            # the link opens the assessor's welcome page, in another browser context
+            # open the campaign; the dashboard follows what the assessor does
+            page.get_by_role("button", name="Open", exact=True).click()
+            expect(page.locator("#page-notice")).to_contain_text("The campaign is open")
+            page.get_by_role("link", name="Open the dashboard").click()
+            page.wait_for_url(f"{base}/campaigns/browser-study")
+            expect(page.locator("#fig-judgments")).to_have_text("0", timeout=15_000)
+            page.evaluate("window.notReloaded = true")
+
+            # the link opens the assessor's pages, in another browser context
             assessor = browser.new_context().new_page()
             assessor.goto(link)
-            expect(assessor.locator("h1")).to_be_visible()
             assert "Sign in" not in assessor.content()
+            assessor.check("#consent")
+            assessor.click("#start")
+            assessor.wait_for_url(f"{link}/judge")
+            token = link.rsplit("/", 1)[1]
+            with httpx.Client(base_url=base, timeout=10) as client:
+                deadline = time.monotonic() + 15
+                while (answer := client.get(f"/api/a/{token}/next").json())["status"] != "pair":
+                    assert time.monotonic() < deadline, answer
+                    time.sleep(0.2)
+                body = {
+                    "lease_id": answer["pair"]["lease_id"],
+                    "broad": 2,
+                    "fine": 80,
+                    "client_id": str(uuid.uuid4()),
+                }
+                assert client.post(f"/api/a/{token}/judgments", json=body).status_code == 201
+            expect(page.locator("#fig-judgments")).to_have_text("1", timeout=15_000)
+            assert page.evaluate("window.notReloaded") is True
         finally:
             browser.close()
     assert errors == []
