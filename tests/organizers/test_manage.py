@@ -187,6 +187,17 @@ def test_the_projection_is_bounded_in_time() -> None:
     assert preview.projection.runs == 2  # the minimum, whatever the budget
 
 
+def test_a_large_collection_is_not_simulated_while_the_organizer_waits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(previews, "PROJECTION_MAX_RESULTS", 10)
+    parsed = previews.read_upload(previews.Upload([previews.UploadedFile("r", RUNS)]))
+    preview = previews.build_preview(CampaignSpec(name="x"), parsed, None)
+    assert preview.projection is None
+    assert "too many to simulate" in preview.projection_note
+    assert preview.pool_pairs > 0  # the rest of the preview is there
+
+
 def test_one_system_is_a_problem_not_a_server_error(
     signed_in: TestClient, csrf: dict[str, str]
 ) -> None:
