@@ -105,7 +105,7 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(live: str, tmp_p
             )
             page.fill("#field-name", "Browser study")
             page.fill("#field-k", "3")
-            page.get_by_role("button", name="Check the files").click()
+            page.press("#field-k", "Enter")  # the form's submit: the preview
             expect(page.locator("#create-button")).to_be_enabled(timeout=20_000)
             preview = page.locator("#preview-body")
             expect(preview).to_contain_text("Pool at k = 3")
@@ -113,7 +113,9 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(live: str, tmp_p
             expect(preview).to_contain_text("simulated campaign")
             assert page.locator(".preview-problems").count() == 0
             page.screenshot(path=str(tmp_path / "new-campaign.png"), full_page=True)
-            page.locator("#create-button").click()
+            expect(page.locator("#preview")).to_be_focused()  # read next by a screen reader
+            page.locator("#create-button").focus()
+            page.keyboard.press("Enter")
             page.wait_for_url(f"{base}/campaigns/browser-study/manage?done=created")
             expect(page.locator("#page-notice")).to_contain_text("created")
 
@@ -122,7 +124,14 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(live: str, tmp_p
             page.get_by_role("button", name="Invite").click()
             link = page.locator("#link-1").input_value()
             assert link.startswith(f"{base}/a/")
-            page.get_by_role("button", name="Copy link").click()
+            # with the keyboard: the new links have the focus, then the field, then the button
+            expect(page.locator("#new-links")).to_be_focused()
+            page.keyboard.press("Tab")
+            expect(page.locator("#link-1")).to_be_focused()
+            page.keyboard.press("Tab")
+            expect(page.get_by_role("button", name="Copy link")).to_be_focused()
+            assert page.evaluate("document.activeElement.matches(':focus-visible')") is True
+            page.keyboard.press("Enter")
             expect(page.locator("[data-copy-status]")).to_contain_text("Ann")
             assert page.evaluate("navigator.clipboard.readText()") == link
             expect(page.locator("#audit-log")).to_contain_text("invited an assessor: Ann")
