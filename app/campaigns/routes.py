@@ -218,14 +218,15 @@ class CampaignUpload(BaseModel):
         default=None, max_length=4096, description="folder of <doc_id>.<ext> clips on the server"
     )
 
-    def spec(self, *, name: str | None = None) -> service.CampaignSpec:
-        """The settings; ``ValueError`` when one is out of range (``name`` stands in for an
-        empty name: a preview needs none)."""
+    def values(self) -> dict[str, Any]:
+        """The settings by name (an empty slug: none)."""
         values = {f.name: getattr(self, f.name) for f in fields(service.CampaignSpec)}
-        if name is not None and not self.name.strip():
-            values["name"] = name
         values["slug"] = self.slug or None
-        return service.CampaignSpec(**values)
+        return values
+
+    def spec(self) -> service.CampaignSpec:
+        """The settings; ``ValueError`` when one is out of range."""
+        return service.CampaignSpec(**self.values())
 
     def upload(self) -> previews.Upload:
         def file(uploaded: UploadedFileIn | None) -> previews.UploadedFile | None:
@@ -254,6 +255,27 @@ class PreviewOut(previews.Preview):
 _PREVIEW_JSON = TypeAdapter(PreviewOut)
 
 
+def _preview_spec(body: CampaignUpload) -> tuple[list[previews.Problem], service.CampaignSpec]:
+    """The settings to preview with: each wrong one is a problem and its default stands in,
+    so the preview still shows the collection at the chosen cut-off."""
+    defaults = {f.name: f.default for f in fields(service.CampaignSpec)}
+    defaults["name"] = "preview"  # a preview needs no name yet
+    values = body.values()
+    if not body.name.strip():
+        values["name"] = "preview"
+    problems: list[previews.Problem] = []
+    for _ in range(len(values)):
+        try:
+            return problems, service.CampaignSpec(**values)
+        except ValueError as exc:
+            problem = _setting_problem(exc)
+            problems.append(problem)
+            if problem.input not in values or values[problem.input] == defaults[problem.input]:
+                break
+            values[problem.input] = defaults[problem.input]
+    return problems, service.CampaignSpec(name="preview")
+
+
 def _setting_problem(exc: ValueError) -> previews.Problem:
     """A setting out of range, named by the field the message starts with."""
     message = str(exc)
@@ -271,14 +293,7 @@ def preview_campaign(body: CampaignUpload, _organizer: CurrentOrganizer) -> Any:
     (a short simulated campaign); nothing is saved. Problems (by file and line, the audio
     folder, the settings) make a 400 ``invalid_input`` whose body also holds the preview
     (``preview``, with its ``problems``)."""
-    problems: list[previews.Problem] = []
-    try:
-        spec = body.spec(name="preview")
-    except ValueError as exc:
-        problems.append(_setting_problem(exc))
-        spec = service.CampaignSpec(
-            name="preview", scale=body.scale if body.scale in service.SCALES else "fine"
-        )
+    problems, spec = _preview_spec(body)
     parsed = previews.read_upload(body.upload())
     result = previews.build_preview(spec, parsed, body.audio_dir)
     result = previews.Preview(

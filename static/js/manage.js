@@ -275,7 +275,11 @@
           first.focus();
         }
       } else {
-        showFormError(result.json.detail || "The server answered " + result.status + ".");
+        var detail = result.json.detail || "The server answered " + result.status + ".";
+        // "target must be ...", "slug 'x' is already taken": also under the field
+        var named = /^([a-z_]+) /.exec(detail);
+        var focus = named && fieldError(named[1], detail) ? named[1] : null;
+        showFormError(detail, focus);
       }
     }
 

@@ -148,6 +148,12 @@ def test_a_bad_setting_is_a_problem_of_its_field(
     answer = signed_in.post("/api/campaigns/preview", json=body, headers=csrf)
     assert answer.status_code == 400
     assert answer.json()["preview"]["problems"][0]["input"] == "target"
+    # the other settings still hold: the preview is at the chosen cut-off
+    body = {"runs": files(("runs.tsv", RUNS)), "target": 0.3, "k": 2, "measure": "nope"}
+    preview = signed_in.post("/api/campaigns/preview", json=body, headers=csrf).json()["preview"]
+    assert sorted(p["input"] for p in preview["problems"]) == ["measure", "target"]
+    assert preview["k"] == 2
+    assert preview["n_results"] == 3 * 4 * 2
     # a value outside a documented range is a malformed body, named too
     answer = signed_in.post(
         "/api/campaigns/preview", json={"runs": files(("r", RUNS)), "k": 0}, headers=csrf
