@@ -49,6 +49,7 @@ def create_app(
     from app.campaigns.pages import router as campaign_pages_router
     from app.campaigns.results_routes import router as results_router
     from app.campaigns.routes import router as campaigns_router
+    from app.exports.routes import router as exports_router
     from app.judging.pages import pages_router
     from app.judging.routes import router as judging_router
     from app.organizers.routes import router as organizers_router
@@ -105,6 +106,7 @@ def create_app(
     app.include_router(organizers_router)
     app.include_router(campaign_pages_router)
     app.include_router(campaign_manage_router)
+    app.include_router(exports_router)
 
     _register_error_handlers(app)
     _add_probes(app, session_factory)

@@ -2,7 +2,8 @@
 
 ``simulate``/``synthetic`` (:mod:`app.cli.simulate`), ``campaign`` (:mod:`app.cli.campaign`),
 ``assessor`` (:mod:`app.cli.assessor`), ``organizer`` (:mod:`app.cli.organizer`),
-``demo``/``serve`` (:mod:`app.cli.serve`) and ``bench`` (:mod:`app.cli.bench`). Every leaf
+``demo``/``serve`` (:mod:`app.cli.serve`), ``bench`` (:mod:`app.cli.bench`) and ``export``
+(:mod:`app.cli.export`). Every leaf
 parser sets ``run``, which :func:`main` calls.
 Bad input, a bad option or an unusable database exits with status 2 and one line on stderr;
 nothing is half-written.
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TextIO
 
-from app.cli import assessor, bench, campaign, organizer, serve, simulate
+from app.cli import assessor, bench, campaign, export, organizer, serve, simulate
 from app.cli.common import Command, HelpFormatter, UsageError
 from app.ingest.formats import InputError
 
@@ -38,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (simulate, campaign, assessor, organizer, serve, bench):
+    for group in (simulate, campaign, assessor, organizer, serve, bench, export):
         group.register(commands)
     return parser
 

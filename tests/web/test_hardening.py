@@ -279,6 +279,7 @@ def _valid_requests() -> dict[tuple[str, str], dict[str, Any]]:
         ("POST", "/api/campaigns/import"): {"json": {"name": "x", "runs": [RUN_FILE]}},
         ("GET", "/api/campaigns/{slug}/results"): {},
         ("GET", "/api/campaigns/{slug}/events"): {},
+        ("GET", "/api/campaigns/{slug}/export/{what}"): {},
         ("GET", "/api/a/{token}/next"): {},
         ("POST", "/api/a/{token}/judgments"): {"json": judgment()},
         ("PUT", "/api/a/{token}/judgments/{judgment_id}"): {"json": {"broad": 1, "fine": 5}},
@@ -296,7 +297,9 @@ _WITHOUT_DATABASE: dict[tuple[str, str], dict[str, Any]] = {
 
 
 def _concrete(path: str) -> str:
-    return path.format(slug="some-campaign", token="some-token", judgment_id=7, assessor_id=1)
+    return path.format(
+        slug="some-campaign", token="some-token", judgment_id=7, assessor_id=1, what="qrels"
+    )
 
 
 @pytest.fixture(params=["postgres-closed-port", "sqlite-cannot-open"])

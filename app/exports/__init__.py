@@ -1,0 +1,1 @@
+"""Researchers' exports of a campaign (docs/exports.md)."""

@@ -1,0 +1,147 @@
+"""What the exported files say about themselves: the grades, the measures, the aggregation of
+several judgments of a pair, and the streaming writers (CSV, JSON Lines, TREC, hashing)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import statistics
+from collections.abc import Sequence
+from typing import Any, BinaryIO
+
+__all__ = [
+    "AGGREGATES",
+    "GRADES",
+    "MEASURE_DEFINITIONS",
+    "HashingWriter",
+    "aggregate",
+    "grades_markdown",
+    "round_half_up",
+]
+
+AGGREGATES = ("mean", "median")
+
+
+def round_half_up(value: float) -> int:
+    """The nearest integer, halves up (50.5 -> 51): the rule of BROAD imports and qrels."""
+    return math.floor(value + 0.5)
+
+
+def aggregate(values: Sequence[float], rule: str) -> int:
+    """One qrels grade from the judgments of a pair: the mean or the median (of an even
+    number of judgments: the mean of the middle two), rounded half up."""
+    if rule == "median":
+        return round_half_up(float(statistics.median(values)))
+    return round_half_up(math.fsum(values) / len(values))
+
+
+#: what each grade means: the judging page's words (templates/partials/judge_macros.html)
+GRADES: dict[str, Any] = {
+    "task": (
+        "Listen to the query clip and the candidate clip, then say how similar the candidate "
+        "is to the query, as music: style, mood, instrumentation, rhythm, the feel of it; not "
+        "recording quality nor whether you like the music (MIREX Audio Music Similarity)."
+    ),
+    "broad": {
+        "scale": "BROAD",
+        "levels": [
+            {"value": 0, "label": "Not similar"},
+            {"value": 1, "label": "Somewhat similar"},
+            {"value": 2, "label": "Very similar"},
+        ],
+        "max": 2,
+    },
+    "fine": {
+        "scale": "FINE",
+        "min": 0,
+        "max": 100,
+        "step": 1,
+        "anchors": [
+            {"value": 0, "label": "not similar (at all)"},
+            {"value": 50, "label": "somewhat"},
+            {"value": 100, "label": "very similar"},
+        ],
+        "note": (
+            "assessors place the candidate on a slider from 0 to 100 in steps of 1; imported "
+            "FINE judgments may be fractional (a mean), legacy 0-10 values are multiplied by 10"
+        ),
+    },
+    "normalisation": (
+        "the measures use r / max (BROAD: r / 2, FINE: r / 100); a judged FINE value is used "
+        "as it is, not binned"
+    ),
+}
+
+
+#: the measures of the results, named so that the two normalisations of nDCG are not mixed up
+MEASURE_DEFINITIONS: dict[str, dict[str, str]] = {
+    "cg": {
+        "name": "CG@k",
+        "definition": (
+            "sum over the top k of r_i / (k * max): the mean normalised relevance of the top k "
+            "(MIREX's average FINE or BROAD score)"
+        ),
+        "from_trec_tools": "sum of the qrels grades of the top k / (k * max)",
+    },
+    "dcg": {
+        "name": "MIREX nDCG@k (all-maximum normalisation)",
+        "definition": (
+            "DCG@k = sum over the top k of r_i / log2(i + 1) (linear gain), divided by the DCG "
+            "of an all-maximum list, max * sum_{i=1..k} 1 / log2(i + 1): the nDCG@k of MIREX and "
+            "of the 2012/2013 MTC papers. Not trec_eval's ndcg_cut"
+        ),
+        "from_trec_tools": "ranx 'dcg@k' (Jarvelin) / (max * sum_{i=1..k} 1 / log2(i + 1))",
+    },
+    "ndcg": {
+        "name": "trec_eval nDCG@k (ideal-ordering normalisation)",
+        "definition": (
+            "the same DCG@k divided by the DCG of the ideal ordering of the query's pool (the "
+            "k most relevant pool documents; unjudged ones by their expected relevance): the "
+            "ndcg_cut.k of trec_eval, nDCG@k of ir_measures and ranx 'ndcg@k' when every pool "
+            "pair is judged. About twice the MIREX value on MIREX lists"
+        ),
+        "from_trec_tools": "ranx 'ndcg@k' (Jarvelin, linear gain); trec_eval ndcg_cut.k",
+    },
+    "rbp": {
+        "name": "normalised RBP (p = 0.8)",
+        "definition": (
+            "sum over the top k of r_i * 0.8^(i-1), divided by the same sum over the ideal "
+            "ordering of the query's pool (graded; not Moffat and Zobel's unnormalised RBP)"
+        ),
+        "from_trec_tools": "none directly",
+    },
+}
+
+
+def grades_markdown() -> str:
+    broad = "\n".join(f"| {g['value']} | {g['label']} |" for g in GRADES["broad"]["levels"])
+    anchors = ", ".join(f"{a['value']} = {a['label']}" for a in GRADES["fine"]["anchors"])
+    measures = "\n".join(
+        f"- **{key}** — {d['name']}: {d['definition']}." for key, d in MEASURE_DEFINITIONS.items()
+    )
+    return (
+        "# Grades\n\n"
+        f"{GRADES['task']}\n\n"
+        "## BROAD (0-2)\n\n| value | meaning |\n|---|---|\n"
+        f"{broad}\n\n"
+        "## FINE (0-100)\n\n"
+        f"A number from 0 to 100 in steps of 1 ({anchors}); {GRADES['fine']['note']}.\n\n"
+        "## In the measures\n\n"
+        f"{GRADES['normalisation'].capitalize()}.\n\n"
+        f"{measures}\n"
+    )
+
+
+class HashingWriter:
+    """A binary writer that passes bytes on and keeps their SHA-256 and count."""
+
+    def __init__(self, target: BinaryIO) -> None:
+        self.target = target
+        self.sha256 = hashlib.sha256()
+        self.bytes = 0
+
+    def write(self, data: bytes) -> int:
+        self.sha256.update(data)
+        self.bytes += len(data)
+        self.target.write(data)
+        return len(data)
