@@ -7,13 +7,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, aliased
 
 from app.models import Assessor, Document, Judgment, Lease, Pair, Query, Result, System
 
 __all__ = [
-    "SELECTION_COLUMNS",
     "assessor_pseudonyms",
     "counts",
     "judgment_rows",
@@ -24,9 +23,6 @@ __all__ = [
 
 #: rows fetched at a time from the cursor
 CHUNK = 1000
-
-#: columns of ``lease`` recording why MTC chose the pair (migration 0004); absent before it
-SELECTION_COLUMNS = ("selection_rank", "selection_weight", "selection_rule")
 
 
 def _sorted(session: Session, column: Any) -> Any:
@@ -43,12 +39,6 @@ def assessor_pseudonyms(session: Session, campaign_id: int) -> dict[int, str]:
         select(Assessor.id).where(Assessor.campaign_id == campaign_id).order_by(Assessor.id)
     ).all()
     return {int(a): f"A{n}" for n, a in enumerate(ids, start=1)}
-
-
-def selection_columns() -> list[ColumnElement[Any]]:
-    """The lease's selection columns that exist in this version of the schema."""
-    table = Lease.__table__
-    return [table.c[name] for name in SELECTION_COLUMNS if name in table.c]
 
 
 def judgment_rows(session: Session, campaign_id: int) -> Iterator[Any]:
@@ -71,7 +61,9 @@ def judgment_rows(session: Session, campaign_id: int) -> Iterator[Any]:
             Judgment.candidate_listen_ms,
             Judgment.lease_id,
             Lease.leased_at,
-            *selection_columns(),
+            Lease.selection_rank,
+            Lease.selection_weight,
+            Lease.selection_rule,
         )
         .join(Query, Query.id == Judgment.query_id)
         .join(query_doc, query_doc.id == Query.document_id)

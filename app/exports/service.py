@@ -85,6 +85,9 @@ JUDGMENT_COLUMNS = (
     "candidate_listen_ms",
     "lease_id",
     "leased_at",
+    "selection_rank",
+    "selection_weight",
+    "selection_rule",
 )
 ESTIMATE_COLUMNS = (
     "query",
@@ -234,12 +237,11 @@ def _time(moment: datetime | None) -> str | None:
 
 
 def judgment_records(session: Session, campaign: Campaign) -> Iterator[dict[str, Any]]:
-    """Every judgment as a record of :data:`JUDGMENT_COLUMNS` (and the lease's selection
-    columns when the schema has them)."""
+    """Every judgment as a record of :data:`JUDGMENT_COLUMNS`: the lease it answered and
+    why MTC chose the pair (its place in the planner's list, its weight, the rule)."""
     pseudonyms = repository.assessor_pseudonyms(session, campaign.id)
-    selection = [c.name for c in repository.selection_columns()]
     for row in repository.judgment_rows(session, campaign.id):
-        record = {
+        yield {
             "query": row.query,
             "document": row.document,
             "broad": row.broad,
@@ -253,14 +255,10 @@ def judgment_records(session: Session, campaign: Campaign) -> Iterator[dict[str,
             "candidate_listen_ms": row.candidate_listen_ms,
             "lease_id": row.lease_id,
             "leased_at": _time(row.leased_at),
+            "selection_rank": row.selection_rank,
+            "selection_weight": row.selection_weight,
+            "selection_rule": row.selection_rule,
         }
-        for name in selection:
-            record[name] = getattr(row, name)
-        yield record
-
-
-def judgment_columns() -> tuple[str, ...]:
-    return JUDGMENT_COLUMNS + tuple(c.name for c in repository.selection_columns())
 
 
 def _csv_lines(columns: tuple[str, ...], records: Iterable[dict[str, Any]]) -> Iterator[str]:
@@ -285,7 +283,7 @@ def judgment_lines(session: Session, campaign: Campaign, fmt: str) -> Iterator[s
     records = judgment_records(session, campaign)
     if fmt == "jsonl":
         return _jsonl_lines(records)
-    return _csv_lines(judgment_columns(), records)
+    return _csv_lines(JUDGMENT_COLUMNS, records)
 
 
 # ------------------------------------------------------------------ estimates

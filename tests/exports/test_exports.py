@@ -161,12 +161,7 @@ def test_judgments_columns_csv_and_jsonl(db_session, judged_campaign) -> None:
         csv.DictReader(io.StringIO(export(db_session, campaign.slug, "judgments").decode()))
     )
     columns = list(rows[0])
-    assert columns[: len(service.JUDGMENT_COLUMNS)] == list(service.JUDGMENT_COLUMNS)
-    assert set(columns[len(service.JUDGMENT_COLUMNS) :]) <= {
-        "selection_rank",
-        "selection_weight",
-        "selection_rule",
-    }
+    assert columns == list(service.JUDGMENT_COLUMNS)
     assert len(rows) == len(judged_campaign.judged) + 1
     mine = [r for r in rows if r["assessor"]]
     assert len(mine) == 1
@@ -388,3 +383,46 @@ def test_streaming_memory_does_not_grow_with_the_judgments(db_session) -> None:
     # ten times the judgments, about the same peak (about 2 MB here, the cursor's batch of
     # rows); holding the rows, or the text, would add some 150 bytes per judgment
     assert large_peak < 1.5 * small_peak + 200_000, peaks
+
+
+def test_judgments_through_the_judging_page_carry_their_lease_and_selection(
+    db_session, session_factory
+) -> None:
+    from tests.judging.conftest import PlanningClient, build_campaign
+
+    fx = build_campaign(db_session, n_systems=3, n_queries=3, k=3, n_assessors=2)
+    client = PlanningClient(create_app(Settings(), session_factory=session_factory))
+    handed = []
+    for token, fine in ((fx.tokens[1], 70.0), (fx.tokens[0], 20.0), (fx.tokens[1], 45.0)):
+        pair = client.get(f"/api/a/{token}/next").json()["pair"]
+        handed.append(pair)
+        response = client.post(
+            f"/api/a/{token}/judgments",
+            json={
+                "lease_id": pair["lease_id"],
+                "broad": 1,
+                "fine": fine,
+                "client_id": f"c-{len(handed)}",
+                "query_listen_ms": 3000,
+                "candidate_listen_ms": 4000,
+            },
+        )
+        assert response.status_code == 201, response.text
+    text = export(db_session, fx.campaign.slug, "judgments", format="jsonl").decode()
+    records = [json.loads(line) for line in text.splitlines()]
+    assert len(records) == 3
+    by_lease = {r["lease_id"]: r for r in records}
+    assert sorted(by_lease) == sorted(p["lease_id"] for p in handed)
+    for pair, fine, who in zip(handed, (70.0, 20.0, 45.0), ("A2", "A1", "A2"), strict=True):
+        record = by_lease[pair["lease_id"]]
+        assert record["fine"] == fine
+        assert record["assessor"] == who
+        assert record["source"] == "assessor"
+        assert record["leased_at"].endswith("+00:00")
+        assert record["leased_at"] <= record["created_at"]
+        assert record["selection_rule"] in ("plan", "own_query", "any_free")
+        assert record["revision"] == 0
+        assert record["revised_at"] is None
+    # ordered by query, document (external ids), then assessor
+    keys = [(r["query"], r["document"]) for r in records]
+    assert keys == sorted(keys)
