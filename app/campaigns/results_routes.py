@@ -119,7 +119,12 @@ _ENGINE_BUILDS = anyio.CapacityLimiter(1)
 
 MeasureParam = Annotated[
     Literal["cg", "dcg", "ndcg", "rbp"] | None,
-    Query(description="measure to rank by (default: the campaign's)"),
+    Query(
+        description="measure to rank by (default: the campaign's): cg = CG@k; dcg = MIREX "
+        "nDCG@k, normalised by an all-maximum list (the 2012/2013 papers); ndcg = "
+        "trec_eval/ir_measures nDCG@k, normalised by the ideal ordering of the pool; rbp = "
+        "RBP (p = 0.8) normalised by the ideal ordering"
+    ),
 ]
 ScaleParam = Annotated[
     Literal["broad", "fine"] | None,

@@ -101,7 +101,10 @@ def register(sub: SubParsers) -> None:
         help="print the results document, as GET /api/campaigns/SLUG/results sends it",
     )
     status.add_argument(
-        "--measure", choices=MEASURES, help="rank by this measure (default: the campaign's)"
+        "--measure",
+        choices=MEASURES,
+        help="rank by this measure (default: the campaign's): dcg = MIREX nDCG@k (all-maximum "
+        "normalisation), ndcg = trec_eval nDCG@k (ideal ordering); see 'mtcjudge export --help'",
     )
     status.add_argument(
         "--scale", choices=("broad", "fine"), help="judgment scale (default: the campaign's)"

@@ -75,7 +75,15 @@ def register(sub: SubParsers) -> None:
     )
     sim.add_argument("--k", type=integer("k", 1), default=5, help="evaluation cut-off")
     sim.add_argument("--scale", choices=("broad", "fine"), default="fine", help="judgment scale")
-    sim.add_argument("--measure", choices=MEASURES, default="cg", help="effectiveness measure")
+    sim.add_argument(
+        "--measure",
+        choices=MEASURES,
+        default="cg",
+        help="effectiveness measure: cg = CG@k; dcg = MIREX nDCG@k, normalised by an "
+        "all-maximum list (the 2012/2013 papers); ndcg = trec_eval/ir_measures nDCG@k, "
+        "normalised by the ideal ordering of the pool; rbp = RBP (p = 0.8) normalised by the "
+        "ideal ordering",
+    )
     sim.add_argument(
         "--model",
         choices=ESTIMATOR_CHOICES,

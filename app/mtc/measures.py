@@ -7,6 +7,16 @@ Every measure is written as a ratio ``X / Y`` per query, with
 * ``ndcg`` and ``rbp`` divide by the ideal ``Y = sum_i R_{I_i} disc(i)`` over the
   top k of the query's pool by E[R] (A14), with the delta method (8.5)-(8.8).
 
+The two nDCGs, named so that nobody mixes them up (on MIREX lists the first is about half
+the second):
+
+* ``dcg`` is **MIREX nDCG@k**, the nDCG of MIREX and of the 2012/2013 MTC papers: DCG@k
+  (linear gain, ``1 / log2(i + 1)`` discount) divided by the DCG of an *all-maximum* list,
+  ``eta = l_max * sum_{i=1..k} 1 / log2(i + 1)``;
+* ``ndcg`` is **trec_eval nDCG@k** (``ndcg_cut.k``; ir_measures ``nDCG@k``, ranx
+  ``ndcg@k``): the same DCG@k divided by the DCG of the *ideal ordering* of the query's
+  judged pool (here of the pool by E[R] while judgments are missing).
+
 Differences between two systems iterate over all documents with the coefficient
 ``c_A(d) - c_B(d)`` ((8.11)-(8.16)), so a document shared at the same rank
 contributes nothing. Query averages and t-based confidence follow (8.17)-(8.20).
@@ -66,7 +76,9 @@ def entry_coefficients(collection: Collection, measure: str, rbp_p: float = 0.8)
 
 
 def measure_normaliser(measure: str, k: int, scale: Scale, rbp_p: float = 0.8) -> float:
-    """The constant denominator eta of CG_l@k and DCG_l@k (3.1); NaN for ratio measures."""
+    """The constant denominator eta of CG_l@k and DCG_l@k (3.1): ``l_max`` times the sum of
+    the discounts of ranks 1..k, the all-maximum list of MIREX nDCG@k; NaN for ratio
+    measures (``ndcg``, ``rbp``: normalised by the ideal ordering instead)."""
     _check_measure(measure)
     if measure in RATIO_MEASURES:
         return float("nan")
