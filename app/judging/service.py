@@ -117,7 +117,8 @@ def _closed_message(status: str) -> str | None:
     if status == "closed":
         return "This campaign is closed. Thank you for your help!"
     if status != "open":
-        return "This campaign has not opened yet. Please come back later."
+        # a draft: not opened yet, or paused by the organizers (both are "draft")
+        return "This campaign is not open for judging right now. Please come back later."
     return None
 
 

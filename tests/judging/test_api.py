@@ -383,3 +383,17 @@ def test_a_pair_from_outside_the_plan_says_so(db_session, make_client) -> None:
         None,
         None,
     )
+
+
+def test_a_paused_campaign_does_not_claim_it_never_opened(db_session, client) -> None:
+    fx = build_campaign(db_session)
+    token = fx.tokens[0]
+    assert next_pair(client, token)["status"] == "pair"  # it was open
+    fx.campaign.status = "draft"  # paused by the organizers (the management page's "Pause")
+    db_session.flush()
+    paused = next_pair(client, token)
+    assert paused["status"] == "done"
+    assert paused["pair"] is None
+    assert paused["message"] == (
+        "This campaign is not open for judging right now. Please come back later."
+    )
