@@ -523,12 +523,12 @@ const ENOUGH_JUDGMENTS = "The organizers have enough judgments to rank the syste
 
 function showDone(message = "") {
   setState("done");
-  // The API's message says why there is nothing to judge (closed, not open yet, every pair
-  // judged); when the ranking is confident enough the page says it in its own words.
-  const notOpen = /not opened/i.test(message);
-  $("#done-heading").textContent = notOpen ? "Not open yet" : "Thank you!";
+  // The API's message says why there is nothing to judge (closed, not open right now, every
+  // pair judged); when the ranking is confident enough the page says it in its own words.
+  const notOpen = /not open/i.test(message);
+  $("#done-heading").textContent = notOpen ? "Not open right now" : "Thank you!";
   $("#done-message").textContent =
-    lastProgress?.can_stop || !message ? ENOUGH_JUDGMENTS : message;
+    !notOpen && (lastProgress?.can_stop || !message) ? ENOUGH_JUDGMENTS : message;
   $("#done-icon").hidden = notOpen;
   const mine = lastProgress?.assessor_judged ?? 0;
   $("#done-count").textContent =
