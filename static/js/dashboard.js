@@ -94,7 +94,7 @@
       $("fig-projection-of").textContent = "the target is met";
     } else if (p && p.median !== null) {
       $("fig-projection").textContent = "≈ " + fmt.int(p.median);
-      $("fig-projection-of").textContent = "more judgments (likely " + fmt.int(p.low) + "–" + fmt.int(p.high) + ")";
+      $("fig-projection-of").textContent = "more judgments (simulations: " + fmt.int(p.low) + "–" + fmt.int(p.high) + "; a rough guide)";
     } else {
       $("fig-projection").textContent = "—";
       $("fig-projection-of").textContent = p ? "not reached within the pool in most simulations" : "projection not computed yet";
@@ -277,7 +277,7 @@
       const band = titled(svgEl("rect", {
         x: x(doc.judgments + p.low), y: top, width: Math.max(1, x(doc.judgments + p.high) - x(doc.judgments + p.low)),
         height: height - top - bottom, class: "projection-band",
-      }), `projected to reach the target after ${fmt.int(doc.judgments + p.median)} judged pairs (likely ${fmt.int(doc.judgments + p.low)}–${fmt.int(doc.judgments + p.high)})`);
+      }), `projected to reach the target after ${fmt.int(doc.judgments + p.median)} judged pairs (simulations: ${fmt.int(doc.judgments + p.low)}–${fmt.int(doc.judgments + p.high)})`);
       svg.appendChild(band);
       svg.appendChild(svgEl("line", { x1: x(doc.judgments + p.median), x2: x(doc.judgments + p.median), y1: top, y2: height - bottom, class: "projection-line" }));
     }
