@@ -547,17 +547,8 @@ def significance_verdicts(
     level = alpha / 2.0 if two_tailed else alpha
     p_upper_greater, p_upper_less = _one_sided_p_values(upper_arr)
     p_lower_greater, p_lower_less = _one_sided_p_values(lower_arr)
-    codes, rules = _rules_kernel(
+    return _verdicts(
         p_upper_greater, p_upper_less, p_lower_greater, p_lower_less, expected, delta, level
-    )
-    return Verdicts(
-        outcome=tuple(_OUTCOMES[code] for code in codes),
-        rule=rules,
-        final=(rules >= 1) & (rules <= 3),
-        p_upper_greater=p_upper_greater,
-        p_upper_less=p_upper_less,
-        p_lower_greater=p_lower_greater,
-        p_lower_less=p_lower_less,
     )
 
 
@@ -629,6 +620,21 @@ def pairwise_significance_verdicts(
     p_upper_greater, p_upper_less, p_lower_greater, p_lower_less = _pairwise_p_values(
         best_arr, worst_arr, a, b
     )
+    return _verdicts(
+        p_upper_greater, p_upper_less, p_lower_greater, p_lower_less, expected, delta, level
+    )
+
+
+def _verdicts(
+    p_upper_greater: NDArray[np.float64],
+    p_upper_less: NDArray[np.float64],
+    p_lower_greater: NDArray[np.float64],
+    p_lower_less: NDArray[np.float64],
+    expected: NDArray[np.float64],
+    delta: float,
+    level: float,
+) -> Verdicts:
+    """The rules applied to the one-sided p-values of the bounds (both entry points)."""
     codes, rules = _rules_kernel(
         p_upper_greater, p_upper_less, p_lower_greater, p_lower_less, expected, delta, level
     )
