@@ -194,10 +194,6 @@ class Preview:
     projection_note: str = ""
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
 
 def read_upload(upload: Upload) -> ParsedUpload:
     """Read every file, collecting each file's first problem (file, line, field) rather
