@@ -84,3 +84,43 @@ def test_ranx_on_exported_files_gives_the_apps_measures(
         )
         # trec_eval's normalisation, by the ideal ordering of the (complete) qrels
         assert sum(ndcg[q] for q in queries) / n == pytest.approx(app["ndcg"][system], rel=1e-9)
+
+
+def test_ir_measures_on_exported_files_gives_the_apps_measures(db_session, judged_campaign) -> None:
+    """trec_eval's own code (pytrec_eval, through ir_measures) and cwl_eval's scaled DCG read
+    the exported files: CG@5 from P(rel=t)@5, MIREX nDCG@5 is SDCG@5, trec_eval's nDCG@5."""
+    ir_measures = pytest.importorskip("ir_measures")
+    pytest.importorskip("cwl")  # cwl-eval: the scaled DCG
+    from ir_measures import SDCG, P, nDCG
+
+    slug = judged_campaign.campaign.slug
+    out = io.BytesIO()
+    service.write_export(db_session, slug, service.ExportSpec("bundle"), out)
+    bundle = zipfile.ZipFile(out)
+    systems = sorted(n[len("runs/") : -len(".txt")] for n in bundle.namelist() if "runs/" in n)
+    for scale in ("fine", "broad"):
+        qrels = list(ir_measures.read_trec_qrels(bundle.read(f"qrels-{scale}.txt").decode()))
+        levels = sorted({q.relevance for q in qrels if q.relevance > 0})
+        results = json.loads(bundle.read(f"results-{scale}.json"))["results"]
+        app = {m: {s["name"]: s["mean"] for s in results[m]["systems"]} for m in results}
+        lmax = LMAX[scale]
+        measures = [SDCG(max_rel=lmax) @ K, nDCG @ K, *(P(rel=t) @ K for t in levels)]
+        for system in systems:
+            run = list(ir_measures.read_trec_run(bundle.read(f"runs/{system}.txt").decode()))
+            queries = {r.query_id for r in run}
+            per_query: dict[object, dict[str, float]] = {m: {} for m in measures}
+            for metric in ir_measures.iter_calc(measures, qrels, run):
+                per_query[metric.measure][metric.query_id] = float(metric.value)
+            n = len(queries)
+
+            def mean(measure, queries=queries, per_query=per_query, n=n) -> float:
+                return sum(per_query[measure].get(q, 0.0) for q in queries) / n
+
+            assert mean(SDCG(max_rel=lmax) @ K) == pytest.approx(app["dcg"][system], rel=1e-12)
+            assert mean(nDCG @ K) == pytest.approx(app["ndcg"][system], rel=1e-9)
+            # P(rel=t)@k * k documents of the top k have a grade >= t
+            below, grades = 0, 0.0
+            for t in levels:
+                grades += (t - below) * mean(P(rel=t) @ K) * K
+                below = t
+            assert grades / (K * lmax) == pytest.approx(app["cg"][system], rel=1e-12)
