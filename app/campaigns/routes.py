@@ -75,9 +75,12 @@ def create_campaign(
         raise InvalidInput(str(exc)) from exc
     runs, metadata, fine, broad = _read_texts(body)
     audio_dir = Path(body.audio_dir) if body.audio_dir else None
-    campaign, report = service.create_campaign(
-        session, spec, runs, metadata, fine, broad, audio_dir, body.teams
-    )
+    try:
+        campaign, report = service.create_campaign(
+            session, spec, runs, metadata, fine, broad, audio_dir, body.teams
+        )
+    except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
+        raise InvalidInput(f"runs: {exc}") from exc
     audit.record_campaign_created(session, campaign, organizer.actor, report)
     return CampaignCreated.of(campaign, report)
 

@@ -218,6 +218,10 @@ def test_one_system_is_a_problem_not_a_server_error(
     answer = signed_in.post("/api/campaigns/import", json=body, headers=csrf)
     assert answer.status_code == 400
     assert "at least 2 systems" in answer.json()["detail"]
+    # the API's own create too (it was a 500)
+    answer = signed_in.post("/api/campaigns", json={"name": "One", "runs": one}, headers=csrf)
+    assert answer.status_code == 400
+    assert answer.json()["detail"].startswith("runs: at least 2 systems")
 
 
 # --------------------------------------------------------------------------- creating
