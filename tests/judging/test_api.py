@@ -364,17 +364,18 @@ def test_a_lease_records_why_mtc_chose_its_pair(db_session, client) -> None:
     assert second.selection_rank is not None
 
 
-def test_a_pair_from_outside_the_plan_says_so(db_session, make_client) -> None:
+def test_a_pair_from_outside_the_plan_says_so(db_session, session_factory) -> None:
     from fastapi.testclient import TestClient
+    from sqlalchemy import delete
 
     from app.config import Settings
     from app.main import create_app
     from app.models import PlanEntry
 
     fx = build_campaign(db_session)
-    db_session.execute(PlanEntry.__table__.delete())  # the plan is used up, or not made yet
+    db_session.execute(delete(PlanEntry))  # the plan is used up, or not made yet
     db_session.flush()
-    app = create_app(Settings(run_planner=False), session_factory=lambda: db_session)
+    app = create_app(Settings(run_planner=False), session_factory=session_factory)
     plain = TestClient(app)
     pair = next_pair(plain, fx.tokens[0])["pair"]
     lease = db_session.get(Lease, pair["lease_id"])
