@@ -13,7 +13,7 @@ from typing import IO, Annotated, Literal
 
 import anyio
 import anyio.to_thread
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import StreamingResponse
 
 from app.campaigns.routes import CHECK_SLUG
@@ -59,7 +59,13 @@ def _chunks(spool: IO[bytes]) -> Iterator[bytes]:
 )
 async def export_campaign(
     slug: str,
-    what: What,
+    what: Annotated[
+        What,
+        Path(
+            description="qrels (TREC), judgments (every one), estimates (unjudged pairs), "
+            "results (every measure), runs (TREC), bundle (zip of all, with a manifest)"
+        ),
+    ],
     request: Request,
     _organizer: CurrentOrganizer,
     scale: Annotated[
