@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -115,8 +116,26 @@ def pair_means(
     scale: str,
     pairs: Sequence[tuple[int, int]] | None = None,
 ) -> dict[tuple[int, int], float]:
-    """Mean judgment on ``scale`` of each judged (query_id, document_id) (all assessors)."""
+    """Mean judgment on ``scale`` of each judged (query_id, document_id) (all assessors).
+
+    BROAD is a scale of three grades: when assessors disagree (1 and 2), the pair counts as
+    their mean rounded half up (2), the rule imported judgments and exported qrels follow
+    (docs/exports.md); FINE keeps the mean."""
     column = _value_column(scale)
+    if scale == "broad":
+        return {
+            pair: float(math.floor(value + 0.5))
+            for pair, value in _means(session, campaign_id, column, pairs).items()
+        }
+    return _means(session, campaign_id, column, pairs)
+
+
+def _means(
+    session: Session,
+    campaign_id: int,
+    column: Any,
+    pairs: Sequence[tuple[int, int]] | None,
+) -> dict[tuple[int, int], float]:
     stmt = (
         select(Judgment.query_id, Judgment.document_id, func.avg(column))
         .where(Judgment.campaign_id == campaign_id, column.is_not(None))

@@ -428,14 +428,9 @@ def test_judgments_through_the_judging_page_carry_their_lease_and_selection(
     assert keys == sorted(keys)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="known bug outside the exports: the engine refuses a pair's mean BROAD judgment "
-    "that is not 0, 1 or 2 (two assessors giving 1 and 2), so the BROAD results and "
-    "estimates (and the bundle) of such a campaign fail, as campaign status --scale broad does",
-)
 def test_bundle_of_a_campaign_whose_assessors_disagree_on_broad(db_session) -> None:
+    """Two assessors give a pair BROAD 1 and 2: the pair counts as 2 (mean rounded half up)
+    everywhere, in the engine (results, estimates) as in the qrels."""
     from app.models import Pair
 
     campaign = make_campaign(db_session, share=0.0).campaign
