@@ -2,7 +2,7 @@
 
 Usage::
 
-    nice .venv/bin/python bench/projection.py --data ../shared/data/mirex2011-ams \\
+    nice .venv/bin/python bench/projection.py --data $MIREX2011 \\
         --synthetic 5 --json projection.json
 
 For every collection (MIREX 2011 from ``--data DIR``: ``runs.tsv``, ``metadata.tsv``,
