@@ -517,20 +517,9 @@ def significance_verdicts(
     -------
     Verdicts
     """
-    upper_arr = np.asarray(upper, dtype=np.float64)
-    lower_arr = np.asarray(lower, dtype=np.float64)
+    upper_arr, lower_arr = _per_query_arrays(("upper", upper), ("lower", lower), "n_pairs")
     expected = np.asarray(expected_mean_differences, dtype=np.float64)
-    if upper_arr.ndim != 2:
-        raise ValueError(
-            f"upper must be 2-D with shape (n_pairs, n_queries), found shape {upper_arr.shape}"
-        )
-    if lower_arr.shape != upper_arr.shape:
-        raise ValueError(
-            f"lower must have the shape of upper {upper_arr.shape}, found {lower_arr.shape}"
-        )
-    n_pairs, n_queries = upper_arr.shape
-    if n_queries < 2:
-        raise ValueError(f"the t-tests need n_queries >= 2, found {n_queries}")
+    n_pairs = upper_arr.shape[0]
     if expected.shape != (n_pairs,):
         raise ValueError(
             f"expected mean differences must have shape ({n_pairs},), found {expected.shape}"
@@ -588,20 +577,9 @@ def pairwise_significance_verdicts(
     Verdicts
         Pairs in ``numpy.triu_indices(n_systems, 1)`` order.
     """
-    best_arr = np.asarray(best, dtype=np.float64)
-    worst_arr = np.asarray(worst, dtype=np.float64)
+    best_arr, worst_arr = _per_query_arrays(("best", best), ("worst", worst), "n_systems")
     expected = np.asarray(expected_mean_differences, dtype=np.float64)
-    if best_arr.ndim != 2:
-        raise ValueError(
-            f"best must be 2-D with shape (n_systems, n_queries), found shape {best_arr.shape}"
-        )
-    if worst_arr.shape != best_arr.shape:
-        raise ValueError(
-            f"worst must have the shape of best {best_arr.shape}, found {worst_arr.shape}"
-        )
-    n_systems, n_queries = best_arr.shape
-    if n_queries < 2:
-        raise ValueError(f"the t-tests need n_queries >= 2, found {n_queries}")
+    n_systems = best_arr.shape[0]
     a, b = np.triu_indices(n_systems, 1)
     if expected.shape != a.shape:
         raise ValueError(
@@ -623,6 +601,26 @@ def pairwise_significance_verdicts(
     return _verdicts(
         p_upper_greater, p_upper_less, p_lower_greater, p_lower_less, expected, delta, level
     )
+
+
+def _per_query_arrays(
+    first: tuple[str, npt.ArrayLike], second: tuple[str, npt.ArrayLike], rows: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Two 2-D float arrays of one shape (rows, n_queries), with n_queries >= 2."""
+    (first_name, first_values), (second_name, second_values) = first, second
+    one = np.asarray(first_values, dtype=np.float64)
+    two = np.asarray(second_values, dtype=np.float64)
+    if one.ndim != 2:
+        raise ValueError(
+            f"{first_name} must be 2-D with shape ({rows}, n_queries), found shape {one.shape}"
+        )
+    if two.shape != one.shape:
+        raise ValueError(
+            f"{second_name} must have the shape of {first_name} {one.shape}, found {two.shape}"
+        )
+    if one.shape[1] < 2:
+        raise ValueError(f"the t-tests need n_queries >= 2, found {one.shape[1]}")
+    return one, two
 
 
 def _verdicts(
