@@ -366,9 +366,7 @@ def change_status(
         )
         return _page(request, session, campaign, organizer, error=message, status_code=400)
     changes: dict[str, Any] = {"status": new_status}
-    planned = audit.planned_changes(campaign, changes)
-    campaigns.update_campaign(session, campaign, **changes)
-    audit.record_campaign_update(session, campaign.id, organizer.actor, planned)
+    campaigns.update_campaign(session, campaign, organizer.actor, **changes)
     return RedirectResponse(_manage_url(campaign, new_status), status_code=303)
 
 
@@ -407,15 +405,13 @@ def change_settings(
         return _not_found(request, organizer, f"no campaign {slug!r}")
     changes, errors = _settings_changes(form)
     if not errors:
-        planned = audit.planned_changes(campaign, changes)
         try:
             # checked as a new campaign's settings are; nothing changes when one is wrong
-            campaigns.update_campaign(session, campaign, **changes)
+            campaigns.update_campaign(session, campaign, organizer.actor, **changes)
         except InvalidInput as exc:
             field = exc.message.split(" ", 1)[0]
             errors[field if field in SETTINGS_FIELDS else "name"] = exc.message
         else:
-            audit.record_campaign_update(session, campaign.id, organizer.actor, planned)
             return RedirectResponse(_manage_url(campaign, "settings"), status_code=303)
     values = {**changes, **{k: form.get(k, "") for k in errors}}
     return _page(

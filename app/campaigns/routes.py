@@ -102,9 +102,7 @@ def update_campaign(
 ) -> CampaignDetail:
     campaign = service.get_campaign(session, slug)
     changes = body.model_dump(exclude_unset=True)
-    planned = audit.planned_changes(campaign, changes)
-    service.update_campaign(session, campaign, **changes)
-    audit.record_campaign_update(session, campaign.id, organizer.actor, planned)
+    service.update_campaign(session, campaign, organizer.actor, **changes)
     return CampaignDetail.of(campaign, repository.campaign_counts(session, campaign.id))
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app import audit
 from app.campaigns import repository
 from app.campaigns.audio import AudioScan, scan_audio
 from app.campaigns.limits import INT_SETTINGS
@@ -399,8 +400,11 @@ def list_campaigns(session: Session) -> list[Campaign]:
     return repository.all_campaigns(session)
 
 
-def update_campaign(session: Session, campaign: Campaign, **changes: Any) -> Campaign:
-    """Change the settings in :data:`UPDATABLE_FIELDS`, checked as :class:`CampaignSpec` does.
+def update_campaign(
+    session: Session, campaign: Campaign, actor: audit.Actor | None = None, /, **changes: Any
+) -> Campaign:
+    """Change the settings in :data:`UPDATABLE_FIELDS`, checked as :class:`CampaignSpec` does;
+    with ``actor``, what changed goes into the audit log (nothing when nothing changed).
 
     Raises
     ------
@@ -421,9 +425,12 @@ def update_campaign(session: Session, campaign: Campaign, **changes: Any) -> Cam
         checked = replace(current, **changes)
     except ValueError as exc:
         raise InvalidInput(str(exc)) from exc
+    planned = audit.planned_changes(campaign, changes)
     for name in changes:
         setattr(campaign, name, getattr(checked, name))
     session.flush()
+    if actor is not None:
+        audit.record_campaign_update(session, campaign.id, actor, planned)
     return campaign
 
 

@@ -261,9 +261,7 @@ def run_set(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     def apply(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
-        planned = audit.planned_changes(campaign, changes)
-        service.update_campaign(session, campaign, **changes)
-        audit.record_campaign_update(session, campaign.id, audit.command_line_actor(), planned)
+        service.update_campaign(session, campaign, audit.command_line_actor(), **changes)
         shown = ", ".join(f"{k.replace('_', ' ')} {getattr(campaign, k)}" for k in changes)
         out.write(f"campaign {campaign.slug}: {shown}\n")
 
@@ -278,9 +276,7 @@ def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     def change(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
-        planned = audit.planned_changes(campaign, {"status": new_status})
-        service.update_campaign(session, campaign, status=new_status)
-        audit.record_campaign_update(session, campaign.id, audit.command_line_actor(), planned)
+        service.update_campaign(session, campaign, audit.command_line_actor(), status=new_status)
         out.write(f"campaign {campaign.slug} is {campaign.status}\n")
         if campaign.status == "open" and (problem := unplayable_summary(session, campaign)):
             out.write(f"warning: {printable(problem)}\n")
