@@ -7,3 +7,7 @@ from fastapi.templating import Jinja2Templates
 from app._resources import resource_dir
 
 templates = Jinja2Templates(directory=resource_dir("templates"))
+
+#: headers of the organizer pages: what they show changes with every judgment and is not
+#: for shared caches
+NO_STORE = {"Cache-Control": "no-store"}

@@ -33,13 +33,12 @@ from app.mtc.measures import MEASURES
 from app.mtc.selection import POLICIES
 from app.organizers.service import Principal
 from app.validation import INT32_MAX
-from app.web import templates
+from app.web import NO_STORE, templates
 
 __all__ = ["MAX_INVITES", "SETTINGS_FIELDS", "STATUS_ACTIONS", "router"]
 
 router = APIRouter(include_in_schema=False)
 
-_NO_STORE = {"Cache-Control": "no-store"}
 #: names one invitation form may hold
 MAX_INVITES = 200
 #: status -> the changes offered from it: (new status, button, what it does)
@@ -129,7 +128,7 @@ def new_campaign(request: Request, settings: SettingsDep, organizer: CurrentOrga
             "policies": _choices(POLICIES, _POLICIES),
             "max_import_bytes": settings.max_import_bytes,
         },
-        headers=_NO_STORE,
+        headers=NO_STORE,
     )
 
 
@@ -178,7 +177,7 @@ def _page(
             "ranges": INT_SETTINGS,
         },
         status_code=status_code,
-        headers=_NO_STORE,
+        headers=NO_STORE,
     )
 
 
@@ -194,7 +193,7 @@ def _not_found(request: Request, organizer: Principal, message: str) -> Response
         "error.html",
         {"status": 404, "message": message, "organizer": organizer},
         status_code=404,
-        headers=_NO_STORE,
+        headers=NO_STORE,
     )
 
 

@@ -13,13 +13,11 @@ from fastapi.responses import Response
 from app.campaigns import service as campaigns
 from app.deps import CurrentOrganizer, SessionDep
 from app.errors import CampaignNotFound
-from app.web import templates
+from app.web import NO_STORE, templates
 
 __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
-
-_NO_STORE = {"Cache-Control": "no-store"}
 
 
 @router.get("/campaigns/{slug}", name="dashboard")
@@ -35,11 +33,11 @@ def dashboard(
             "error.html",
             {"status": 404, "message": str(error), "organizer": organizer},
             status_code=404,
-            headers=_NO_STORE,
+            headers=NO_STORE,
         )
     return templates.TemplateResponse(
         request,
         "dashboard.html",
         {"campaign": campaign, "organizer": organizer},
-        headers=_NO_STORE,
+        headers=NO_STORE,
     )

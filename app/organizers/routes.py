@@ -42,7 +42,7 @@ from app.deps import (
 from app.organizers import service as organizers
 from app.organizers.throttle import LoginThrottle
 from app.validation import printable
-from app.web import templates
+from app.web import NO_STORE, templates
 
 __all__ = ["LOGIN_COOKIE", "login_page", "router", "safe_next"]
 
@@ -52,7 +52,6 @@ router = APIRouter(include_in_schema=False)
 
 LOGIN_COOKIE = "mtcjudge_login"
 _LOGIN_COOKIE_SECONDS = 3600
-_NO_STORE = {"Cache-Control": "no-store"}
 _MAX_FORM_FIELD = 4096
 
 
@@ -100,7 +99,7 @@ def login_page(
             "username": username,
         },
         status_code=status,
-        headers={**_NO_STORE, **(headers or {})},
+        headers={**NO_STORE, **(headers or {})},
     )
     response.set_cookie(
         LOGIN_COOKIE,
@@ -138,7 +137,7 @@ async def login_form(
 ) -> Response:
     target = safe_next(next)
     if organizer is not None and organizer.signed_in:
-        return RedirectResponse(target, status_code=303, headers=_NO_STORE)
+        return RedirectResponse(target, status_code=303, headers=NO_STORE)
     notice = "You are signed out." if "signed_out" in request.query_params else None
     return login_page(request, target, notice=notice)
 
@@ -204,7 +203,7 @@ async def login(request: Request, settings: SettingsDep) -> Response:
     throttle.succeeded(client)
     token, principal = signed_in
     logger.info("organizer %r signed in from %s", principal.username, client)
-    response = RedirectResponse(target, status_code=303, headers=_NO_STORE)
+    response = RedirectResponse(target, status_code=303, headers=NO_STORE)
     response.set_cookie(
         SESSION_COOKIE,
         token,
@@ -226,7 +225,7 @@ async def logout(request: Request, session: SessionDep, settings: SettingsDep) -
         if principal is not None:
             await check_csrf(request, principal)  # a forged sign-out is refused too (403)
             await anyio.to_thread.run_sync(organizers.end_session, session, token)
-    response = RedirectResponse("/login?signed_out=1", status_code=303, headers=_NO_STORE)
+    response = RedirectResponse("/login?signed_out=1", status_code=303, headers=NO_STORE)
     response.delete_cookie(
         SESSION_COOKIE,
         path="/",
@@ -248,4 +247,4 @@ def landing(request: Request, session: SessionDep, organizer: MaybeOrganizer) ->
         ]
         context["campaigns"] = rows
         context["events"] = recent_events(session, limit=10)
-    return templates.TemplateResponse(request, "home.html", context, headers=_NO_STORE)
+    return templates.TemplateResponse(request, "home.html", context, headers=NO_STORE)
