@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TextIO
 
-from app.cli import assessor, bench, campaign, evaluate, export, organizer, serve, simulate
+from app.cli import assessor, bench, campaign, evaluate, export, organizer, report, serve, simulate
 from app.cli.common import Command, HelpFormatter, UsageError
 from app.ingest.formats import InputError
 
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (simulate, campaign, assessor, organizer, serve, bench, export, evaluate):
+    for group in (simulate, campaign, assessor, organizer, serve, bench, export, evaluate, report):
         group.register(commands)
     return parser
 
