@@ -56,6 +56,7 @@ def create_app(
     from app.organizers.service import ensure_first_organizer
     from app.organizers.throttle import LoginThrottle
     from app.planner.service import Planner
+    from app.reports.routes import router as reports_router
 
     settings = settings or Settings.from_env()
     engine = None
@@ -107,6 +108,7 @@ def create_app(
     app.include_router(campaign_pages_router)
     app.include_router(campaign_manage_router)
     app.include_router(exports_router)
+    app.include_router(reports_router)
 
     _register_error_handlers(app)
     _add_probes(app, session_factory)
