@@ -195,3 +195,29 @@ def test_significance_rules_with_complete_and_incomplete_judgments(tmp_path: Pat
     result = evaluate_files(runs, write_qrels(tmp_path / "p.txt", partial), k=1)
     verdict = significance_rules(result).verdicts.verdict(0)
     assert (verdict.outcome.value, verdict.rule, verdict.final) == ("a_better", 4, False)
+
+
+@pytest.mark.parametrize("scale", ["fine", "broad"])
+def test_graded_measures_are_the_engines_on_a_fully_judged_collection(
+    tmp_path: Path, scale: str
+) -> None:
+    """With the qrels judging the whole pool, evaluate's cg, dcg, ndcg and rbp are the
+    engine's own per-query scores (app.mtc.measures.per_query_scores)."""
+    from app.ingest.loader import load_synthetic
+    from app.mtc.measures import per_query_scores
+    from app.mtc.scales import get_scale
+    from app.mtc.synthetic import generate
+
+    synthetic = generate(5, 8, 5, n_genres=3, docs_per_genre=40, n_artists=30, seed=3)
+    truth = synthetic.fine if scale == "fine" else synthetic.broad
+    runs = write_trec_runs(tmp_path / "runs.txt", synthetic.runs)
+    qrels = write_qrels(tmp_path / "qrels.txt", [(q, d, g) for (q, d), g in truth.items()])
+    result = evaluate_files(runs, qrels, k=5, scale=scale)
+    loaded = load_synthetic(synthetic, scale)
+    assert (loaded.systems, loaded.queries) == (result.systems, result.queries)
+    for measure in ("cg", "dcg", "ndcg", "rbp"):
+        engine = per_query_scores(
+            loaded.collection, loaded.judged_values, measure, get_scale(scale)
+        ).T
+        np.testing.assert_allclose(result.per_query[f"{measure}@5"], engine, rtol=0, atol=1e-12)
+    assert result.means()["judged@5"].tolist() == [1.0] * 5
