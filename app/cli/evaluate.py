@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from app.cli.common import SubParsers, UsageError, add_parser, check_output_file, integer
+from app.evaluation.service import MAX_K
 
 __all__ = ["register"]
 
@@ -64,7 +65,9 @@ def register(sub: SubParsers) -> None:
         choices=("fine", "broad"),
         help="scale of the qrels (default: BROAD when every grade is 0, 1 or 2, else FINE)",
     )
-    evaluate.add_argument("--k", type=integer("k", 1), default=5, help="cut-off of the @k measures")
+    evaluate.add_argument(
+        "--k", type=integer("k", 1, MAX_K), default=5, help="cut-off of the @k measures"
+    )
     evaluate.add_argument(
         "--threshold",
         type=_threshold,

@@ -29,6 +29,7 @@ from app.evaluation.measures import (
 )
 from app.exports.formats import round_half_up
 from app.ingest.formats import InputError, Judgments, Runs, read_judgments, read_runs
+from app.mtc._validation import check_int
 from app.mtc.adr import adr_partial_order
 from app.mtc.mirex import MirexAnalysis, friedman_tukey
 from app.mtc.scales import Scale, get_scale
@@ -37,6 +38,7 @@ from app.mtc.significance import Verdicts, pairwise_significance_verdicts
 __all__ = [
     "DEFAULT_K",
     "DEFAULT_THRESHOLDS",
+    "MAX_K",
     "MirexResult",
     "OfflineEvaluation",
     "SignificanceResult",
@@ -48,6 +50,8 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 DEFAULT_K = 5
+#: the largest cut-off: the kernels hold (queries x max(k, list length)) arrays per system
+MAX_K = 10_000
 #: a judgment at least this high is "relevant" for P@k, recall, AP and RR: the "somewhat
 #: similar" grade of each scale
 DEFAULT_THRESHOLDS = {"fine": 50.0, "broad": 1.0}
@@ -255,7 +259,7 @@ def evaluate_files(
     scale : {"fine", "broad"}, optional
         Scale of the qrels; by default BROAD when every grade is 0, 1 or 2, else FINE.
     k : int
-        Cut-off of the ``@k`` measures, >= 1.
+        Cut-off of the ``@k`` measures, from 1 to :data:`MAX_K`.
     threshold : float, optional
         Smallest relevant judgment (default :data:`DEFAULT_THRESHOLDS`).
 
@@ -269,8 +273,7 @@ def evaluate_files(
     """
     if qrels_path is None and ground_truth_path is None:
         raise ValueError("give --qrels, --ground-truth or both: there is nothing to score against")
-    if isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be an integer >= 1, found {k}")
+    check_int("k", k, 1, MAX_K)
     if scale is not None:
         get_scale(scale)
     runs = read_runs(runs_path)

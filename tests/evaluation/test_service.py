@@ -221,3 +221,9 @@ def test_graded_measures_are_the_engines_on_a_fully_judged_collection(
         ).T
         np.testing.assert_allclose(result.per_query[f"{measure}@5"], engine, rtol=0, atol=1e-12)
     assert result.means()["judged@5"].tolist() == [1.0] * 5
+
+
+@pytest.mark.parametrize("k", [0, 10_001])
+def test_a_cut_off_outside_1_to_10000_is_refused(files, k: int) -> None:
+    with pytest.raises(ValueError, match="k must be an integer from 1 to 10000"):
+        evaluate_files(*files, k=k)
