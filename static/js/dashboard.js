@@ -399,6 +399,15 @@
 
   $("measure").addEventListener("change", (e) => { state.measure = e.target.value; fetchShown(); });
   $("scale").addEventListener("change", (e) => { state.scale = e.target.value; fetchShown(); });
+  // the downloads on one scale follow the scale shown
+  $("scale").addEventListener("change", (e) => {
+    for (const link of document.querySelectorAll("a[data-scaled]")) {
+      const url = new URL(link.href);
+      url.searchParams.set("scale", e.target.value);
+      link.href = url.pathname + url.search;
+    }
+    for (const label of document.querySelectorAll("[data-download-scale]")) label.textContent = e.target.value.toUpperCase();
+  });
   let resizing = null;
   window.addEventListener("resize", () => {
     clearTimeout(resizing);
