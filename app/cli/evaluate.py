@@ -179,9 +179,10 @@ def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             "(--scale to say otherwise)\n"
         )
     if result.ignored_queries:
+        ignored = len(result.ignored_queries)
         err.write(
-            f"{args.runs}: {len(result.ignored_queries)} queries of the runs are in no "
-            "judgment file and are not evaluated\n"
+            f"{args.runs}: {ignored} {'query' if ignored == 1 else 'queries'} of the runs "
+            f"{'is' if ignored == 1 else 'are'} in no judgment file and not evaluated\n"
         )
 
     if fmt == "json":

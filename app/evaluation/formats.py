@@ -392,15 +392,20 @@ def to_table(
     return "\n".join(lines) + "\n"
 
 
+def _count(n: int, noun: str) -> str:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{n} {noun if n == 1 else plural}"
+
+
 def _summary(result: OfflineEvaluation) -> str:
-    parts = [f"{len(result.systems)} systems", f"{len(result.queries)} queries"]
+    parts = [_count(len(result.systems), "system"), _count(len(result.queries), "query")]
     if result.scale is not None:
         how = "detected from the grades" if result.scale_detected else "given"
         parts.append(f"qrels {result.scale.upper()} ({how})")
         parts.append(f"k = {result.k}")
         parts.append(f"relevant: {_threshold_text(result)}")
     if result.ground_truth_queries:
-        parts.append(f"ground truth: {len(result.ground_truth_queries)} queries")
+        parts.append(f"ground truth: {_count(len(result.ground_truth_queries), 'query')}")
     return "mtcjudge evaluate: " + ", ".join(parts)
 
 

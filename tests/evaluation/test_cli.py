@@ -125,7 +125,7 @@ def test_ground_truth_alone_gives_adr(files, tmp_path: Path) -> None:
     assert list(rows[0]) == ["system", "query", "answered", "adr"]
     # C: d3 then d2, perfect; A: d1, d2: (0 + 1/2) / 2
     assert [float(r["adr"]) for r in rows] == pytest.approx([0.25, 0.25, 1.0])
-    assert "2 queries of the runs are in no judgment file" in err
+    assert "2 queries of the runs are in no judgment file and not evaluated" in err
 
 
 @pytest.mark.parametrize(
