@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from app.campaigns.limits import INT_SETTINGS
 from app.mtc._validation import check_confidence, check_int
+from app.mtc.measures import MEASURE_TITLES
 from app.validation import printable
 
 __all__ = [
@@ -35,7 +36,7 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-MEASURE_LABELS = {"cg": "CG_l", "dcg": "DCG_l", "ndcg": "nDCG_l", "rbp": "RBP_l"}
+MEASURE_LABELS = MEASURE_TITLES
 _SHOWN_ITEMS = 10
 
 

@@ -39,6 +39,7 @@ from app.mtc.scales import Scale
 
 __all__ = [
     "MEASURES",
+    "MEASURE_TITLES",
     "Evaluation",
     "confidence_from_moments",
     "entry_coefficients",
@@ -51,6 +52,9 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 MEASURES = ("cg", "dcg", "ndcg", "rbp")
+#: what people call each measure, for labels (``MEASURE_TITLES["dcg"] + "@5"``): the two nDCGs
+#: by whose normalisation they use, never a bare "nDCG" or "DCG"
+MEASURE_TITLES = {"cg": "CG", "dcg": "MIREX nDCG", "ndcg": "trec_eval nDCG", "rbp": "RBP"}
 RATIO_MEASURES = ("ndcg", "rbp")
 
 

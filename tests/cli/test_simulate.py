@@ -90,7 +90,7 @@ def test_simulate_to_completion_recovers_the_true_ranking(
 
 
 @pytest.mark.parametrize(
-    ("measure", "label"), [("dcg", "DCG_l@5"), ("ndcg", "nDCG_l@5"), ("rbp", "RBP_l@5")]
+    ("measure", "label"), [("dcg", "MIREX nDCG@5"), ("ndcg", "trec_eval nDCG@5"), ("rbp", "RBP@5")]
 )
 def test_simulate_other_measures_and_batches(
     collection_dir: Path, tmp_path: Path, measure: str, label: str
