@@ -7,8 +7,8 @@ Every measure is written as a ratio ``X / Y`` per query, with
 * ``ndcg`` and ``rbp`` divide by the ideal ``Y = sum_i R_{I_i} disc(i)`` over the
   top k of the query's pool by E[R] (A14), with the delta method (8.5)-(8.8).
 
-The two nDCGs, named so that nobody mixes them up (on MIREX lists the first is about half
-the second):
+The two nDCGs, named so that nobody mixes them up (on the MIREX 2011 FINE lists the second
+is 1.19-1.22 times the first, per system; docs/evaluate.md):
 
 * ``dcg`` is **MIREX nDCG@k**, the nDCG of MIREX and of the 2012/2013 MTC papers: DCG@k
   (linear gain, ``1 / log2(i + 1)`` discount) divided by the DCG of an *all-maximum* list,
