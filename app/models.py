@@ -94,6 +94,10 @@ class Campaign(Base):
     judgments_per_pair: Mapped[int] = mapped_column(Integer, default=1, nullable=False)
     seed: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     keep_collecting: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    # grows when systems are added to the campaign: the planners rebuild their engines
+    collection_version: Mapped[int] = mapped_column(
+        Integer, default=0, server_default="0", nullable=False
+    )
     created_at: Mapped[datetime] = _ts()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False

@@ -111,6 +111,9 @@ class CampaignOut(BaseModel):
     judgments_per_pair: int
     seed: int
     keep_collecting: bool
+    collection_version: int = Field(
+        description="how many times systems were added to the campaign (0: never)"
+    )
     created_at: UtcDateTime
     updated_at: UtcDateTime
 

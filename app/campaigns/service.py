@@ -26,19 +26,31 @@ from app.errors import CampaignNotFound, InvalidInput, NotFound
 from app.ingest.formats import Judgments, Metadata, Runs
 from app.ingest.loader import load_collection
 from app.judging.repository import hash_token
-from app.models import Assessor, Campaign, Document, Judgment, Query, Result, System, utcnow
+from app.models import (
+    Assessor,
+    Campaign,
+    Document,
+    Judgment,
+    Query,
+    Result,
+    System,
+    utcnow,
+)
 from app.mtc.calibration import ESTIMATOR_CHOICES
 from app.mtc.measures import MEASURES
 from app.mtc.selection import POLICIES
 from app.validation import check_text, text_problem
 
 __all__ = [
+    "RUNS_ADDED",
     "SLUG_MAX",
     "SLUG_PATTERN",
     "STATUSES",
     "UPDATABLE_FIELDS",
+    "AddRunsReport",
     "CampaignSpec",
     "ImportReport",
+    "add_runs",
     "assessor_link",
     "create_campaign",
     "find_assessor",
@@ -69,6 +81,8 @@ SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 SLUG_MAX = 64
 _SLUG = re.compile(SLUG_PATTERN)
 _NAME_MAX = 200  # String(200) columns: names, ids, artists, genres, teams
+#: the audit log's action for systems added to a campaign
+RUNS_ADDED = "runs_added"
 _EMAIL_MAX = 320
 
 
@@ -285,6 +299,178 @@ def create_campaign(
         n_unplayable_pairs=unplayable,
     )
     return campaign, report
+
+
+@dataclass(frozen=True)
+class AddRunsReport:
+    """What :func:`add_runs` stored.
+
+    ``pool_pairs_before`` and ``pool_pairs`` count the stored pool before and after;
+    ``new_pairs_judged`` counts the new pool pairs that were judged already (imported
+    judgments outside the old pool). ``judgments_kept`` is every judgment row of the
+    campaign, none of which changes. ``stop_reason_before`` / ``stop_reason`` are whether
+    judging could stop (``None``: it goes on) before and after, as the judging pages read it;
+    ``system_pairs_settled`` of ``system_pairs`` after.
+    """
+
+    slug: str
+    systems: list[str]
+    n_results: int
+    n_new_documents: int
+    pool_pairs_before: int
+    pool_pairs: int
+    new_pairs_judged: int
+    judgments_kept: int
+    ranking_confidence: float
+    system_pairs: int
+    system_pairs_settled: int
+    stop_reason_before: str | None
+    stop_reason: str | None
+    audio_found: int = 0
+    audio_missing: list[str] = field(default_factory=list)
+    n_unplayable_new_pairs: int = 0
+
+    @property
+    def new_pairs(self) -> int:
+        return self.pool_pairs - self.pool_pairs_before
+
+    def summary(self) -> str:
+        """One line for the audit log."""
+        names = ", ".join(self.systems[:5]) + (", ..." if len(self.systems) > 5 else "")
+        return (
+            f"{len(self.systems)} system(s) added ({names}); pool {self.pool_pairs_before} → "
+            f"{self.pool_pairs} pairs ({self.new_pairs_judged} of the new ones judged already); "
+            f"judging {'can stop' if self.stop_reason else 'goes on'}"
+        )
+
+
+def add_runs(
+    session: Session,
+    campaign: Campaign,
+    runs: Runs,
+    metadata: Metadata | None = None,
+    audio_dir: Path | None = None,
+    teams: dict[str, str] | None = None,
+    actor: audit.Actor | None = None,
+) -> AddRunsReport:
+    """Add the systems of ``runs`` to an existing campaign; nothing is committed.
+
+    Every judgment, lease and pool pair stays as it is; the pool grows by the pairs of the
+    new systems' top ``k`` that it does not hold yet, and the campaign is planned again at
+    once (:func:`app.planner.service.plan_in_session`), so assessors are asked for the pairs
+    that tell the new systems apart, and a campaign that could stop goes on when they are
+    uncertain. ``metadata`` and ``audio_dir`` concern the documents new to the campaign
+    (the stored documents keep theirs). With ``actor``, the audit log records it.
+
+    Raises
+    ------
+    InvalidInput
+        A system name the campaign has already, a query it does not have (a new query
+        would change every system's score), a team of a system not in the runs, an id too
+        long to store, or an audio directory that does not exist.
+    """
+    from app.planner import repository as planner_repository
+    from app.planner.service import ensure_pool, grow_pool, plan_in_session
+
+    names = runs.systems
+    existing = repository.system_ids(session, campaign.id)
+    taken = [name for name in names if name in existing]
+    if taken:
+        raise InvalidInput(
+            f"runs: system {', '.join(map(repr, taken[:5]))} is already in campaign "
+            f"{campaign.slug!r}: new runs need names of their own"
+        )
+    _check_teams(teams or {}, names)
+    _check_lengths("system", names)
+    document_id = repository.document_ids(session, campaign.id)
+    query_by_document = repository.query_ids(session, campaign.id)
+    query_id = {
+        external: query_by_document[doc]
+        for external, doc in document_id.items()
+        if doc in query_by_document
+    }
+    unknown = [q for q in runs.queries if q not in query_id]
+    if unknown:
+        raise InvalidInput(
+            f"runs: query {', '.join(map(repr, unknown[:5]))}"
+            f"{' and more' if len(unknown) > 5 else ''} is not a query of campaign "
+            f"{campaign.slug!r} (a new query would change every system's score); the new "
+            f"runs may answer its {len(query_id)} queries only"
+        )
+    run_docs = {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
+    new_docs = sorted(run_docs - set(document_id))
+    _check_lengths("document", new_docs)
+    if metadata is not None:
+        _check_lengths("artist", [a for d in new_docs if (a := metadata.artist.get(d))])
+        _check_lengths("genre", [g for d in new_docs if (g := metadata.genre.get(d))])
+    scan = AudioScan({}, [], [])
+    if audio_dir is not None:
+        try:
+            scan = scan_audio(audio_dir, new_docs)
+        except ValueError as exc:
+            raise InvalidInput(f"audio directory: {exc}") from exc
+
+    state = planner_repository.planner_state(session, campaign.id)
+    stop_before = state.stop_reason if state is not None else None
+    pool_before = ensure_pool(session, campaign)  # stored now if no planner ever ran
+    repository.bulk_insert(
+        session,
+        System,
+        [
+            {"campaign_id": campaign.id, "name": name, "team": (teams or {}).get(name)}
+            for name in names
+        ],
+    )
+    repository.bulk_insert(
+        session, Document, [_document_row(campaign.id, d, metadata, scan) for d in new_docs]
+    )
+    system_id = repository.system_ids(session, campaign.id)
+    document_id = repository.document_ids(session, campaign.id)
+    results = [
+        {
+            "campaign_id": campaign.id,
+            "system_id": system_id[system],
+            "query_id": query_id[query],
+            "rank": rank,
+            "document_id": document_id[doc],
+        }
+        for system, per_query in runs.lists.items()
+        for query, docs in per_query.items()
+        for rank, doc in enumerate(docs, start=1)
+    ]
+    repository.bulk_insert(session, Result, results)
+    campaign.collection_version = (campaign.collection_version or 0) + 1
+    session.flush()
+    try:
+        growth = grow_pool(session, campaign)
+        plan_in_session(session, campaign)
+    except ValueError as exc:  # the collection cannot be built from these runs
+        raise InvalidInput(f"runs: {exc}") from exc
+    figures = planner_repository.planner_state(session, campaign.id)
+    assert figures is not None  # plan_in_session made it
+    session.refresh(figures)  # written by UPDATE statements, not through this object
+    counts = repository.campaign_counts(session, campaign.id)
+    report = AddRunsReport(
+        slug=campaign.slug,
+        systems=names,
+        n_results=len(results),
+        n_new_documents=len(new_docs),
+        pool_pairs_before=pool_before,
+        pool_pairs=pool_before + growth.added,
+        new_pairs_judged=growth.judged,
+        judgments_kept=counts.judgments + counts.imported_judgments,
+        ranking_confidence=float(figures.ranking_confidence or 0.0),
+        system_pairs=figures.system_pairs,
+        system_pairs_settled=figures.system_pairs_settled,
+        stop_reason_before=stop_before,
+        stop_reason=figures.stop_reason,
+        audio_found=len(scan.found),
+        audio_missing=scan.missing,
+        n_unplayable_new_pairs=growth.unplayable,
+    )
+    if actor is not None:
+        audit.record(session, campaign.id, actor, RUNS_ADDED, report.summary())
+    return report
 
 
 def _store_pool(session: Session, campaign: Campaign) -> int:

@@ -1,4 +1,5 @@
-"""``mtcjudge campaign create|list|open|close|set|status``: thin over app.campaigns.service."""
+"""``mtcjudge campaign create|list|open|close|set|add-runs|status``: thin over
+app.campaigns.service (and app.exports.restore for ``create --from-bundle``)."""
 
 from __future__ import annotations
 
@@ -28,10 +29,15 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from app.campaigns.results import Results
-    from app.campaigns.service import ImportReport
+    from app.campaigns.service import AddRunsReport, ImportReport
     from app.models import Campaign
 
-__all__ = ["format_campaign_status", "format_import_report", "register"]
+__all__ = [
+    "format_add_runs_report",
+    "format_campaign_status",
+    "format_import_report",
+    "register",
+]
 
 _SHOWN_PROBLEMS = 10
 
@@ -86,6 +92,8 @@ def register(sub: SubParsers) -> None:
     )
     add_database_option(setting)
     setting.set_defaults(run=run_set)
+
+    _add_add_runs(actions)
 
     status = add_parser(
         actions,
@@ -190,6 +198,84 @@ def _add_create(actions: SubParsers) -> None:
     create.add_argument("--open", action="store_true", help="open it to assessors at once")
     add_database_option(create)
     create.set_defaults(run=run_create)
+
+
+def _add_add_runs(actions: SubParsers) -> None:
+    add_runs = add_parser(
+        actions,
+        "add-runs",
+        "add systems to a campaign, keeping its judgments",
+        description="Add the systems of new run files to an existing campaign. Every judgment "
+        "is kept; the pool grows by the new systems' pairs it does not hold yet, and the "
+        "campaign is planned again at once: assessors are asked for the pairs that tell the "
+        "new systems apart (a campaign that could stop goes on while they are uncertain). A "
+        "system name the campaign has already, or a query it does not have, is refused. "
+        "Nothing is saved when a file is wrong. See docs/reuse.md.",
+    )
+    add_runs.add_argument("slug", help="the campaign's URL name")
+    add_runs.add_argument(
+        "--runs",
+        required=True,
+        type=Path,
+        metavar="PATH",
+        help="TREC run file(s) (a file or a directory) or TSV system<TAB>query<TAB>doc",
+    )
+    add_runs.add_argument(
+        "--metadata",
+        type=Path,
+        metavar="FILE",
+        help="TSV doc<TAB>artist<TAB>genre for the documents new to the campaign",
+    )
+    add_runs.add_argument(
+        "--audio", type=Path, metavar="DIR", help="directory of clips of the new documents"
+    )
+    add_database_option(add_runs)
+    add_runs.set_defaults(run=run_add_runs)
+
+
+def run_add_runs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.campaigns import service
+
+    settings_for(args.database_url)
+    runs = read_runs(args.runs)
+    metadata = read_metadata(args.metadata) if args.metadata else None
+
+    def add(session: Session, _settings: Settings) -> None:
+        campaign = service.get_campaign(session, args.slug)
+        report = service.add_runs(
+            session, campaign, runs, metadata, args.audio, actor=audit.command_line_actor()
+        )
+        out.write(format_add_runs_report(campaign, report) + "\n")
+
+    return run_in_session(args, err, add)
+
+
+def format_add_runs_report(campaign: Campaign, report: AddRunsReport) -> str:
+    """The lines ``campaign add-runs`` prints."""
+    judging = f"can stop ({report.stop_reason})" if report.stop_reason else "goes on"
+    if report.stop_reason_before and not report.stop_reason:
+        judging += " (it could stop before: the new systems need judgments)"
+    lines = [
+        f"added {len(report.systems)} system(s) to {campaign.slug}: "
+        + ", ".join(printable(s) for s in report.systems),
+        f"  results             {report.n_results}, {report.n_new_documents} new document(s)",
+        f"  pool pairs          {report.pool_pairs_before} -> {report.pool_pairs} "
+        f"(+{report.new_pairs}, {report.new_pairs_judged} of them judged already)",
+        f"  judgments kept      {report.judgments_kept}",
+        f"  ranking confidence  {report.ranking_confidence:.4f}, system pairs settled "
+        f"{report.system_pairs_settled} of {report.system_pairs}",
+        f"  judging             {judging}",
+    ]
+    if report.audio_missing:
+        lines.append(f"  audio missing       {shown_list(report.audio_missing)}")
+    if report.n_unplayable_new_pairs:
+        lines.append(
+            f"  cannot be judged    {report.n_unplayable_new_pairs} new pair(s) (a clip has no "
+            "readable audio): assessors are not given them"
+        )
+    if campaign.status != "open":
+        lines.append(f"  the campaign is {campaign.status}: open it with mtcjudge campaign open")
+    return "\n".join(lines)
 
 
 def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -68,7 +68,8 @@ class CampaignEngine:
 
 
 def settings_key(campaign: Campaign) -> str:
-    """The settings an engine depends on: when one changes, the engine is rebuilt."""
+    """The settings an engine depends on: when one changes, the engine is rebuilt. The
+    collection's version is one of them: systems added to the campaign change it."""
     return "|".join(
         str(v)
         for v in (
@@ -79,6 +80,7 @@ def settings_key(campaign: Campaign) -> str:
             campaign.policy,
             campaign.target,
             campaign.seed,
+            campaign.collection_version or 0,
         )
     )
 

@@ -38,6 +38,7 @@ __all__ = [
     "claim_planning",
     "collection_rows",
     "documents_with_audio",
+    "ensure_planner_state",
     "insert_pairs",
     "judgment_counts",
     "judgment_rows",
@@ -48,6 +49,7 @@ __all__ = [
     "planner_state",
     "query_documents",
     "refresh_statistics",
+    "release_claim",
     "release_planning",
     "replace_plan",
     "results_version",
@@ -221,12 +223,7 @@ def claim_planning(
 ) -> bool:
     """Become (or stay) the planner of a campaign: one atomic UPDATE decides between
     processes; the row is created the first time."""
-    if session.get(PlannerState, campaign_id) is None:
-        try:
-            with session.begin_nested():
-                session.add(PlannerState(campaign_id=campaign_id))
-        except IntegrityError:
-            pass
+    ensure_planner_state(session, campaign_id)
     taken = session.execute(
         update(PlannerState)
         .where(
@@ -242,6 +239,27 @@ def claim_planning(
         .execution_options(synchronize_session=False)
     )
     return bool(taken.rowcount)  # type: ignore[attr-defined]
+
+
+def ensure_planner_state(session: Session, campaign_id: int) -> None:
+    """The campaign's ``planner_state`` row, created when no planner has run yet."""
+    if session.get(PlannerState, campaign_id) is None:
+        try:
+            with session.begin_nested():
+                session.add(PlannerState(campaign_id=campaign_id))
+        except IntegrityError:
+            pass
+
+
+def release_claim(session: Session, campaign_id: int) -> None:
+    """Whoever plans the campaign loses the claim (its next write is dropped; its next tick
+    claims the campaign again)."""
+    session.execute(
+        update(PlannerState)
+        .where(PlannerState.campaign_id == campaign_id)
+        .values(owner=None, lease_until=None)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def release_planning(session: Session, owner: str) -> None:

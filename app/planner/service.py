@@ -40,9 +40,12 @@ from app.planner.build import CampaignEngine, build_engine, playable_mask, pool_
 __all__ = [
     "PLAN_SIZE",
     "Planner",
+    "PoolGrowth",
     "Projector",
     "ensure_pool",
+    "grow_pool",
     "plan_campaign",
+    "plan_in_session",
     "unplayable_pairs",
     "unplayable_summary",
 ]
@@ -87,6 +90,49 @@ def ensure_pool(session: Session, campaign: Campaign) -> int:
     if rows:
         repository.insert_pairs(session, rows)
     return repository.pair_count(session, campaign.id)
+
+
+@dataclass(frozen=True)
+class PoolGrowth:
+    """Pairs :func:`grow_pool` added, those of them judged already (imported judgments
+    outside the old pool) and those that cannot be played (a clip without audio)."""
+
+    added: int
+    judged: int
+    unplayable: int
+
+
+def grow_pool(session: Session, campaign: Campaign) -> PoolGrowth:
+    """Store the pool pairs the campaign's collection has and its stored pool has not (after
+    systems were added); pairs already stored are kept as they are, with their judgments and
+    leases."""
+    stored = repository.pair_ids(session, campaign.id)
+    pairs = [ids for ids in pool_pairs(session, campaign) if ids not in stored]
+    if not pairs:
+        return PoolGrowth(0, 0, 0)
+    playable = playable_mask(session, campaign.id, pairs)
+    # a new pair may hold judgments already: imported ones outside the old pool
+    counts = repository.judgment_counts(session, campaign.id)
+    repository.insert_pairs(
+        session,
+        [
+            {
+                "campaign_id": campaign.id,
+                "query_id": q,
+                "document_id": d,
+                "playable": bool(playable[i]),
+                "judged": counts.get((q, d), 0),
+                "leased": 0,
+                "changes": counts.get((q, d), 0),
+            }
+            for i, (q, d) in enumerate(pairs)
+        ],
+    )
+    return PoolGrowth(
+        added=len(pairs),
+        judged=sum(1 for ids in pairs if counts.get(ids)),
+        unplayable=int((~playable).sum()),
+    )
 
 
 def unplayable_pairs(session: Session, campaign_id: int) -> int:
@@ -213,6 +259,65 @@ def _figures(plan: _CampaignPlan, campaign: Campaign, now: datetime) -> dict[str
     }
 
 
+def _plan_rows(
+    plan: _CampaignPlan, busy: set[int], campaign_id: int, plan_size: int
+) -> list[dict[str, object]]:
+    """The plan: the ``plan_size`` most useful playable pairs that are free now."""
+    state = plan.state
+    candidates = state.playable & (np.asarray(plan.row_ids, dtype=np.intp) >= 0)
+    busy_index = [plan.row_index[pid] for pid in busy if pid in plan.row_index]
+    candidates[busy_index] = False
+    if not candidates.any():
+        return []
+    ranked, weights = state.engine.ranked(plan_size, candidates)
+    return [
+        {
+            "pair_id": plan.row_ids[int(p)],
+            "campaign_id": campaign_id,
+            "query_id": state.pair_ids[int(p)][0],
+            "rank": rank,
+            "weight": float(w),
+        }
+        for rank, (p, w) in enumerate(zip(ranked, weights, strict=True))
+    ]
+
+
+def _new_plan(session: Session, campaign: Campaign) -> _CampaignPlan:
+    state = build_engine(session, campaign)
+    stored = repository.pair_ids(session, campaign.id)
+    row_ids = [stored.get(ids, -1) for ids in state.pair_ids]
+    return _CampaignPlan(state, row_ids, {pid: p for p, pid in enumerate(row_ids) if pid >= 0})
+
+
+def plan_in_session(session: Session, campaign: Campaign, *, plan_size: int = PLAN_SIZE) -> None:
+    """Plan ``campaign`` in the caller's transaction, after its collection changed (systems
+    added): the plan, the figures the judging pages read (whether judging can stop) and the
+    results document are those of the new collection from the moment it commits, so no
+    assessor is told "all done" (or handed a pair) on the old ones meanwhile.
+
+    The campaign's planner process, if any, loses its claim: a plan it computed on the old
+    collection is then dropped instead of written (:func:`plan_campaign` checks its claim
+    before writing), and its next tick claims the campaign again and rebuilds its engine
+    (the campaign's settings key holds the collection's version)."""
+    plan = _new_plan(session, campaign)
+    now = utcnow()
+    busy = repository.busy_pairs(session, campaign.id, campaign.judgments_per_pair, now)
+    repository.ensure_planner_state(session, campaign.id)
+    repository.release_claim(session, campaign.id)
+    repository.replace_plan(session, campaign.id, _plan_rows(plan, busy, campaign.id, plan_size))
+    repository.save_figures(session, campaign.id, _figures(plan, campaign, now))
+    part = results.engine_results(plan.state, campaign)
+    repository.save_results(
+        session,
+        campaign.id,
+        results.stored_json(part, plan.state.settings_key),
+        judged_pairs=part.judgments,
+        ranking_confidence=part.ranking_confidence,
+        system_pairs_settled=part.system_pairs_settled,
+        now=now,
+    )
+
+
 def plan_campaign(
     session_factory: sessionmaker[Session],
     campaign_id: int,
@@ -238,12 +343,7 @@ def plan_campaign(
         key = settings_key(campaign)
         rebuilt = cached is None or cached.state.settings_key != key
         if rebuilt:
-            state = build_engine(session, campaign)
-            stored = repository.pair_ids(session, campaign.id)
-            row_ids = [stored.get(ids, -1) for ids in state.pair_ids]
-            cached = _CampaignPlan(
-                state, row_ids, {pid: p for p, pid in enumerate(row_ids) if pid >= 0}
-            )
+            cached = _new_plan(session, campaign)
             cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
             fresh: dict[tuple[int, int], float] = {}
         else:
@@ -268,22 +368,7 @@ def plan_campaign(
     state = cached.state
     if fresh:
         state.apply(fresh)
-    candidates = state.playable & (np.asarray(cached.row_ids) >= 0)
-    busy_index = [cached.row_index[pid] for pid in busy if pid in cached.row_index]
-    candidates[busy_index] = False
-    rows: list[dict[str, object]] = []
-    if candidates.any():
-        ranked, weights = state.engine.ranked(plan_size, candidates)
-        rows = [
-            {
-                "pair_id": cached.row_ids[int(p)],
-                "campaign_id": campaign_id,
-                "query_id": state.pair_ids[int(p)][0],
-                "rank": rank,
-                "weight": float(w),
-            }
-            for rank, (p, w) in enumerate(zip(ranked, weights, strict=True))
-        ]
+    rows = _plan_rows(cached, busy, campaign_id, plan_size)
     figures = _figures(cached, campaign, utcnow())
     part = None
     if rebuilt or fresh or landed:
