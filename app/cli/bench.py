@@ -31,6 +31,7 @@ BENCHMARKS = {
     "judging_path": ("CPU and statements of one judgment, in process", None),
     "projection": ("how good the projected judgments to the target are, in replays", None),
     "results": ("server time of a campaign's results document", None),
+    "add_system": ("what adding one system to a finished campaign costs, in replays", None),
 }
 
 

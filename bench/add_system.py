@@ -1,0 +1,715 @@
+"""Adding one system to a finished campaign: what MTC asks for, against judging all its pairs.
+
+Usage::
+
+    nice .venv/bin/python bench/add_system.py --data $MIREX2011 --json add-system.json
+    mtcjudge bench add_system --data DIR --quick
+
+For every system S (``--systems``, default all), on a fully judged collection (MIREX 2011
+from ``--data DIR``, or ``--synthetic SEED`` for a seeded MIREX-shaped one):
+
+1. **phase 1**: MTC runs on the pool of the *other* systems with the engine a campaign builds
+   (:func:`app.mtc.calibration.campaign_engine`: the ``calibrated`` estimator, the
+   confidence-weighted policy, CG@5, target 0.95 unless told otherwise), judging with the
+   true scores, pair by pair (judge, then ``recalibrate()``, as a campaign does), until its
+   stopping rule holds;
+2. **phase 2**: S is added. The pool grows by S's *new* pairs only (those no other system
+   retrieved); the pairs S shares with the old pool keep the state phase 1 left them in,
+   judged or not. A fresh engine is built over all the systems with phase 1's judgments as
+   known values (``judged_values``: what a campaign's planner does after ``campaign
+   add-runs``) and MTC continues until the stopping rule holds again;
+3. the report: S's new pairs, the judgments of phase 2 split into S's new pairs, S's pairs
+   shared with the old pool, and old pairs S does not retrieve; their share of S's new pairs;
+   the sign accuracy of S against every other system (estimated differences against those
+   under complete judgments) and the confidence the engine claims for them.
+
+Two baselines: the *classic* way, judging all of S's new pairs on top of phase 1 (its cost
+is the number of new pairs; the accuracy and confidence are those of the engine at that
+state, with no further MTC), and MTC *from scratch* on all the systems.
+
+The default confidence-weighted policy is deterministic. ``--repeats R`` replays every
+system R times: repeat 0 is that deterministic path, the others multiply the selection
+weights by ``1 + jitter * u`` (``u`` uniform in [-1, 1], ``--jitter``, 0.1 %) before every
+choice, as bench/projection.py does, so near-ties fall differently and the spread shows how
+much of a figure is the path rather than the system. Figures are printed, never asserted
+(docs/add-system.md has the measured ones).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from app.cli.common import UsageError
+from app.ingest.formats import read_judgments, read_metadata, read_runs
+from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from app.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES, campaign_engine
+from app.mtc.collection import Collection, Metadata, build_collection
+from app.mtc.engine import MTCEngine
+from app.mtc.measures import MEASURES, Evaluation, evaluate
+from app.mtc.scales import FINE, Scale
+from app.mtc.selection import POLICIES, best_pairs
+from app.mtc.synthetic import generate
+
+__all__ = [
+    "DESCRIPTION",
+    "AddSystemResult",
+    "Pools",
+    "ScratchResult",
+    "Settings",
+    "add_arguments",
+    "main",
+    "replay_add_system",
+    "replay_from_scratch",
+    "run_from_args",
+    "run_mtc",
+    "runs_array",
+    "split_pools",
+]
+
+DESCRIPTION = (
+    "Replay adding one system to a finished MTC campaign (MIREX 2011 or synthetic): the "
+    "judgments MTC asks for against judging all of the system's new pairs, and against "
+    "MTC from scratch."
+)
+
+IntArray = NDArray[np.intp]
+FloatArray = NDArray[np.float64]
+
+#: MIREX 2011's systems are few enough for all; --quick takes every third by true rank
+QUICK_EVERY = 3
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The engine a campaign would build, and the replay's path noise."""
+
+    estimator: str = CALIBRATED
+    measure: str = "cg"
+    policy: str = "confidence"
+    target: float = 0.95
+    jitter: float = 0.001
+    seed: int = 0
+
+    def engine(
+        self,
+        collection: Collection,
+        metadata: Metadata | None,
+        scale: Scale,
+        judged_values: FloatArray | None = None,
+    ) -> MTCEngine:
+        engine, _ = campaign_engine(
+            collection,
+            metadata,
+            scale,
+            self.estimator,
+            measure=self.measure,
+            policy=self.policy,
+            target=self.target,
+            seed=self.seed,
+            judged_values=judged_values,
+        )
+        return engine
+
+
+# ---------------------------------------------------------------- the two pools
+def runs_array(collection: Collection) -> IntArray:
+    """The systems' top-k lists back from the entries: ``(n_systems, n_queries, k)``, -1 padded."""
+    c = collection
+    runs = np.full((c.n_systems, c.n_queries, c.k), -1, dtype=np.intp)
+    runs[c.entry_system, c.pair_query[c.entry_pair], c.entry_rank - 1] = c.pair_doc[c.entry_pair]
+    return runs
+
+
+@dataclass(frozen=True, eq=False)
+class Pools:
+    """The pool without system ``system`` ("old") inside the pool of every system ("full").
+
+    Attributes
+    ----------
+    full, old : Collection
+        Same queries, documents and k; ``old`` holds every system but ``system``, in order.
+    system : int
+        Index of the added system in ``full``.
+    others : ndarray of int
+        Index in ``full`` of each system of ``old``.
+    old_to_full : ndarray of int, shape (old.n_pairs,)
+        The ``full`` pair of every ``old`` pair (same query and document).
+    system_pairs : ndarray of int
+        ``full`` pairs that ``system`` retrieves.
+    new_pairs : ndarray of int
+        The part of ``system_pairs`` no other system retrieves: what adding it adds.
+    """
+
+    full: Collection
+    old: Collection
+    system: int
+    others: IntArray
+    old_to_full: IntArray
+    system_pairs: IntArray
+    new_pairs: IntArray
+
+    @property
+    def shared_pairs(self) -> IntArray:
+        """``system_pairs`` that were already in the old pool."""
+        return np.setdiff1d(self.system_pairs, self.new_pairs)
+
+
+def split_pools(collection: Collection, system: int) -> Pools:
+    """The pool of every system but ``system``, and how its pairs map into the full pool."""
+    if not 0 <= system < collection.n_systems:
+        raise ValueError(f"system must be in 0..{collection.n_systems - 1}, found {system}")
+    if collection.n_systems < 3:
+        raise ValueError("adding a system needs at least 2 others to rank it against")
+    others = np.flatnonzero(np.arange(collection.n_systems) != system).astype(np.intp)
+    old = build_collection(runs_array(collection)[others], collection.k)
+    n_docs = int(max(collection.pair_doc.max(initial=0), old.pair_doc.max(initial=0))) + 1
+    # pairs are sorted by (query, document) in both pools, so the keys are sorted too
+    full_keys = collection.pair_query * n_docs + collection.pair_doc
+    old_keys = old.pair_query * n_docs + old.pair_doc
+    old_to_full = np.searchsorted(full_keys, old_keys).astype(np.intp)
+    in_old = np.zeros(collection.n_pairs, dtype=bool)
+    in_old[old_to_full] = True
+    system_pairs = np.unique(collection.entry_pair[collection.entry_system == system])
+    return Pools(
+        full=collection,
+        old=old,
+        system=system,
+        others=others,
+        old_to_full=old_to_full,
+        system_pairs=system_pairs.astype(np.intp),
+        new_pairs=system_pairs[~in_old[system_pairs]].astype(np.intp),
+    )
+
+
+# ---------------------------------------------------------------- the loop
+def run_mtc(
+    engine: MTCEngine, truth: FloatArray, rng: np.random.Generator, jitter: float = 0.0
+) -> list[int]:
+    """Judge from ``truth`` one pair at a time until the engine's stopping rule holds.
+
+    Each judgment is applied as a campaign applies it (``judge`` then ``recalibrate``).
+    With ``jitter`` > 0 the selection weights are multiplied by ``1 + jitter * u`` first.
+    Returns the pairs judged, in order.
+    """
+    c = engine.collection
+    judged: list[int] = []
+    while engine.stop_reason() is None:
+        if jitter > 0:
+            weights = engine.weights() * (1.0 + jitter * rng.uniform(-1.0, 1.0, c.n_pairs))
+            pair = best_pairs(weights, ~engine.judged, engine.var, c.mean_rank, c.pair_query, 1)
+        else:
+            pair = engine.select(1)
+        engine.judge(pair, truth[pair])
+        engine.recalibrate()
+        judged.extend(int(p) for p in pair)
+    return judged
+
+
+def complete_means(
+    collection: Collection, truth: FloatArray, scale: Scale, measure: str
+) -> FloatArray:
+    """Every system's score under complete judgments: the truth the estimates are held to."""
+    return evaluate(collection, truth, np.zeros_like(truth), measure, scale).mean
+
+
+def system_accuracy(estimated: FloatArray, true: FloatArray, system: int) -> float:
+    """Share of the other systems that ``system`` is ordered against as under complete
+    judgments (a true tie counts as right, as in :func:`app.mtc.replay.sign_accuracy`)."""
+    others = np.arange(true.shape[0]) != system
+    t = true[system] - true[others]
+    e = estimated[system] - estimated[others]
+    right = (np.abs(t) <= 1e-12) | (np.sign(e) == np.sign(t))
+    return float(right.mean())
+
+
+def overall_accuracy(estimated: FloatArray, true: FloatArray) -> float:
+    """Share of all system pairs ordered as under complete judgments."""
+    a, b = np.triu_indices(true.shape[0], 1)
+    t, e = true[a] - true[b], estimated[a] - estimated[b]
+    return float(((np.abs(t) <= 1e-12) | (np.sign(e) == np.sign(t))).mean())
+
+
+def system_confidence(evaluation: Evaluation, system: int) -> float:
+    """Mean confidence the engine claims in the order of ``system`` against each other one."""
+    conf = evaluation.pair_confidence[system]
+    return float(np.delete(conf, system).mean())
+
+
+def rank_of(means: FloatArray, system: int) -> int:
+    """1-based rank of ``system`` by decreasing score."""
+    return int((means > means[system]).sum()) + 1
+
+
+# ---------------------------------------------------------------- one replay
+@dataclass(frozen=True)
+class AddSystemResult:
+    """Phase 1 without the system, phase 2 with it, and the classic baseline."""
+
+    system: str
+    repeat: int
+    system_pairs: int  # pool pairs S retrieves
+    new_pairs: int  # of those, not in the old pool: the classic cost of adding S
+    shared_pairs: int  # of those, already in the old pool
+    shared_judged: int  # shared pairs phase 1 judged
+    phase1_pool: int
+    phase1_judgments: int
+    phase1_confidence: float
+    phase1_accuracy: float  # sign accuracy of the old systems among themselves
+    start_confidence: float  # the engine over every system before phase 2 judges anything
+    start_system_confidence: float
+    start_system_accuracy: float
+    phase2_judgments: int
+    phase2_new: int  # of S's new pairs
+    phase2_shared: int  # of S's pairs shared with the old pool
+    phase2_old: int  # old pairs S does not retrieve
+    final_confidence: float
+    final_accuracy: float
+    system_confidence: float  # mean C(S, other) claimed at the stop
+    system_accuracy: float  # share of the others S is ordered against correctly
+    true_rank: int
+    estimated_rank: int
+    classic_confidence: float  # the engine after judging every new pair of S, no MTC
+    classic_system_confidence: float
+    classic_system_accuracy: float
+    seconds: float
+    phase1_pairs: tuple[int, ...] = field(repr=False, default=())  # full-pool indices
+    phase2_pairs: tuple[int, ...] = field(repr=False, default=())  # in judging order
+
+    @property
+    def cost_share(self) -> float | None:
+        """Phase-2 judgments as a share of S's new pairs (None when S adds no pair)."""
+        return self.phase2_judgments / self.new_pairs if self.new_pairs else None
+
+    def summary(self) -> dict[str, Any]:
+        row = asdict(self)
+        del row["phase1_pairs"], row["phase2_pairs"]
+        row["cost_share"] = self.cost_share
+        return row
+
+
+def replay_add_system(
+    loaded: LoadedCollection, system: int, scale: Scale, settings: Settings, repeat: int = 0
+) -> AddSystemResult:
+    """Phase 1 on the pool without ``system``, phase 2 with it (module docstring).
+
+    ``loaded.judged_values`` must hold the true judgment of every pool pair.
+    """
+    started = time.perf_counter()
+    truth = scale.check_values(loaded.judged_values, "true judgment")
+    pools = split_pools(loaded.collection, system)
+    rng = np.random.default_rng([settings.seed, repeat, system])
+    jitter = settings.jitter if repeat else 0.0
+    measure = settings.measure
+
+    old_truth = truth[pools.old_to_full]
+    old_engine = settings.engine(pools.old, loaded.metadata, scale)
+    phase1_old = run_mtc(old_engine, old_truth, rng, jitter)
+    old_final = old_engine.evaluation()
+    phase1_accuracy = overall_accuracy(
+        old_final.mean, complete_means(pools.old, old_truth, scale, measure)
+    )
+
+    known = np.full(pools.full.n_pairs, np.nan)
+    judged_old = np.flatnonzero(old_engine.judged)
+    known[pools.old_to_full[judged_old]] = old_engine.values[judged_old]
+    engine = settings.engine(pools.full, loaded.metadata, scale, judged_values=known)
+    true_means = complete_means(pools.full, truth, scale, measure)
+    start = engine.evaluation()
+    phase2 = run_mtc(engine, truth, rng, jitter)
+    final = engine.evaluation()
+
+    classic_known = known.copy()
+    classic_known[pools.new_pairs] = truth[pools.new_pairs]
+    classic = settings.engine(
+        pools.full, loaded.metadata, scale, judged_values=classic_known
+    ).evaluation()
+
+    is_new = np.zeros(pools.full.n_pairs, dtype=bool)
+    is_new[pools.new_pairs] = True
+    is_system = np.zeros(pools.full.n_pairs, dtype=bool)
+    is_system[pools.system_pairs] = True
+    p2 = np.asarray(phase2, dtype=np.intp)
+    shared = pools.shared_pairs
+    return AddSystemResult(
+        system=loaded.systems[system],
+        repeat=repeat,
+        system_pairs=int(pools.system_pairs.shape[0]),
+        new_pairs=int(pools.new_pairs.shape[0]),
+        shared_pairs=int(shared.shape[0]),
+        shared_judged=int((~np.isnan(known[shared])).sum()),
+        phase1_pool=pools.old.n_pairs,
+        phase1_judgments=len(phase1_old),
+        phase1_confidence=old_final.ranking_confidence,
+        phase1_accuracy=phase1_accuracy,
+        start_confidence=start.ranking_confidence,
+        start_system_confidence=system_confidence(start, system),
+        start_system_accuracy=system_accuracy(start.mean, true_means, system),
+        phase2_judgments=len(phase2),
+        phase2_new=int(is_new[p2].sum()),
+        phase2_shared=int((is_system[p2] & ~is_new[p2]).sum()),
+        phase2_old=int((~is_system[p2]).sum()),
+        final_confidence=final.ranking_confidence,
+        final_accuracy=overall_accuracy(final.mean, true_means),
+        system_confidence=system_confidence(final, system),
+        system_accuracy=system_accuracy(final.mean, true_means, system),
+        true_rank=rank_of(true_means, system),
+        estimated_rank=rank_of(final.mean, system),
+        classic_confidence=classic.ranking_confidence,
+        classic_system_confidence=system_confidence(classic, system),
+        classic_system_accuracy=system_accuracy(classic.mean, true_means, system),
+        seconds=time.perf_counter() - started,
+        phase1_pairs=tuple(int(p) for p in pools.old_to_full[np.asarray(phase1_old, np.intp)]),
+        phase2_pairs=tuple(phase2),
+    )
+
+
+@dataclass(frozen=True)
+class ScratchResult:
+    """MTC from scratch on every system."""
+
+    repeat: int
+    pool: int
+    judgments: int
+    confidence: float
+    accuracy: float
+    system_accuracy: dict[str, float]  # per system, against the others
+    system_confidence: dict[str, float]
+    seconds: float
+
+
+def replay_from_scratch(
+    loaded: LoadedCollection, scale: Scale, settings: Settings, repeat: int = 0
+) -> ScratchResult:
+    started = time.perf_counter()
+    truth = scale.check_values(loaded.judged_values, "true judgment")
+    c = loaded.collection
+    engine = settings.engine(c, loaded.metadata, scale)
+    rng = np.random.default_rng([settings.seed, repeat, c.n_systems])
+    judged = run_mtc(engine, truth, rng, settings.jitter if repeat else 0.0)
+    final = engine.evaluation()
+    true_means = complete_means(c, truth, scale, settings.measure)
+    return ScratchResult(
+        repeat=repeat,
+        pool=c.n_pairs,
+        judgments=len(judged),
+        confidence=final.ranking_confidence,
+        accuracy=overall_accuracy(final.mean, true_means),
+        system_accuracy={
+            name: system_accuracy(final.mean, true_means, s)
+            for s, name in enumerate(loaded.systems)
+        },
+        system_confidence={
+            name: system_confidence(final, s) for s, name in enumerate(loaded.systems)
+        },
+        seconds=time.perf_counter() - started,
+    )
+
+
+# ---------------------------------------------------------------- the benchmark
+def load_mirex(directory: Path) -> LoadedCollection:
+    runs = read_runs(directory / "runs.tsv")
+    judgments = read_judgments(directory / "judgments-fine.tsv", "fine")
+    metadata = read_metadata(directory / "metadata.tsv")
+    loaded = load_collection(runs, 5, metadata, judgments)
+    missing = int(np.isnan(loaded.judged_values).sum())
+    if missing:
+        raise UsageError(
+            f"{directory / 'judgments-fine.tsv'}: {missing} pool pairs have no judgment; "
+            "the replay needs every pair judged"
+        )
+    return loaded
+
+
+# the worker processes inherit these (fork): the collection is loaded once
+_LOADED: LoadedCollection | None = None
+_SETTINGS = Settings()
+
+
+def _task(task: tuple[str, int, int]) -> AddSystemResult | ScratchResult:
+    kind, system, repeat = task
+    if _LOADED is None:
+        raise RuntimeError("run_from_args sets the collection before the tasks run")
+    if kind == "scratch":
+        return replay_from_scratch(_LOADED, FINE, _SETTINGS, repeat)
+    return replay_add_system(_LOADED, system, FINE, _SETTINGS, repeat)
+
+
+def _choose_systems(loaded: LoadedCollection, args: argparse.Namespace) -> list[int]:
+    true_means = complete_means(loaded.collection, loaded.judged_values, FINE, args.measure)
+    by_rank = [int(s) for s in np.argsort(-true_means, kind="stable")]
+    if args.systems:
+        names = [n.strip() for item in args.systems for n in item.split(",") if n.strip()]
+        unknown = [n for n in names if n not in loaded.systems]
+        if unknown:
+            raise UsageError(
+                f"--systems: unknown system {unknown[0]!r} (known: {', '.join(loaded.systems)})"
+            )
+        chosen = {loaded.systems.index(n) for n in names}
+        return [s for s in by_rank if s in chosen]
+    if args.quick:
+        return by_rank[::QUICK_EVERY]
+    return by_rank
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(statistics.median(values)) if values else float("nan")
+
+
+def summarise(results: list[AddSystemResult], scratch: list[ScratchResult]) -> dict[str, Any]:
+    """Per system (medians over the repeats) and overall figures."""
+    per_system: list[dict[str, Any]] = []
+    for name in dict.fromkeys(r.system for r in results):
+        rows = [r for r in results if r.system == name]
+        shares = [r.cost_share for r in rows if r.cost_share is not None]
+        per_system.append(
+            {
+                "system": name,
+                "true_rank": rows[0].true_rank,
+                "new_pairs": rows[0].new_pairs,
+                "shared_pairs": rows[0].shared_pairs,
+                "repeats": len(rows),
+                "shared_judged": _median([r.shared_judged for r in rows]),
+                "phase1_judgments": _median([r.phase1_judgments for r in rows]),
+                "phase2_judgments": _median([r.phase2_judgments for r in rows]),
+                "phase2_judgments_min": min(r.phase2_judgments for r in rows),
+                "phase2_judgments_max": max(r.phase2_judgments for r in rows),
+                "phase2_new": _median([r.phase2_new for r in rows]),
+                "phase2_shared": _median([r.phase2_shared for r in rows]),
+                "phase2_old": _median([r.phase2_old for r in rows]),
+                "cost_share": _median(shares),
+                "start_confidence": _median([r.start_confidence for r in rows]),
+                "final_confidence": _median([r.final_confidence for r in rows]),
+                "system_confidence": _median([r.system_confidence for r in rows]),
+                "system_accuracy": _median([r.system_accuracy for r in rows]),
+                "system_accuracy_min": min(r.system_accuracy for r in rows),
+                "classic_system_accuracy": _median([r.classic_system_accuracy for r in rows]),
+                "classic_system_confidence": _median([r.classic_system_confidence for r in rows]),
+                "incremental_total": _median(
+                    [r.phase1_judgments + r.phase2_judgments for r in rows]
+                ),
+                "scratch_system_accuracy": _median([s.system_accuracy[name] for s in scratch]),
+            }
+        )
+    shares = [r.cost_share for r in results if r.cost_share is not None]
+    summary: dict[str, Any] = {
+        "runs": len(results),
+        "systems": len(per_system),
+        "cost_share_median": _median(shares),
+        "cost_share_mean": float(np.mean(shares)) if shares else float("nan"),
+        "cost_share_min": min(shares, default=float("nan")),
+        "cost_share_max": max(shares, default=float("nan")),
+        "phase2_judgments_median": _median([r.phase2_judgments for r in results]),
+        "new_pairs_median": _median([r.new_pairs for r in results]),
+        "phase2_new_share": (
+            sum(r.phase2_new for r in results) / max(1, sum(r.phase2_judgments for r in results))
+        ),
+        "system_accuracy_mean": float(np.mean([r.system_accuracy for r in results])),
+        "system_confidence_mean": float(np.mean([r.system_confidence for r in results])),
+        "runs_accuracy_below_confidence": sum(
+            r.system_accuracy < r.system_confidence for r in results
+        ),
+        "classic_system_accuracy_mean": float(
+            np.mean([r.classic_system_accuracy for r in results])
+        ),
+        "classic_system_confidence_mean": float(
+            np.mean([r.classic_system_confidence for r in results])
+        ),
+        "incremental_total_median": _median(
+            [r.phase1_judgments + r.phase2_judgments for r in results]
+        ),
+    }
+    if scratch:
+        summary["scratch_judgments_median"] = _median([s.judgments for s in scratch])
+        summary["scratch_accuracy_median"] = _median([s.accuracy for s in scratch])
+    return {"per_system": per_system, "summary": summary}
+
+
+def print_table(report: dict[str, Any], out: TextIO) -> None:
+    print(
+        "\n| S | rank | S's new pairs | phase 1 | phase 2 (new / shared / old) | % of new "
+        "| C(S) claimed | acc(S) | classic: acc(S) / C(S) | from scratch: acc(S) |",
+        file=out,
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|", file=out)
+    for row in report["per_system"]:
+        spread = (
+            f" [{row['phase2_judgments_min']}-{row['phase2_judgments_max']}]"
+            if row["repeats"] > 1
+            else ""
+        )
+        print(
+            f"| {row['system']} | {row['true_rank']} | {row['new_pairs']} "
+            f"| {row['phase1_judgments']:.0f} "
+            f"| {row['phase2_judgments']:.0f}{spread} ({row['phase2_new']:.0f} / "
+            f"{row['phase2_shared']:.0f} / {row['phase2_old']:.0f}) "
+            f"| {100 * row['cost_share']:.1f} | {row['system_confidence']:.3f} "
+            f"| {row['system_accuracy']:.3f} "
+            f"| {row['classic_system_accuracy']:.3f} / {row['classic_system_confidence']:.3f} "
+            f"| {row['scratch_system_accuracy']:.3f} |",
+            file=out,
+        )
+    s = report["summary"]
+    print(
+        f"\nphase 2 over {s['runs']} runs: median {s['phase2_judgments_median']:.0f} judgments "
+        f"for a median of {s['new_pairs_median']:.0f} new pairs; cost as % of S's new pairs: "
+        f"median {100 * s['cost_share_median']:.1f}, mean {100 * s['cost_share_mean']:.1f} "
+        f"(range {100 * s['cost_share_min']:.1f}-{100 * s['cost_share_max']:.1f}); "
+        f"{100 * s['phase2_new_share']:.0f} % of phase 2's judgments were S's new pairs",
+        file=out,
+    )
+    print(
+        f"S against the others at the stop: accuracy {s['system_accuracy_mean']:.3f} for a "
+        f"claimed confidence of {s['system_confidence_mean']:.3f} (mean); accuracy below the "
+        f"claim in {s['runs_accuracy_below_confidence']} of {s['runs']} runs. Classic "
+        f"(all new pairs judged, no MTC): accuracy {s['classic_system_accuracy_mean']:.3f}, "
+        f"confidence {s['classic_system_confidence_mean']:.3f}",
+        file=out,
+    )
+    if "scratch_judgments_median" in s:
+        print(
+            f"phase 1 + phase 2: median {s['incremental_total_median']:.0f} judgments; MTC from "
+            f"scratch on all systems: median {s['scratch_judgments_median']:.0f} (accuracy "
+            f"{s['scratch_accuracy_median']:.3f})",
+            file=out,
+        )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--data", type=Path, help="MIREX 2011 AMS directory (runs.tsv, ...)")
+    source.add_argument(
+        "--synthetic",
+        type=int,
+        metavar="SEED",
+        help="a seeded synthetic collection instead (MIREX-shaped: k=5, sizes below)",
+    )
+    parser.add_argument(
+        "--synthetic-systems", type=_positive_int, default=18, help="its systems (18)"
+    )
+    parser.add_argument(
+        "--synthetic-queries", type=_positive_int, default=100, help="its queries (100)"
+    )
+    parser.add_argument(
+        "--systems",
+        action="append",
+        metavar="ID[,ID...]",
+        help="the systems to add, one at a time (default: all, or every third with --quick)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="every third system by true rank, one repeat"
+    )
+    parser.add_argument(
+        "--repeats",
+        type=_positive_int,
+        default=None,
+        help="replays per system: the deterministic path, then jittered ones (3; 1 with --quick)",
+    )
+    parser.add_argument(
+        "--jitter", type=float, default=0.001, help="selection weight jitter of repeats 1.. (0.001)"
+    )
+    parser.add_argument("--measure", choices=MEASURES, default="cg", help="(cg)")
+    parser.add_argument(
+        "--estimator", choices=ESTIMATOR_CHOICES, default=CALIBRATED, help="(calibrated)"
+    )
+    parser.add_argument("--policy", choices=POLICIES, default="confidence", help="(confidence)")
+    parser.add_argument("--target", type=float, default=0.95, help="ranking confidence (0.95)")
+    parser.add_argument("--no-scratch", action="store_true", help="skip MTC from scratch")
+    parser.add_argument("--jobs", type=_positive_int, default=2, help="worker processes (2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the jittered paths (0)")
+    parser.add_argument("--json", type=Path, help="write every figure here")
+
+
+def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
+    global _LOADED, _SETTINGS
+    started = time.perf_counter()
+    if args.data is None and args.synthetic is None:
+        raise UsageError("bench add_system: give --data DIR (MIREX 2011) or --synthetic SEED")
+    if not 0.5 <= args.target <= 1.0:
+        raise UsageError(f"--target must be in [0.5, 1], found {args.target}")
+    if args.jitter < 0:
+        raise UsageError(f"--jitter must be >= 0, found {args.jitter}")
+    if args.data is not None:
+        loaded, source = load_mirex(args.data), "mirex2011"
+    else:
+        synthetic = generate(args.synthetic_systems, args.synthetic_queries, 5, seed=args.synthetic)
+        loaded, source = load_synthetic(synthetic), f"synthetic-{args.synthetic}"
+    repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
+    systems = _choose_systems(loaded, args)
+    _LOADED = loaded
+    _SETTINGS = Settings(
+        estimator=args.estimator,
+        measure=args.measure,
+        policy=args.policy,
+        target=args.target,
+        jitter=args.jitter,
+        seed=args.seed,
+    )
+    tasks = [("scratch", -1, r) for r in range(repeats) if not args.no_scratch]
+    tasks += [("add", s, r) for s in systems for r in range(repeats)]
+    print(
+        f"{source}: {loaded.collection.n_systems} systems, {loaded.collection.n_pairs} pool "
+        f"pairs; adding {len(systems)} systems x {repeats} repeats "
+        f"({_SETTINGS.estimator}, {_SETTINGS.measure}, {_SETTINGS.policy}, target "
+        f"{_SETTINGS.target}) on {args.jobs} processes",
+        file=out,
+        flush=True,
+    )
+    results: list[AddSystemResult] = []
+    scratch: list[ScratchResult] = []
+    if args.jobs > 1:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            done = list(pool.map(_task, tasks))
+    else:
+        done = [_task(t) for t in tasks]
+    for item in done:
+        if isinstance(item, ScratchResult):
+            scratch.append(item)
+        else:
+            results.append(item)
+    report: dict[str, Any] = {
+        "source": source,
+        "settings": asdict(_SETTINGS),
+        "repeats": repeats,
+        "n_systems": loaded.collection.n_systems,
+        "pool": loaded.collection.n_pairs,
+        **summarise(results, scratch),
+        "runs": [r.summary() for r in results],
+        "scratch": [asdict(s) for s in scratch],
+    }
+    print_table(report, out)
+    report["seconds"] = time.perf_counter() - started
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=1))
+    print(f"done in {report['seconds']:.0f} s", file=out)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=DESCRIPTION)
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv), sys.stdout)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
