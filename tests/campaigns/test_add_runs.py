@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from app import audit
 from app.campaigns.service import RUNS_ADDED, CampaignSpec, add_runs, create_campaign
@@ -160,7 +160,7 @@ def test_judging_the_new_pairs_settles_the_campaign_again(db_session, session_fa
             )
         )
         db_session.execute(
-            Pair.__table__.update()
+            update(Pair)
             .where(Pair.query_id == query_ids[q], Pair.document_id == document_ids[d])
             .values(judged=1, changes=1)
         )
