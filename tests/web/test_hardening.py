@@ -280,6 +280,7 @@ def _valid_requests() -> dict[tuple[str, str], dict[str, Any]]:
         ("GET", "/api/campaigns/{slug}/results"): {},
         ("GET", "/api/campaigns/{slug}/events"): {},
         ("GET", "/api/campaigns/{slug}/export/{what}"): {},
+        ("GET", "/api/campaigns/{slug}/report"): {},
         ("GET", "/api/a/{token}/next"): {},
         ("POST", "/api/a/{token}/judgments"): {"json": judgment()},
         ("PUT", "/api/a/{token}/judgments/{judgment_id}"): {"json": {"broad": 1, "fine": 5}},
@@ -548,6 +549,9 @@ def test_every_response_carries_the_security_headers(client: TestClient, tmp_pat
 
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+#: files to download and open offline (sent as attachments, never shown under the app's
+#: policy): their CSS has to be inline (docs/reports.md); everything else still applies
+OFFLINE_FILES = {"report.html"}
 
 
 @pytest.mark.parametrize(
@@ -566,6 +570,7 @@ def test_templates_need_nothing_the_content_security_policy_forbids(
     offenders = [
         f"{path.relative_to(TEMPLATES)}: {match.group(0)}"
         for path in sorted(TEMPLATES.rglob("*.html"))
+        if not (what == "a style element" and path.name in OFFLINE_FILES)
         for match in re.finditer(pattern, path.read_text(), re.IGNORECASE)
     ]
     assert offenders == [], f"{what} in templates/"
