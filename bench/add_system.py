@@ -58,9 +58,15 @@ from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from app.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES, campaign_engine
 from app.mtc.collection import Collection, Metadata, build_collection
 from app.mtc.engine import MTCEngine
-from app.mtc.measures import MEASURES, Evaluation, evaluate
+from app.mtc.measures import (
+    MEASURES,
+    RATIO_MEASURES,
+    Evaluation,
+    evaluate,
+    inverse_denominators,
+)
 from app.mtc.scales import FINE, Scale
-from app.mtc.selection import POLICIES, best_pairs
+from app.mtc.selection import POLICIES, CoRetrieval, best_pairs, confidence_weights
 from app.mtc.synthetic import generate
 
 __all__ = [
@@ -196,26 +202,64 @@ def split_pools(collection: Collection, system: int) -> Pools:
 
 # ---------------------------------------------------------------- the loop
 def run_mtc(
-    engine: MTCEngine, truth: FloatArray, rng: np.random.Generator, jitter: float = 0.0
+    engine: MTCEngine,
+    truth: FloatArray,
+    rng: np.random.Generator,
+    jitter: float = 0.0,
+    *,
+    focus: int | None = None,
 ) -> list[int]:
     """Judge from ``truth`` one pair at a time until the engine's stopping rule holds.
 
     Each judgment is applied as a campaign applies it (``judge`` then ``recalibrate``).
     With ``jitter`` > 0 the selection weights are multiplied by ``1 + jitter * u`` first.
+    With ``focus`` (a system index), the selection weighs only the system pairs of that
+    system (:func:`focused_weights`) and judging stops only when, besides the stopping rule,
+    the mean confidence of its pairs reaches the engine's target (or nothing is left).
     Returns the pairs judged, in order.
     """
     c = engine.collection
+    co = CoRetrieval.build(c, engine.coef) if focus is not None else None
     judged: list[int] = []
-    while engine.stop_reason() is None:
-        if jitter > 0:
-            weights = engine.weights() * (1.0 + jitter * rng.uniform(-1.0, 1.0, c.n_pairs))
-            pair = best_pairs(weights, ~engine.judged, engine.var, c.mean_rank, c.pair_query, 1)
-        else:
+    while not _done(engine, focus):
+        if focus is None and jitter == 0:
             pair = engine.select(1)
+        else:
+            weights = engine.weights() if focus is None else focused_weights(engine, focus, co)
+            if jitter > 0:
+                weights = weights * (1.0 + jitter * rng.uniform(-1.0, 1.0, c.n_pairs))
+            pair = best_pairs(weights, ~engine.judged, engine.var, c.mean_rank, c.pair_query, 1)
         engine.judge(pair, truth[pair])
         engine.recalibrate()
         judged.extend(int(p) for p in pair)
     return judged
+
+
+def _done(engine: MTCEngine, focus: int | None) -> bool:
+    reason = engine.stop_reason()
+    if reason is None:
+        return False
+    if focus is None or reason == "complete":
+        return True
+    return system_confidence(engine.evaluation(), focus) >= engine.config.target
+
+
+def focused_weights(engine: MTCEngine, system: int, co: CoRetrieval | None = None) -> FloatArray:
+    """[U12] confidence weights (docs/method.md §4.2) over the system pairs of ``system`` only.
+
+    The other system pairs are treated as settled (confidence 1), so a pair is worth
+    judging in proportion to how much it moves ``system``'s differences that are still
+    uncertain: its own results first, then the results of the systems it is close to.
+    """
+    c = engine.collection
+    confidence = engine.evaluation().pair_confidence
+    masked = np.ones_like(confidence)
+    masked[system, :] = confidence[system, :]
+    masked[:, system] = confidence[:, system]
+    weights = confidence_weights(c, engine.coef, masked, engine.config.confident_level, co)
+    if engine.config.measure in RATIO_MEASURES:
+        weights = weights * inverse_denominators(engine.ey)[c.pair_query] ** 2
+    return weights
 
 
 def complete_means(
@@ -284,19 +328,34 @@ class AddSystemResult:
     classic_confidence: float  # the engine after judging every new pair of S, no MTC
     classic_system_confidence: float
     classic_system_accuracy: float
+    # phase 2 focused on S (run_mtc's focus): from the same start as phase 2
+    focused_judgments: int
+    focused_new: int
+    focused_shared: int
+    focused_old: int
+    focused_confidence: float
+    focused_system_confidence: float
+    focused_system_accuracy: float
     seconds: float
     phase1_pairs: tuple[int, ...] = field(repr=False, default=())  # full-pool indices
     phase2_pairs: tuple[int, ...] = field(repr=False, default=())  # in judging order
+    focused_pairs: tuple[int, ...] = field(repr=False, default=())
 
     @property
     def cost_share(self) -> float | None:
         """Phase-2 judgments as a share of S's new pairs (None when S adds no pair)."""
         return self.phase2_judgments / self.new_pairs if self.new_pairs else None
 
+    @property
+    def focused_cost_share(self) -> float | None:
+        """The same for the phase 2 focused on S."""
+        return self.focused_judgments / self.new_pairs if self.new_pairs else None
+
     def summary(self) -> dict[str, Any]:
         row = asdict(self)
-        del row["phase1_pairs"], row["phase2_pairs"]
+        del row["phase1_pairs"], row["phase2_pairs"], row["focused_pairs"]
         row["cost_share"] = self.cost_share
+        row["focused_cost_share"] = self.focused_cost_share
         return row
 
 
@@ -337,11 +396,17 @@ def replay_add_system(
         pools.full, loaded.metadata, scale, judged_values=classic_known
     ).evaluation()
 
+    focused_engine = settings.engine(pools.full, loaded.metadata, scale, judged_values=known)
+    focused_rng = np.random.default_rng([settings.seed, repeat, system, 1])
+    focused = run_mtc(focused_engine, truth, focused_rng, jitter, focus=system)
+    focused_final = focused_engine.evaluation()
+
     is_new = np.zeros(pools.full.n_pairs, dtype=bool)
     is_new[pools.new_pairs] = True
     is_system = np.zeros(pools.full.n_pairs, dtype=bool)
     is_system[pools.system_pairs] = True
     p2 = np.asarray(phase2, dtype=np.intp)
+    pf = np.asarray(focused, dtype=np.intp)
     shared = pools.shared_pairs
     return AddSystemResult(
         system=loaded.systems[system],
@@ -370,9 +435,17 @@ def replay_add_system(
         classic_confidence=classic.ranking_confidence,
         classic_system_confidence=system_confidence(classic, system),
         classic_system_accuracy=system_accuracy(classic.mean, true_means, system),
+        focused_judgments=len(focused),
+        focused_new=int(is_new[pf].sum()),
+        focused_shared=int((is_system[pf] & ~is_new[pf]).sum()),
+        focused_old=int((~is_system[pf]).sum()),
+        focused_confidence=focused_final.ranking_confidence,
+        focused_system_confidence=system_confidence(focused_final, system),
+        focused_system_accuracy=system_accuracy(focused_final.mean, true_means, system),
         seconds=time.perf_counter() - started,
         phase1_pairs=tuple(int(p) for p in pools.old_to_full[np.asarray(phase1_old, np.intp)]),
         phase2_pairs=tuple(phase2),
+        focused_pairs=tuple(focused),
     )
 
 
@@ -468,12 +541,59 @@ def _median(values: Sequence[float]) -> float:
     return float(statistics.median(values)) if values else float("nan")
 
 
+def _figures(rows: list[AddSystemResult], prefix: str) -> dict[str, Any]:
+    """Medians over the repeats of one phase 2 (``phase2`` or ``focused``)."""
+    judgments = "phase2_judgments" if prefix == "phase2" else "focused_judgments"
+    share = "cost_share" if prefix == "phase2" else "focused_cost_share"
+    conf = "system_confidence" if prefix == "phase2" else "focused_system_confidence"
+    acc = "system_accuracy" if prefix == "phase2" else "focused_system_accuracy"
+    counts = [getattr(r, judgments) for r in rows]
+    shares = [v for r in rows if (v := getattr(r, share)) is not None]
+    return {
+        f"{prefix}_judgments": _median(counts),
+        f"{prefix}_judgments_min": min(counts),
+        f"{prefix}_judgments_max": max(counts),
+        f"{prefix}_new": _median([getattr(r, f"{prefix}_new") for r in rows]),
+        f"{prefix}_shared": _median([getattr(r, f"{prefix}_shared") for r in rows]),
+        f"{prefix}_old": _median([getattr(r, f"{prefix}_old") for r in rows]),
+        f"{prefix}_cost_share": _median(shares),
+        f"{prefix}_system_confidence": _median([getattr(r, conf) for r in rows]),
+        f"{prefix}_system_accuracy": _median([getattr(r, acc) for r in rows]),
+        f"{prefix}_system_accuracy_min": min(getattr(r, acc) for r in rows),
+    }
+
+
+def _overall(results: list[AddSystemResult], prefix: str) -> dict[str, Any]:
+    """Figures over every run of one phase 2 (``phase2`` or ``focused``)."""
+    focused = prefix == "focused"
+    counts = [r.focused_judgments if focused else r.phase2_judgments for r in results]
+    shares = [
+        v for r in results if (v := r.focused_cost_share if focused else r.cost_share) is not None
+    ]
+    new = [r.focused_new if focused else r.phase2_new for r in results]
+    acc = [r.focused_system_accuracy if focused else r.system_accuracy for r in results]
+    conf = [r.focused_system_confidence if focused else r.system_confidence for r in results]
+    return {
+        f"{prefix}_judgments_median": _median(counts),
+        f"{prefix}_judgments_mean": float(np.mean(counts)),
+        f"{prefix}_cost_share_median": _median(shares),
+        f"{prefix}_cost_share_mean": float(np.mean(shares)) if shares else float("nan"),
+        f"{prefix}_cost_share_min": min(shares, default=float("nan")),
+        f"{prefix}_cost_share_max": max(shares, default=float("nan")),
+        f"{prefix}_new_share": sum(new) / max(1, sum(counts)),
+        f"{prefix}_system_accuracy_mean": float(np.mean(acc)),
+        f"{prefix}_system_confidence_mean": float(np.mean(conf)),
+        f"{prefix}_runs_accuracy_below_confidence": sum(
+            a < c for a, c in zip(acc, conf, strict=True)
+        ),
+    }
+
+
 def summarise(results: list[AddSystemResult], scratch: list[ScratchResult]) -> dict[str, Any]:
     """Per system (medians over the repeats) and overall figures."""
     per_system: list[dict[str, Any]] = []
     for name in dict.fromkeys(r.system for r in results):
         rows = [r for r in results if r.system == name]
-        shares = [r.cost_share for r in rows if r.cost_share is not None]
         per_system.append(
             {
                 "system": name,
@@ -483,18 +603,10 @@ def summarise(results: list[AddSystemResult], scratch: list[ScratchResult]) -> d
                 "repeats": len(rows),
                 "shared_judged": _median([r.shared_judged for r in rows]),
                 "phase1_judgments": _median([r.phase1_judgments for r in rows]),
-                "phase2_judgments": _median([r.phase2_judgments for r in rows]),
-                "phase2_judgments_min": min(r.phase2_judgments for r in rows),
-                "phase2_judgments_max": max(r.phase2_judgments for r in rows),
-                "phase2_new": _median([r.phase2_new for r in rows]),
-                "phase2_shared": _median([r.phase2_shared for r in rows]),
-                "phase2_old": _median([r.phase2_old for r in rows]),
-                "cost_share": _median(shares),
-                "start_confidence": _median([r.start_confidence for r in rows]),
-                "final_confidence": _median([r.final_confidence for r in rows]),
-                "system_confidence": _median([r.system_confidence for r in rows]),
-                "system_accuracy": _median([r.system_accuracy for r in rows]),
-                "system_accuracy_min": min(r.system_accuracy for r in rows),
+                "start_system_confidence": _median([r.start_system_confidence for r in rows]),
+                "start_system_accuracy": _median([r.start_system_accuracy for r in rows]),
+                **_figures(rows, "phase2"),
+                **_figures(rows, "focused"),
                 "classic_system_accuracy": _median([r.classic_system_accuracy for r in rows]),
                 "classic_system_confidence": _median([r.classic_system_confidence for r in rows]),
                 "incremental_total": _median(
@@ -503,24 +615,12 @@ def summarise(results: list[AddSystemResult], scratch: list[ScratchResult]) -> d
                 "scratch_system_accuracy": _median([s.system_accuracy[name] for s in scratch]),
             }
         )
-    shares = [r.cost_share for r in results if r.cost_share is not None]
     summary: dict[str, Any] = {
         "runs": len(results),
         "systems": len(per_system),
-        "cost_share_median": _median(shares),
-        "cost_share_mean": float(np.mean(shares)) if shares else float("nan"),
-        "cost_share_min": min(shares, default=float("nan")),
-        "cost_share_max": max(shares, default=float("nan")),
-        "phase2_judgments_median": _median([r.phase2_judgments for r in results]),
         "new_pairs_median": _median([r.new_pairs for r in results]),
-        "phase2_new_share": (
-            sum(r.phase2_new for r in results) / max(1, sum(r.phase2_judgments for r in results))
-        ),
-        "system_accuracy_mean": float(np.mean([r.system_accuracy for r in results])),
-        "system_confidence_mean": float(np.mean([r.system_confidence for r in results])),
-        "runs_accuracy_below_confidence": sum(
-            r.system_accuracy < r.system_confidence for r in results
-        ),
+        **_overall(results, "phase2"),
+        **_overall(results, "focused"),
         "classic_system_accuracy_mean": float(
             np.mean([r.classic_system_accuracy for r in results])
         ),
@@ -537,45 +637,60 @@ def summarise(results: list[AddSystemResult], scratch: list[ScratchResult]) -> d
     return {"per_system": per_system, "summary": summary}
 
 
+def _phase_cell(row: dict[str, Any], prefix: str) -> str:
+    spread = (
+        f" [{row[prefix + '_judgments_min']}-{row[prefix + '_judgments_max']}]"
+        if row["repeats"] > 1
+        else ""
+    )
+    return (
+        f"{row[prefix + '_judgments']:.0f}{spread} ({row[prefix + '_new']:.0f} / "
+        f"{row[prefix + '_shared']:.0f} / {row[prefix + '_old']:.0f}) "
+        f"| {100 * row[prefix + '_cost_share']:.1f} "
+        f"| {row[prefix + '_system_confidence']:.3f} | {row[prefix + '_system_accuracy']:.3f}"
+    )
+
+
+def _overall_line(s: dict[str, Any], prefix: str, label: str) -> str:
+    return (
+        f"{label}: median {s[prefix + '_judgments_median']:.0f} judgments (mean "
+        f"{s[prefix + '_judgments_mean']:.0f}) for a median of {s['new_pairs_median']:.0f} new "
+        f"pairs; as % of S's new pairs: median {100 * s[prefix + '_cost_share_median']:.1f}, "
+        f"mean {100 * s[prefix + '_cost_share_mean']:.1f} (range "
+        f"{100 * s[prefix + '_cost_share_min']:.1f}-{100 * s[prefix + '_cost_share_max']:.1f}); "
+        f"{100 * s[prefix + '_new_share']:.0f} % of them S's new pairs; S's accuracy "
+        f"{s[prefix + '_system_accuracy_mean']:.3f} for a claimed confidence of "
+        f"{s[prefix + '_system_confidence_mean']:.3f} (means), below the claim in "
+        f"{s[prefix + '_runs_accuracy_below_confidence']} of {s['runs']} runs"
+    )
+
+
 def print_table(report: dict[str, Any], out: TextIO) -> None:
     print(
-        "\n| S | rank | S's new pairs | phase 1 | phase 2 (new / shared / old) | % of new "
-        "| C(S) claimed | acc(S) | classic: acc(S) / C(S) | from scratch: acc(S) |",
+        "\n| S | rank | new pairs | phase 1 "
+        "| phase 2: judged (new / shared / old) | % of new | C(S) | acc(S) "
+        "| focused: judged (new / shared / old) | % of new | C(S) | acc(S) "
+        "| classic: acc(S) / C(S) | scratch: acc(S) |",
         file=out,
     )
-    print("|---|---|---|---|---|---|---|---|---|---|", file=out)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", file=out)
     for row in report["per_system"]:
-        spread = (
-            f" [{row['phase2_judgments_min']}-{row['phase2_judgments_max']}]"
-            if row["repeats"] > 1
-            else ""
-        )
         print(
             f"| {row['system']} | {row['true_rank']} | {row['new_pairs']} "
-            f"| {row['phase1_judgments']:.0f} "
-            f"| {row['phase2_judgments']:.0f}{spread} ({row['phase2_new']:.0f} / "
-            f"{row['phase2_shared']:.0f} / {row['phase2_old']:.0f}) "
-            f"| {100 * row['cost_share']:.1f} | {row['system_confidence']:.3f} "
-            f"| {row['system_accuracy']:.3f} "
+            f"| {row['phase1_judgments']:.0f} | {_phase_cell(row, 'phase2')} "
+            f"| {_phase_cell(row, 'focused')} "
             f"| {row['classic_system_accuracy']:.3f} / {row['classic_system_confidence']:.3f} "
             f"| {row['scratch_system_accuracy']:.3f} |",
             file=out,
         )
     s = report["summary"]
+    print("", file=out)
+    print(_overall_line(s, "phase2", "phase 2 (as a campaign)"), file=out)
+    print(_overall_line(s, "focused", "phase 2 focused on S"), file=out)
     print(
-        f"\nphase 2 over {s['runs']} runs: median {s['phase2_judgments_median']:.0f} judgments "
-        f"for a median of {s['new_pairs_median']:.0f} new pairs; cost as % of S's new pairs: "
-        f"median {100 * s['cost_share_median']:.1f}, mean {100 * s['cost_share_mean']:.1f} "
-        f"(range {100 * s['cost_share_min']:.1f}-{100 * s['cost_share_max']:.1f}); "
-        f"{100 * s['phase2_new_share']:.0f} % of phase 2's judgments were S's new pairs",
-        file=out,
-    )
-    print(
-        f"S against the others at the stop: accuracy {s['system_accuracy_mean']:.3f} for a "
-        f"claimed confidence of {s['system_confidence_mean']:.3f} (mean); accuracy below the "
-        f"claim in {s['runs_accuracy_below_confidence']} of {s['runs']} runs. Classic "
-        f"(all new pairs judged, no MTC): accuracy {s['classic_system_accuracy_mean']:.3f}, "
-        f"confidence {s['classic_system_confidence_mean']:.3f}",
+        f"classic (every new pair of S judged, no MTC): S's accuracy "
+        f"{s['classic_system_accuracy_mean']:.3f}, claimed confidence "
+        f"{s['classic_system_confidence_mean']:.3f} (means)",
         file=out,
     )
     if "scratch_judgments_median" in s:

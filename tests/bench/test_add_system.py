@@ -130,6 +130,17 @@ def test_phase_two_never_judges_a_pair_twice_and_splits_its_judgments(
     assert 0.0 <= result.system_accuracy <= 1.0
     assert 1 <= result.true_rank <= c.n_systems
 
+    # the focused phase 2 starts from the same state and counts the same way
+    focused = np.asarray(result.focused_pairs, dtype=np.intp)
+    assert len(set(result.focused_pairs)) == focused.size == result.focused_judgments
+    assert phase1.isdisjoint(result.focused_pairs)
+    assert result.focused_new == int(new[focused].sum())
+    assert result.focused_shared == int(shared[focused].sum())
+    assert result.focused_old == int((~retrieved_by_system[focused]).sum())
+    complete = len(phase1) + focused.size == c.n_pairs
+    assert complete or result.focused_system_confidence >= 0.95
+    assert complete or result.focused_confidence >= 0.95
+
 
 def test_jittered_repeats_take_other_paths_to_the_same_bookkeeping(
     small: LoadedCollection,
@@ -151,7 +162,7 @@ def test_command_writes_the_table_and_json(tmp_path: Path, capsys) -> None:
     status = main(["bench", "add_system", *tiny, *chosen, "--json", str(out)])
     assert status == 0
     printed = capsys.readouterr().out
-    assert "| S | rank | S's new pairs |" in printed
+    assert "| S | rank | new pairs | phase 1 |" in printed
     report = json.loads(out.read_text())
     assert report["repeats"] == 2
     assert len(report["runs"]) == 2 * 2
@@ -160,6 +171,9 @@ def test_command_writes_the_table_and_json(tmp_path: Path, capsys) -> None:
     for run in report["runs"]:
         assert run["phase2_judgments"] == (
             run["phase2_new"] + run["phase2_shared"] + run["phase2_old"]
+        )
+        assert run["focused_judgments"] == (
+            run["focused_new"] + run["focused_shared"] + run["focused_old"]
         )
         if run["new_pairs"]:
             assert run["cost_share"] == pytest.approx(run["phase2_judgments"] / run["new_pairs"])
