@@ -33,13 +33,16 @@ from app.mtc.scales import Scale
 
 __all__ = [
     "CONFIDENCE_BINS",
+    "TIE_TOLERANCE",
     "CalibrationBin",
     "ReplayConfig",
     "ReplayResult",
     "TrajectoryPoint",
     "calibration_table",
+    "correct_signs",
     "replay",
     "sign_accuracy",
+    "true_ties",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -204,13 +207,32 @@ class ReplayResult:
         }
 
 
-def _correct_signs(estimated: FloatArray, truth: FloatArray) -> NDArray[np.bool_]:
-    """Per unordered pair: does the estimated order match the true one? (true ties count right)"""
-    iu = np.triu_indices(truth.shape[0], 1)
-    t = truth[:, None] - truth[None, :]
-    e = estimated[:, None] - estimated[None, :]
-    tie = np.abs(t[iu]) <= 1e-12
-    return np.asarray(tie | (np.sign(e[iu]) == np.sign(t[iu])), dtype=np.bool_)
+#: two scores closer than this are a tie (sums of the same values in another order differ
+#: by a few units in the last place; distinct scores of a collection differ by far more)
+TIE_TOLERANCE = 1e-12
+
+
+def _signs(scores: FloatArray) -> NDArray[np.int8]:
+    """Sign of ``scores[i] - scores[j]`` for every unordered pair, 0 for a tie."""
+    iu = np.triu_indices(scores.shape[0], 1)
+    d = scores[iu[0]] - scores[iu[1]]
+    return np.where(np.abs(d) <= TIE_TOLERANCE, 0, np.sign(d)).astype(np.int8)
+
+
+def correct_signs(estimated: FloatArray, truth: FloatArray) -> NDArray[np.bool_]:
+    """Per unordered system pair (``numpy.triu_indices`` order): is the estimated order
+    the true one?
+
+    Ties are counted strictly (docs/calibration.md): a pair whose true scores are equal
+    is right only if the estimated scores are equal too, and a pair estimated as a tie
+    is right only if it truly is one.
+    """
+    return np.asarray(_signs(estimated) == _signs(truth), dtype=np.bool_)
+
+
+def true_ties(truth: FloatArray) -> NDArray[np.bool_]:
+    """Per unordered system pair: are the true scores equal (within :data:`TIE_TOLERANCE`)?"""
+    return np.asarray(_signs(truth) == 0, dtype=np.bool_)
 
 
 def _tau(estimated: FloatArray, truth: FloatArray) -> float:
@@ -221,8 +243,9 @@ def _tau(estimated: FloatArray, truth: FloatArray) -> float:
 
 
 def sign_accuracy(estimated: FloatArray, truth: FloatArray) -> float:
-    """Share of system pairs ordered as under complete judgments ([T] "Acc")."""
-    correct = _correct_signs(estimated, truth)
+    """Share of system pairs ordered as under complete judgments ([T] "Acc"), true ties
+    counted strictly (:func:`correct_signs`)."""
+    correct = correct_signs(estimated, truth)
     return float(correct.mean()) if correct.size else 1.0
 
 
@@ -232,7 +255,7 @@ def calibration_table(
     """Pairs binned by claimed confidence with their actual accuracy ([T] Table 8.4)."""
     iu = np.triu_indices(truth.shape[0], 1)
     conf = evaluation.pair_confidence[iu]
-    correct = _correct_signs(evaluation.mean, truth)
+    correct = correct_signs(evaluation.mean, truth)
     table = []
     for i, (low, high) in enumerate(itertools.pairwise(bins)):
         last = i == len(bins) - 2

@@ -50,6 +50,15 @@ share 20-75 % of their results and the best systems of different teams up to
 15 %; the pool holds about 75 % of the retrieved results (MIREX 2011: 70 %);
 pairs retrieved by more systems score higher.
 
+Options for calibration studies
+-------------------------------
+Keyword options of :func:`generate` (all off by default) widen the model to what
+other campaigns may show: heavier-tailed pair noise (Student-t), judgment effects
+of artists and of genre pairs that no feature predicts, a hidden component of the
+true scores that systems exploit with a team- and system-specific *skill* (so the
+estimation errors of one system's results are correlated), and weak systems.
+:mod:`app.mtc.synthetic_zoo` draws these settings for the calibration benchmark.
+
 All work per system is one dense ``(queries, docs)`` similarity block from a
 matrix product, cut with ``argpartition``; ``generate(100, 1000, 10)`` takes
 about 4 s.
@@ -64,11 +73,12 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.stats import t as student_t
 
 __all__ = ["SyntheticCollection", "generate"]
 
@@ -99,6 +109,7 @@ _VIEW_NOISE_BEST = 0.3  # per-dimension noise sd of a system of quality 1
 _VIEW_NOISE_WORST = 1.9  # ... and of quality 0
 _QUALITY_WITHIN_TEAM_SD = 0.06
 _TEAM_SHARED_NOISE = (0.8, 0.98)  # range of the share of noise variance common to a team
+_WEAK_QUALITY = (-0.8, -0.2)  # quality range of the n_weak option's systems
 _BLOCK_ELEMENTS = 1 << 22  # similarity entries computed at once
 
 
@@ -123,6 +134,8 @@ class SyntheticCollection:
         BROAD score (0, 1 or 2) of the same pairs, consistent with ``fine``.
     artist, genre : dict of str to str
         Metadata of every document, queries included.
+    weak_systems : list of str
+        Systems generated with the ``n_weak`` option (empty by default).
     """
 
     systems: list[str]
@@ -133,6 +146,7 @@ class SyntheticCollection:
     broad: dict[tuple[str, str], int]
     artist: dict[str, str]
     genre: dict[str, str]
+    weak_systems: list[str] = field(default_factory=list)
 
     def write(self, directory: str | Path) -> dict[str, Path]:
         """Write the collection as TAB-separated files without header.
@@ -189,6 +203,15 @@ def generate(
     n_artists: int = 600,
     n_teams: int | None = None,
     seed: int = 0,
+    difficulty_sd: float = _FINE_DIFFICULTY_SD,
+    noise_sd: float = _FINE_NOISE_SD,
+    noise_df: float | None = None,
+    artist_effect_sd: float = 0.0,
+    genre_effect_sd: float = 0.0,
+    hidden_sd: float = 0.0,
+    skill_sd: float = 0.0,
+    n_weak: int = 0,
+    weak_quality: tuple[float, float] = _WEAK_QUALITY,
 ) -> SyntheticCollection:
     """Generate a synthetic AMS collection (see the module docstring for the model).
 
@@ -207,6 +230,31 @@ def generate(
     seed : int
         Seed of everything. The clips, metadata, queries and the true score of a
         given (query, doc) pair do not depend on ``n_systems``, ``n_teams`` or ``k``.
+    difficulty_sd, noise_sd : float
+        Standard deviations (FINE points) of the per-query shift and of the per-pair
+        noise of the true scores (defaults 15 and 18).
+    noise_df : float, optional
+        Degrees of freedom (> 2) of Student-t per-pair noise, scaled to the standard
+        deviation ``noise_sd`` (heavy tails); None (default) for normal noise.
+    artist_effect_sd, genre_effect_sd : float
+        Judgment effects no feature predicts: every artist gets an offset
+        ``N(0, artist_effect_sd)`` added to the scores of its clips as candidates, every
+        (query genre, candidate genre) cell an offset ``N(0, genre_effect_sd)``
+        (default 0: none).
+    hidden_sd, skill_sd : float
+        A hidden per-pair component ``hidden_sd * h(q, d)`` with ``h ~ N(0, 1)`` is added
+        to the true scores, and system ``s`` ranks by ``cosine + skill_s * h(q, d)`` with
+        ``skill_s = team offset + own offset``, ``N(0, skill_sd)`` and
+        ``N(0, skill_sd / 2)``: systems (and teams) that find better or worse clips than
+        the metadata suggest, so that estimation errors are correlated within systems
+        (default 0: none).
+    n_weak : int
+        This many systems, chosen at random, get a quality drawn uniformly from
+        ``weak_quality`` instead of their team's (below 0 is noisier than any regular
+        system: near-random within a genre).
+
+    Every option at its default leaves the collection of a seed exactly as before the
+    options existed; the options draw from random streams of their own.
 
     Returns
     -------
@@ -230,12 +278,27 @@ def generate(
         raise ValueError(
             f"n_queries must be at most the number of docs ({n_docs}), got {n_queries}"
         )
+    _check_effects(
+        difficulty_sd=difficulty_sd,
+        noise_sd=noise_sd,
+        artist_effect_sd=artist_effect_sd,
+        genre_effect_sd=genre_effect_sd,
+        hidden_sd=hidden_sd,
+        skill_sd=skill_sd,
+    )
+    if noise_df is not None and not noise_df > 2.0:
+        raise ValueError(f"noise_df must be above 2 (finite variance), got {noise_df}")
+    if not 0 <= n_weak <= n_systems:
+        raise ValueError(f"n_weak must be between 0 and n_systems ({n_systems}), got {n_weak}")
     if n_teams is None:
         n_teams = max(1, round(0.6 * n_systems))
     elif not 1 <= n_teams <= n_systems:
         raise ValueError(f"n_teams must be between 1 and n_systems ({n_systems}), got {n_teams}")
 
-    collection_seq, query_seq, system_seq, judgment_seq = np.random.SeedSequence(seed).spawn(4)
+    root = np.random.SeedSequence(seed)
+    collection_seq, query_seq, system_seq, judgment_seq = root.spawn(4)
+    # the options' streams come after the four above, so the defaults draw nothing new
+    effect_seq, weak_seq, skill_seq = root.spawn(3)
     collection_rng = np.random.default_rng(collection_seq)
     genre_family = _genre_families(n_genres)
     doc_genre = collection_rng.permutation(np.repeat(np.arange(n_genres), docs_per_genre))
@@ -244,7 +307,7 @@ def generate(
     doc_style = artist_style[doc_artist] + _CLIP_STYLE_SD * collection_rng.standard_normal(
         (n_docs, _STYLE_DIM)
     )
-    doc_difficulty = _FINE_DIFFICULTY_SD * collection_rng.standard_normal(n_docs)
+    doc_difficulty = difficulty_sd * collection_rng.standard_normal(n_docs)
 
     query_doc = _draw_queries(np.random.default_rng(query_seq), doc_genre, n_queries)
     excluded_rows, excluded_docs = _same_artist(query_doc, doc_artist)
@@ -256,6 +319,18 @@ def generate(
         )
 
     system_team, quality = _teams(np.random.default_rng(system_seq), n_systems, n_teams)
+    weak = np.empty(0, dtype=np.intp)
+    if n_weak:
+        weak_rng = np.random.default_rng(weak_seq)
+        weak = np.sort(weak_rng.choice(n_systems, size=n_weak, replace=False))
+        quality = quality.copy()
+        quality[weak] = weak_rng.uniform(*weak_quality, size=n_weak)
+    hidden_key = effect_seq.generate_state(2, dtype=np.uint64).astype(np.uint64)
+    skill: FloatArray | None = None
+    if skill_sd > 0:
+        skill_rng = np.random.default_rng(skill_seq)
+        team_skill = skill_sd * skill_rng.standard_normal(n_teams)
+        skill = team_skill[system_team] + 0.5 * skill_sd * skill_rng.standard_normal(n_systems)
     top = _run_systems(
         system_seq,
         _features(doc_genre, genre_family, doc_style),
@@ -265,6 +340,8 @@ def generate(
         excluded_rows,
         excluded_docs,
         k,
+        skill=skill,
+        hidden_key=hidden_key,
     )
     codes = np.unique(query_doc[None, :, None] * n_docs + top)
     pair_query, pair_doc = np.divmod(codes, n_docs)
@@ -277,6 +354,20 @@ def generate(
         doc_difficulty,
         judgment_seq.generate_state(4, dtype=np.uint64).astype(np.uint64),
         n_docs,
+        noise_sd=noise_sd,
+        noise_df=noise_df,
+        effect=_judgment_effects(
+            np.random.default_rng(effect_seq),
+            pair_query,
+            pair_doc,
+            doc_genre,
+            doc_artist,
+            n_docs,
+            hidden_key,
+            artist_effect_sd=artist_effect_sd,
+            genre_effect_sd=genre_effect_sd,
+            hidden_sd=hidden_sd,
+        ),
     )
 
     doc_ids = _ids("D", n_docs)
@@ -303,7 +394,14 @@ def generate(
         broad=dict(zip(pair_keys, broad_scores.tolist(), strict=True)),
         artist={doc_ids[i]: artist_ids[a] for i, a in enumerate(doc_artist.tolist())},
         genre={doc_ids[i]: genre_ids[g] for i, g in enumerate(doc_genre.tolist())},
+        weak_systems=[system_ids[s] for s in weak.tolist()],
     )
+
+
+def _check_effects(**sds: float) -> None:
+    for name, value in sds.items():
+        if not (np.isfinite(value) and value >= 0):
+            raise ValueError(f"{name} must be a finite non-negative number, got {value}")
 
 
 def _check_positive(**sizes: int) -> None:
@@ -411,12 +509,25 @@ def _run_systems(
     excluded_rows: IntArray,
     excluded_docs: IntArray,
     k: int,
+    *,
+    skill: FloatArray | None = None,
+    hidden_key: NDArray[np.uint64] | None = None,
 ) -> IntArray:
     """Filtered top k of every system, shape (n_systems, n_queries, k), as doc indices.
 
     Every team and system draws from its own child seed sequence, so a system's
-    runs do not depend on the order in which systems are computed.
+    runs do not depend on the order in which systems are computed. With ``skill``
+    (one per system) and ``hidden_key``, system ``s`` adds ``skill[s] * h(q, d)`` to its
+    cosine similarities, ``h`` the hidden component of the true scores.
     """
+    hidden: NDArray[np.float32] | None = None
+    if skill is not None and hidden_key is not None:
+        hidden = _hidden_component(
+            np.repeat(query_doc, features.shape[0]),
+            np.tile(np.arange(features.shape[0]), query_doc.size),
+            features.shape[0],
+            hidden_key,
+        ).reshape(query_doc.size, features.shape[0])
     n_systems, n_teams = system_team.size, int(system_team.max()) + 1
     children = seed_sequence.spawn(n_teams + n_systems + 1)
     common_bias = _VIEW_COMMON_BIAS_SD * np.random.default_rng(children[-1]).standard_normal(
@@ -436,8 +547,9 @@ def _run_systems(
             noise_sd = _VIEW_NOISE_WORST * (_VIEW_NOISE_BEST / _VIEW_NOISE_WORST) ** quality[system]
             view = signal + noise_sd * (shared_noise + np.sqrt(1.0 - shared_share) * own_noise)
             view /= np.linalg.norm(view, axis=1, keepdims=True)
+            bonus = None if hidden is None or skill is None else hidden * np.float32(skill[system])
             top[system] = _top_k(
-                view.astype(np.float32), query_doc, excluded_rows, excluded_docs, k
+                view.astype(np.float32), query_doc, excluded_rows, excluded_docs, k, bonus
             )
     return top
 
@@ -448,14 +560,18 @@ def _top_k(
     excluded_rows: IntArray,
     excluded_docs: IntArray,
     k: int,
+    bonus: NDArray[np.float32] | None = None,
 ) -> IntArray:
-    """Filtered top k of every query by cosine similarity, shape (n_queries, k)."""
+    """Filtered top k of every query by cosine similarity (plus ``bonus``, shape
+    (n_queries, n_docs), when given), shape (n_queries, k)."""
     n_queries, n_docs = query_doc.size, view.shape[0]
     block = max(1, _BLOCK_ELEMENTS // n_docs)
     top = np.empty((n_queries, k), dtype=np.intp)
     for start in range(0, n_queries, block):
         stop = min(start + block, n_queries)
         scores = view[query_doc[start:stop]] @ view.T
+        if bonus is not None:
+            scores += bonus[start:stop]
         lo, hi = np.searchsorted(excluded_rows, [start, stop])
         scores[excluded_rows[lo:hi] - start, excluded_docs[lo:hi]] = -np.inf
         best = np.argpartition(scores, n_docs - k, axis=1)[:, n_docs - k :]
@@ -473,8 +589,17 @@ def _judge(
     doc_difficulty: FloatArray,
     key: NDArray[np.uint64],
     n_docs: int,
+    *,
+    noise_sd: float = _FINE_NOISE_SD,
+    noise_df: float | None = None,
+    effect: FloatArray | None = None,
 ) -> tuple[IntArray, IntArray]:
-    """True FINE (0..100) and BROAD (0..2) scores of pairs given as doc indices."""
+    """True FINE (0..100) and BROAD (0..2) scores of pairs given as doc indices.
+
+    ``effect`` (one per pair, FINE points) is added before the noise; ``noise_df``
+    makes the per-pair noise Student-t with that many degrees of freedom and standard
+    deviation ``noise_sd``.
+    """
     query_genre, doc_genre_ = doc_genre[pair_query], doc_genre[pair_doc]
     related = genre_family[query_genre] == genre_family[doc_genre_]
     base = np.where(
@@ -486,11 +611,58 @@ def _judge(
     closeness = 1.0 - distance / (2.0 * (1.0 + _CLIP_STYLE_SD**2) * _STYLE_DIM)
     codes = (pair_query * n_docs + pair_doc).astype(np.uint64)
     fine = base + _FINE_STYLE_WEIGHT * closeness + doc_difficulty[pair_query]
-    fine += _FINE_NOISE_SD * _hash_normal(codes, key[0], key[1])
+    if effect is not None:
+        fine = fine + effect
+    if noise_df is None:
+        fine += noise_sd * _hash_normal(codes, key[0], key[1])
+    else:
+        # the same uniform draws through the t quantile function, scaled to sd noise_sd
+        uniform = _hash_uniform(codes, key[0])
+        t_scale = noise_sd * np.sqrt((noise_df - 2.0) / noise_df)
+        fine += t_scale * student_t.ppf(uniform, noise_df)
     fine = np.clip(np.rint(fine), 0, 100)
     noisy = fine + _BROAD_NOISE_SD * _hash_normal(codes, key[2], key[3])
     broad = np.digitize(noisy, _BROAD_CUTS)
     return fine.astype(np.intp), broad.astype(np.intp)
+
+
+def _judgment_effects(
+    rng: np.random.Generator,
+    pair_query: IntArray,
+    pair_doc: IntArray,
+    doc_genre: IntArray,
+    doc_artist: IntArray,
+    n_docs: int,
+    hidden_key: NDArray[np.uint64],
+    *,
+    artist_effect_sd: float,
+    genre_effect_sd: float,
+    hidden_sd: float,
+) -> FloatArray | None:
+    """Per-pair judgment effects no feature predicts (FINE points), or None when all are 0."""
+    if artist_effect_sd == 0 and genre_effect_sd == 0 and hidden_sd == 0:
+        return None
+    n_genres = int(doc_genre.max()) + 1
+    artist_effect = artist_effect_sd * rng.standard_normal(int(doc_artist.max()) + 1)
+    genre_effect = genre_effect_sd * rng.standard_normal((n_genres, n_genres))
+    effect = artist_effect[doc_artist[pair_doc]]
+    effect = effect + genre_effect[doc_genre[pair_query], doc_genre[pair_doc]]
+    if hidden_sd > 0:
+        effect = effect + hidden_sd * _hidden_component(pair_query, pair_doc, n_docs, hidden_key)
+    return np.asarray(effect, dtype=np.float64)
+
+
+def _hidden_component(
+    query: IntArray, doc: IntArray, n_docs: int, key: NDArray[np.uint64]
+) -> NDArray[np.float32]:
+    """``h(q, d) ~ N(0, 1)``: a hash of the pair, the same for the judges and the systems."""
+    codes = (query.astype(np.uint64) * np.uint64(n_docs) + doc.astype(np.uint64)).astype(np.uint64)
+    return _hash_normal(codes, key[0], key[1]).astype(np.float32)
+
+
+def _hash_uniform(codes: NDArray[np.uint64], key: np.uint64) -> FloatArray:
+    """Uniform draws in (0, 1) that depend only on each code and the key."""
+    return ((_splitmix64(codes ^ key) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
 
 
 def _hash_normal(codes: NDArray[np.uint64], key1: np.uint64, key2: np.uint64) -> FloatArray:

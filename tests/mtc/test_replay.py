@@ -166,8 +166,11 @@ def test_sign_accuracy_by_hand() -> None:
     assert sign_accuracy(np.array([1.0, 2.0, 3.0]), truth) == 0.0
     # (A, B) wrong, (A, C) wrong, (B, C) right
     assert sign_accuracy(np.array([1.0, 3.0, 2.0]), truth) == pytest.approx(1 / 3)
-    # a true tie counts as right whatever the estimate
-    assert sign_accuracy(np.array([2.0, 1.0, 3.0]), np.array([1.0, 1.0, 2.0])) == 1.0
+    # a true tie is counted strictly: wrong unless the estimate is a tie too (issue 11)
+    assert sign_accuracy(np.array([2.0, 1.0, 3.0]), np.array([1.0, 1.0, 2.0])) == pytest.approx(
+        2 / 3
+    )
+    assert sign_accuracy(np.array([1.0, 1.0, 3.0]), np.array([1.0, 1.0, 2.0])) == 1.0
     # an estimated tie of a real difference is wrong
     assert sign_accuracy(np.array([1.0, 1.0]), np.array([2.0, 1.0])) == 0.0
     assert sign_accuracy(np.array([1.0]), np.array([5.0])) == 1.0  # no pairs
