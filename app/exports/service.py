@@ -14,7 +14,7 @@ import io
 import json
 import zipfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any, BinaryIO
@@ -34,13 +34,16 @@ from app.exports.formats import (
     aggregate,
     grades_markdown,
 )
+from app.exports.state import STATE_COLUMNS, state_records
 from app.ingest.loader import DEFAULT_VARIOUS_ARTISTS
 from app.models import Campaign, Document, Query, as_utc, utcnow
 from app.mtc.estimators import SOURCE_M_JUD, SOURCE_M_OUT, SOURCE_PRIOR
 from app.mtc.measures import MEASURES
-from app.planner.build import build_engine
+from app.planner.build import CampaignRows, build_engine, load_rows
 
 __all__ = [
+    "BUNDLE_FORMAT",
+    "BUNDLE_FORMAT_VERSION",
     "ESTIMATE_COLUMNS",
     "FORMATS",
     "JUDGMENT_COLUMNS",
@@ -98,6 +101,9 @@ ESTIMATE_COLUMNS = (
     "estimator",
     "source",
 )
+#: 2: the ``state/`` members, campaign-relative lease numbers, results computed from the rows
+BUNDLE_FORMAT_VERSION = 2
+BUNDLE_FORMAT = "mtcjudge export bundle"
 _SOURCE_NAMES = {SOURCE_PRIOR: "prior", SOURCE_M_OUT: "m_out", SOURCE_M_JUD: "m_jud"}
 #: characters handed to the stream at a time
 _PIECE = 1 << 16
@@ -353,6 +359,32 @@ def results_json(session: Session, campaign: Campaign, scale: str) -> str:
     return json.dumps(results_document(session, campaign, scale), allow_nan=False, indent=1) + "\n"
 
 
+def snapshot_results_document(session: Session, campaign: Campaign, scale: str) -> dict[str, Any]:
+    """The results document of a bundle: every measure computed from the rows the bundle is
+    read from, never the planner's stored document, whose projection is a time-bounded
+    simulation and whose version counts the planner's writes. So the results are a function
+    of what the bundle holds: ``version`` and ``computed_at`` are null (the manifest's
+    ``created_at`` says when), ``projections`` empty and ``projection`` null."""
+
+    def load(each: Campaign, scale: str) -> CampaignRows:
+        return load_rows(session, each, scale=scale)
+
+    documents: dict[str, Any] = {}
+    for measure in MEASURES:
+        snapshot = campaign_results.read_snapshot(session, campaign.slug, measure, scale)
+        snapshot = replace(snapshot, stored=None, computed_at=None)
+        document = campaign_results.complete(snapshot, load).to_dict()
+        document["version"] = None
+        document["computed_at"] = None
+        documents[measure] = document
+    return {
+        "campaign": campaign.slug,
+        "scale": scale,
+        "measure_definitions": MEASURE_DEFINITIONS,
+        "results": documents,
+    }
+
+
 # ------------------------------------------------------------------ runs
 
 
@@ -426,6 +458,8 @@ def _campaign_settings(campaign: Campaign) -> dict[str, Any]:
         "judgments_per_pair": campaign.judgments_per_pair,
         "seed": campaign.seed,
         "keep_collecting": campaign.keep_collecting,
+        "lease_minutes": campaign.lease_minutes,
+        "collection_version": campaign.collection_version,
         "created_at": _time(campaign.created_at),
     }
 
@@ -495,6 +529,7 @@ def write_bundle(
     for each in SCALES:
         members.append((f"results-{each}.json", "results", each))
     members += [("grades.json", "grades", None), ("grades.md", "grades", None)]
+    members += [(name, "state", None) for name in STATE_COLUMNS]
 
     def lines_of(name: str, what: str, scale: str | None) -> Iterable[str]:
         if what == "qrels":
@@ -504,7 +539,10 @@ def write_bundle(
         if what == "estimates":
             return estimate_lines(session, campaign, scale or campaign.scale, "csv")
         if what == "results":
-            return [results_json(session, campaign, scale or campaign.scale)]
+            document = snapshot_results_document(session, campaign, scale or campaign.scale)
+            return [json.dumps(document, allow_nan=False, indent=1) + "\n"]
+        if what == "state":
+            return _csv_lines(STATE_COLUMNS[name], state_records(session, campaign, name))
         if name.endswith(".json"):
             return [json.dumps({"grades": GRADES, "measures": MEASURE_DEFINITIONS}, indent=1)]
         return [grades_markdown()]
@@ -531,8 +569,8 @@ def write_bundle(
         counts = repository.counts(session, campaign.id)
         counts["unjudged_pool_pairs"] = counts["pool_pairs"] - counts["judged_pool_pairs"]
         manifest = {
-            "format": "mtcjudge export bundle",
-            "format_version": 1,
+            "format": BUNDLE_FORMAT,
+            "format_version": BUNDLE_FORMAT_VERSION,
             "software": {"name": "mtcjudge", "version": package_version()},
             "created_at": now.isoformat(),
             "campaign": _campaign_settings(campaign),

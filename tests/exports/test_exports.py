@@ -411,10 +411,11 @@ def test_judgments_through_the_judging_page_carry_their_lease_and_selection(
     text = export(db_session, fx.campaign.slug, "judgments", format="jsonl").decode()
     records = [json.loads(line) for line in text.splitlines()]
     assert len(records) == 3
+    # a lease is numbered in its campaign (1 = the first pair handed out), not by database id
     by_lease = {r["lease_id"]: r for r in records}
-    assert sorted(by_lease) == sorted(p["lease_id"] for p in handed)
-    for pair, fine, who in zip(handed, (70.0, 20.0, 45.0), ("A2", "A1", "A2"), strict=True):
-        record = by_lease[pair["lease_id"]]
+    assert sorted(by_lease) == [1, 2, 3]
+    for number, fine, who in zip((1, 2, 3), (70.0, 20.0, 45.0), ("A2", "A1", "A2"), strict=True):
+        record = by_lease[number]
         assert record["fine"] == fine
         assert record["assessor"] == who
         assert record["source"] == "assessor"
