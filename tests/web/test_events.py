@@ -151,7 +151,8 @@ def judge_once(base: str, token: str) -> float:
 # ------------------------------------------------------------------ real server processes
 
 
-def start_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def spawn_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``mtcjudge serve`` on a free port; :func:`wait_until_up` waits for it."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": url, "MTCJUDGE_ORGANIZER_TOKEN": TOKEN}
     command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
@@ -159,7 +160,17 @@ def start_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
         proc = subprocess.Popen(
             [*command, "--database-url", url], env=env, stdout=stream, stderr=subprocess.STDOUT
         )
-    base = f"http://127.0.0.1:{port}"
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def start_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    proc, base = spawn_server(url, log)
+    return wait_until_up(proc, base, log)
+
+
+def wait_until_up(
+    proc: subprocess.Popen[bytes], base: str, log: Path
+) -> tuple[subprocess.Popen[bytes], str]:
     deadline = time.monotonic() + 60
     while True:
         assert proc.poll() is None, log.read_text()
@@ -186,8 +197,12 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 @pytest.fixture
 def two_servers(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, list[str], str]]:
     _, slug, tokens = seed(empty_database_url)
-    started = [start_server(empty_database_url, tmp_path / f"serve{i}.log") for i in range(2)]
+    # both start at once (their imports overlap); then wait for each
+    logs = [tmp_path / f"serve{i}.log" for i in range(2)]
+    started = [spawn_server(empty_database_url, log) for log in logs]
     try:
+        for (proc, base), log in zip(started, logs, strict=True):
+            wait_until_up(proc, base, log)
         yield slug, tokens, *[base for _, base in started]  # type: ignore[misc]
     finally:
         for proc, _ in started:
