@@ -286,6 +286,20 @@ def overall_accuracy(estimated: FloatArray, true: FloatArray) -> float:
     return float(((np.abs(t) <= 1e-12) | (np.sign(e) == np.sign(t))).mean())
 
 
+def misordered(
+    estimated: FloatArray, true: FloatArray, system: int, names: Sequence[str]
+) -> tuple[tuple[str, float], ...]:
+    """The systems ``system`` is ordered against wrongly, each with the true difference
+    ``true[system] - true[other]`` (how close a call it was)."""
+    return tuple(
+        (names[o], float(true[system] - true[o]))
+        for o in range(true.shape[0])
+        if o != system
+        and abs(true[system] - true[o]) > 1e-12
+        and np.sign(estimated[system] - estimated[o]) != np.sign(true[system] - true[o])
+    )
+
+
 def system_confidence(evaluation: Evaluation, system: int) -> float:
     """Mean confidence the engine claims in the order of ``system`` against each other one."""
     conf = evaluation.pair_confidence[system]
@@ -337,6 +351,8 @@ class AddSystemResult:
     focused_system_confidence: float
     focused_system_accuracy: float
     seconds: float
+    misordered: tuple[tuple[str, float], ...] = ()  # at phase 2's stop: (other, true gap)
+    focused_misordered: tuple[tuple[str, float], ...] = ()
     phase1_pairs: tuple[int, ...] = field(repr=False, default=())  # full-pool indices
     phase2_pairs: tuple[int, ...] = field(repr=False, default=())  # in judging order
     focused_pairs: tuple[int, ...] = field(repr=False, default=())
@@ -443,6 +459,8 @@ def replay_add_system(
         focused_system_confidence=system_confidence(focused_final, system),
         focused_system_accuracy=system_accuracy(focused_final.mean, true_means, system),
         seconds=time.perf_counter() - started,
+        misordered=misordered(final.mean, true_means, system, loaded.systems),
+        focused_misordered=misordered(focused_final.mean, true_means, system, loaded.systems),
         phase1_pairs=tuple(int(p) for p in pools.old_to_full[np.asarray(phase1_old, np.intp)]),
         phase2_pairs=tuple(phase2),
         focused_pairs=tuple(focused),
@@ -573,7 +591,14 @@ def _overall(results: list[AddSystemResult], prefix: str) -> dict[str, Any]:
     new = [r.focused_new if focused else r.phase2_new for r in results]
     acc = [r.focused_system_accuracy if focused else r.system_accuracy for r in results]
     conf = [r.focused_system_confidence if focused else r.system_confidence for r in results]
+    gaps = [
+        abs(gap) for r in results for _, gap in (r.focused_misordered if focused else r.misordered)
+    ]
     return {
+        f"{prefix}_misordered": len(gaps),
+        f"{prefix}_misordered_gap_median": _median(gaps),
+        f"{prefix}_misordered_gap_max": max(gaps, default=float("nan")),
+        f"{prefix}_misordered_below_0_01": sum(g < 0.01 for g in gaps),
         f"{prefix}_judgments_median": _median(counts),
         f"{prefix}_judgments_mean": float(np.mean(counts)),
         f"{prefix}_cost_share_median": _median(shares),
@@ -661,7 +686,10 @@ def _overall_line(s: dict[str, Any], prefix: str, label: str) -> str:
         f"{100 * s[prefix + '_new_share']:.0f} % of them S's new pairs; S's accuracy "
         f"{s[prefix + '_system_accuracy_mean']:.3f} for a claimed confidence of "
         f"{s[prefix + '_system_confidence_mean']:.3f} (means), below the claim in "
-        f"{s[prefix + '_runs_accuracy_below_confidence']} of {s['runs']} runs"
+        f"{s[prefix + '_runs_accuracy_below_confidence']} of {s['runs']} runs; "
+        f"{s[prefix + '_misordered']} misordered pairs, true gap median "
+        f"{s[prefix + '_misordered_gap_median']:.4f}, max {s[prefix + '_misordered_gap_max']:.4f}, "
+        f"{s[prefix + '_misordered_below_0_01']} under 0.01"
     )
 
 

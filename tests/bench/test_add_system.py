@@ -94,6 +94,9 @@ def test_system_accuracy_counts_the_others_ordered_right() -> None:
     # system 0 is wrongly below 1 and 2, rightly above 3
     assert add_system.system_accuracy(estimated, true, 0) == pytest.approx(1 / 3)
     assert add_system.rank_of(true, 1) == 2
+    names = ["A", "B", "C", "D"]
+    assert add_system.misordered(estimated, true, 2, names) == (("A", pytest.approx(-0.2)),)
+    assert [n for n, _ in add_system.misordered(estimated, true, 0, names)] == ["B", "C"]
 
 
 @pytest.mark.parametrize("system", [0, 4])
@@ -128,6 +131,7 @@ def test_phase_two_never_judges_a_pair_twice_and_splits_its_judgments(
     assert result.cost_share == pytest.approx(len(phase2) / result.new_pairs)
     assert result.final_confidence >= 0.95
     assert 0.0 <= result.system_accuracy <= 1.0
+    assert len(result.misordered) == round((1 - result.system_accuracy) * (c.n_systems - 1))
     assert 1 <= result.true_rank <= c.n_systems
 
     # the focused phase 2 starts from the same state and counts the same way
