@@ -747,10 +747,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a seeded synthetic collection instead (MIREX-shaped: k=5, sizes below)",
     )
     parser.add_argument(
-        "--synthetic-systems", type=_positive_int, default=18, help="its systems (18)"
+        "--synthetic-systems",
+        type=_positive_int,
+        default=18,
+        help="its systems (default: %(default)s)",
     )
     parser.add_argument(
-        "--synthetic-queries", type=_positive_int, default=100, help="its queries (100)"
+        "--synthetic-queries",
+        type=_positive_int,
+        default=100,
+        help="its queries (default: %(default)s)",
     )
     parser.add_argument(
         "--systems",
@@ -759,26 +765,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the systems to add, one at a time (default: all, or every third with --quick)",
     )
     parser.add_argument(
-        "--quick", action="store_true", help="every third system by true rank, one repeat"
+        "--quick",
+        action="store_true",
+        help="every third system by true rank, one repeat (overrides --repeats)",
     )
     parser.add_argument(
         "--repeats",
         type=_positive_int,
-        default=None,
-        help="replays per system: the deterministic path, then jittered ones (3; 1 with --quick)",
+        default=3,
+        help="replays per system: the deterministic path, then jittered ones "
+        "(default: %(default)s)",
     )
     parser.add_argument(
-        "--jitter", type=float, default=0.001, help="selection weight jitter of repeats 1.. (0.001)"
+        "--jitter",
+        type=float,
+        default=0.001,
+        help="selection weight jitter of repeats 1.. (default: %(default)s)",
     )
-    parser.add_argument("--measure", choices=MEASURES, default="cg", help="(cg)")
     parser.add_argument(
-        "--estimator", choices=ESTIMATOR_CHOICES, default=CALIBRATED, help="(calibrated)"
+        "--measure",
+        choices=MEASURES,
+        default="cg",
+        help="the measure MTC ranks by: cg = CG@5, dcg = MIREX nDCG@5 (all-maximum "
+        "normaliser), ndcg = trec_eval nDCG@5 (ideal ordering), rbp (default: %(default)s)",
     )
-    parser.add_argument("--policy", choices=POLICIES, default="confidence", help="(confidence)")
-    parser.add_argument("--target", type=float, default=0.95, help="ranking confidence (0.95)")
+    parser.add_argument(
+        "--estimator", choices=ESTIMATOR_CHOICES, default=CALIBRATED, help="(default: %(default)s)"
+    )
+    parser.add_argument(
+        "--policy", choices=POLICIES, default="confidence", help="(default: %(default)s)"
+    )
+    parser.add_argument(
+        "--target", type=float, default=0.95, help="ranking confidence (default: %(default)s)"
+    )
     parser.add_argument("--no-scratch", action="store_true", help="skip MTC from scratch")
-    parser.add_argument("--jobs", type=_positive_int, default=2, help="worker processes (2)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the jittered paths (0)")
+    parser.add_argument(
+        "--jobs", type=_positive_int, default=2, help="worker processes (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the jittered paths (default: %(default)s)"
+    )
     parser.add_argument("--json", type=Path, help="write every figure here")
 
 
@@ -796,7 +822,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
     else:
         synthetic = generate(args.synthetic_systems, args.synthetic_queries, 5, seed=args.synthetic)
         loaded, source = load_synthetic(synthetic), f"synthetic-{args.synthetic}"
-    repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
+    repeats = 1 if args.quick else args.repeats
     systems = _choose_systems(loaded, args)
     _LOADED = loaded
     _SETTINGS = Settings(
