@@ -31,7 +31,7 @@ from app.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES
 from app.mtc.engine import STOP_RULES, EngineConfig
 from app.mtc.measures import MEASURES, per_query_scores
 from app.mtc.mirex import MirexAnalysis, friedman_tukey
-from app.mtc.replay import ReplayConfig, ReplayResult, replay
+from app.mtc.replay import ReplayConfig, ReplayResult, replay, true_ties
 from app.mtc.scales import get_scale
 from app.mtc.selection import POLICIES
 from app.validation import printable
@@ -248,6 +248,95 @@ def replay_config(args: argparse.Namespace, model: str) -> ReplayConfig:
     )
 
 
+def default_model(args: argparse.Namespace) -> str:
+    """The estimator simulate uses without --model."""
+    return "ordinal" if args.metadata else "uniform"
+
+
+def estimator_name(config: ReplayConfig) -> str:
+    """The name of the estimator a replay actually runs, whatever options spelled it.
+
+    ``--model ordinal --system-effect --no-m-jud`` is the ``calibrated`` estimator and is
+    named so; other combinations name the base model and each option that changes it.
+    """
+    base = config.model
+    if base == "ordinal" and not config.use_m_jud:
+        base = "ordinal (M_out only)"
+    if (
+        config.model == "ordinal"
+        and config.system_effect
+        and not config.use_m_jud
+        and not config.calibrate_variance
+        and not config.refit_every
+    ):
+        return CALIBRATED
+    parts = [base]
+    if config.system_effect:
+        parts.append("system effect")
+    if config.calibrate_variance:
+        parts.append("variance calibration")
+    if config.refit_every:
+        parts.append(f"refit every {config.refit_every}")
+    return " + ".join(parts)
+
+
+def metadata_coverage(loaded: LoadedCollection) -> dict[str, int] | None:
+    """How much of the pool the metadata covers (None without metadata).
+
+    M_out needs the genre of the query and of the document (docs/method.md §2.4), so the
+    pool pairs it can estimate are those with both known.
+    """
+    meta = loaded.metadata
+    if meta is None:
+        return None
+    c = loaded.collection
+    pool_docs = np.unique(c.pair_doc)
+    query_known = meta.query_genre >= 0
+    genre_known = (meta.doc_genre[c.pair_doc] >= 0) & query_known[c.pair_query]
+    return {
+        "queries": c.n_queries,
+        "queries_with_genre": int(query_known.sum()),
+        "pool_documents": int(pool_docs.shape[0]),
+        "pool_documents_with_genre": int((meta.doc_genre[pool_docs] >= 0).sum()),
+        "pool_documents_with_artist": int((meta.doc_artist[pool_docs] >= 0).sum()),
+        "pool_pairs": c.n_pairs,
+        "pool_pairs_with_genres": int(genre_known.sum()),
+    }
+
+
+def coverage_warnings(coverage: dict[str, int] | None, model: str, path: Path | None) -> list[str]:
+    """What the metadata leaves out, and what that does to the estimator (none: empty)."""
+    if coverage is None:
+        return []
+    uses_m_out = model in ("ordinal", CALIBRATED)
+    consequence = (
+        "M_out cannot estimate {} and the historical prior is used there"
+        if uses_m_out
+        else "the same-artist filter cannot apply there"
+    )
+    queries, docs = coverage["queries"], coverage["pool_documents"]
+    q_known, d_known = coverage["queries_with_genre"], coverage["pool_documents_with_genre"]
+    if coverage["pool_pairs_with_genres"] == 0:
+        what = "any pool pair" if uses_m_out else ""
+        return [
+            f"--metadata {path} covers none of the pool: {q_known} of {queries} queries and "
+            f"{d_known} of {docs} pooled documents have a genre (are the ids the runs' ids?); "
+            + consequence.format(what)
+        ]
+    warnings = []
+    if q_known < queries:
+        warnings.append(
+            f"--metadata {path} has no genre for {queries - q_known} of {queries} queries; "
+            + consequence.format("their pairs")
+        )
+    if d_known < docs:
+        warnings.append(
+            f"--metadata {path} has no genre for {docs - d_known} of {docs} pooled documents; "
+            + consequence.format("their pairs")
+        )
+    return warnings
+
+
 def mirex_analysis(loaded: LoadedCollection, args: argparse.Namespace) -> MirexAnalysis:
     """Friedman + Tukey HSD on the per-query scores under complete judgments (docs/method.md §6)."""
     scores = per_query_scores(
@@ -260,12 +349,15 @@ def format_summary(
     result: ReplayResult,
     loaded: LoadedCollection,
     args: argparse.Namespace,
-    model: str,
+    estimator: str,
     mirex: MirexAnalysis,
 ) -> str:
     label = f"{MEASURE_LABELS[args.measure]}@{args.k}"
+    default = " (the default)" if args.model is None and estimator == default_model(args) else ""
+    ns = len(loaded.systems)
+    ties = int(true_ties(result.true_means).sum())
     lines = [
-        f"mtcjudge simulate: {args.scale.upper()}, {label}, model {model}, "
+        f"mtcjudge simulate: {args.scale.upper()}, {label}, estimator {estimator}{default}, "
         f"policy {args.policy}, target {args.target:.2f}",
         f"  systems x queries        {loaded.collection.n_systems} x {loaded.collection.n_queries}",
         f"  pool size                {result.pool_size}",
@@ -274,7 +366,8 @@ def format_summary(
         f"  stopped because          {result.stop_reason}",
         f"  confidence at 0 / stop   {result.initial_confidence:.4f} / "
         f"{result.final_confidence:.4f}",
-        f"  sign accuracy            {result.sign_accuracy:.4f}",
+        f"  sign accuracy            {result.sign_accuracy:.4f} (true ties: {ties} of "
+        f"{ns * (ns - 1) // 2} pairs, counted strictly)",
         f"  Kendall tau              {result.kendall_tau:.4f}",
         f"  mean abs error           {result.mean_abs_error:.4f}",
         f"  RMSE of differences      {result.rmse_difference:.4f}",
@@ -300,7 +393,6 @@ def format_summary(
         conf = "      -" if b.count == 0 else f"{b.mean_confidence:10.3f}"
         close = "]" if b.high == 1.0 else ")"
         lines.append(f"    [{b.low:.2f}, {b.high:.2f}{close}  {b.count:5d} {acc} {conf}")
-    ns = len(loaded.systems)
     n_sig = int(mirex.significant[np.triu_indices(ns, 1)].sum())
     lines += [
         "",
@@ -330,6 +422,12 @@ def _payload(
     mirex: MirexAnalysis,
 ) -> dict[str, Any]:
     return {
+        "estimator": {
+            "name": estimator_name(config),
+            "default": args.model is None and estimator_name(config) == model,
+            "metadata_coverage": metadata_coverage(loaded),
+        },
+        "true_ties": int(true_ties(result.true_means).sum()),
         "settings": {
             "runs": str(args.runs),
             "judgments": str(args.judgments),
@@ -384,13 +482,16 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_outputs(args)
     loaded = load_inputs(args)
-    model = args.model or ("ordinal" if args.metadata else "uniform")
+    model = args.model or default_model(args)
     if model in ("ordinal", CALIBRATED) and args.metadata is None:
         err.write(
             f"mtcjudge: note: --model {model} without --metadata falls back to the "
             "historical prior where M_jud does not apply\n"
         )
+    for warning in coverage_warnings(metadata_coverage(loaded), model, args.metadata):
+        err.write(f"mtcjudge: warning: {warning}\n")
     config = replay_config(args, model)
+    estimator = estimator_name(config)
     bar = ProgressBar(err, loaded.collection.n_pairs, args.target, enabled=not args.quiet)
     try:
         result = replay(
@@ -404,7 +505,7 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         bar.close()
     mirex = mirex_analysis(loaded, args)
-    out.write(format_summary(result, loaded, args, model, mirex) + "\n")
+    out.write(format_summary(result, loaded, args, estimator, mirex) + "\n")
     if args.json is not None:
         payload = _payload(result, loaded, args, model, config, mirex)
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
@@ -413,7 +514,7 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
         title = (
             f"MTC replay: {args.scale.upper()} {MEASURE_LABELS[args.measure]}@{args.k}, "
-            f"{model}, {args.policy}"
+            f"{estimator}, {args.policy}"
         )
         plot_replay(result, args.plot, title, args.target)
     return 0

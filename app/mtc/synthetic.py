@@ -211,7 +211,6 @@ def generate(
     hidden_sd: float = 0.0,
     skill_sd: float = 0.0,
     n_weak: int = 0,
-    weak_quality: tuple[float, float] = _WEAK_QUALITY,
 ) -> SyntheticCollection:
     """Generate a synthetic AMS collection (see the module docstring for the model).
 
@@ -250,7 +249,7 @@ def generate(
         (default 0: none).
     n_weak : int
         This many systems, chosen at random, get a quality drawn uniformly from
-        ``weak_quality`` instead of their team's (below 0 is noisier than any regular
+        [-0.8, -0.2] instead of their team's (below 0 is noisier than any regular
         system: near-random within a genre).
 
     Every option at its default leaves the collection of a seed exactly as before the
@@ -324,7 +323,7 @@ def generate(
         weak_rng = np.random.default_rng(weak_seq)
         weak = np.sort(weak_rng.choice(n_systems, size=n_weak, replace=False))
         quality = quality.copy()
-        quality[weak] = weak_rng.uniform(*weak_quality, size=n_weak)
+        quality[weak] = weak_rng.uniform(*_WEAK_QUALITY, size=n_weak)
     hidden_key = effect_seq.generate_state(2, dtype=np.uint64).astype(np.uint64)
     skill: FloatArray | None = None
     if skill_sd > 0:

@@ -142,7 +142,7 @@ def test_simulate_broad_scale(collection_dir: Path) -> None:
     )
     assert code == 0, err
     assert "BROAD" in out
-    assert "model uniform" in out  # no metadata: uniform prior by default
+    assert "estimator uniform (the default)" in out  # no metadata: uniform prior by default
 
 
 def test_progress_bar_goes_to_stderr(collection_dir: Path) -> None:
