@@ -48,6 +48,7 @@ def create_app(
     from app.campaigns.manage import router as campaign_manage_router
     from app.campaigns.pages import router as campaign_pages_router
     from app.campaigns.results_routes import router as results_router
+    from app.campaigns.reuse import router as reuse_router
     from app.campaigns.routes import router as campaigns_router
     from app.exports.routes import router as exports_router
     from app.judging.pages import pages_router
@@ -108,6 +109,7 @@ def create_app(
     app.include_router(campaign_pages_router)
     app.include_router(campaign_manage_router)
     app.include_router(exports_router)
+    app.include_router(reuse_router)
     app.include_router(reports_router)
 
     _register_error_handlers(app)
@@ -119,7 +121,13 @@ def create_app(
         default_limit=MAX_BODY_BYTES,
         limits={
             ("POST", path): settings.max_import_bytes
-            for path in ("/api/campaigns", "/api/campaigns/preview", "/api/campaigns/import")
+            for path in (
+                "/api/campaigns",
+                "/api/campaigns/preview",
+                "/api/campaigns/import",
+                "/api/campaigns/import-bundle",
+                "/api/campaigns/{slug}/runs",
+            )
         },
     )
     app.add_middleware(SecurityHeaders)

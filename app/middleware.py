@@ -47,6 +47,10 @@ class _BodyTooLarge(Exception):
     """Raised from ``receive`` once a streamed body passes the limit."""
 
 
+def _segment(part: str) -> str:
+    return "[^/]+" if part.startswith("{") and part.endswith("}") else re.escape(part)
+
+
 class BodySizeLimit:
     """Answer 413 to a request body over its limit, before the app parses or does anything.
 
@@ -60,7 +64,8 @@ class BodySizeLimit:
     default_limit : int
         Bytes allowed in any request body.
     limits : mapping of (method, path) to int
-        Other limits for some endpoints (the organizer's import).
+        Other limits for some endpoints (the organizer's import). A ``{name}`` segment of a
+        path stands for any one segment (``/api/campaigns/{slug}/runs``).
     """
 
     def __init__(
@@ -68,13 +73,27 @@ class BodySizeLimit:
     ) -> None:
         self.app = app
         self.default_limit = default_limit
-        self.limits = dict(limits)
+        self.limits = {key: n for key, n in limits.items() if "{" not in key[1]}
+        self.patterns = [
+            (method, re.compile("/".join(_segment(part) for part in path.split("/")) + "$"), n)
+            for (method, path), n in limits.items()
+            if "{" in path
+        ]
+
+    def _limit(self, method: str, path: str) -> int:
+        limit = self.limits.get((method, path))
+        if limit is not None:
+            return limit
+        for each, pattern, n in self.patterns:
+            if each == method and pattern.match(path):
+                return n
+        return self.default_limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = self.limits.get((scope["method"], scope["path"]), self.default_limit)
+        limit = self._limit(scope["method"], scope["path"])
         declared = Headers(scope=scope).get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             await self._refuse(limit, scope, receive, send)

@@ -1,5 +1,5 @@
-"""``mtcjudge campaign create|list|open|close|set|add-runs|status``: thin over
-app.campaigns.service (and app.exports.restore for ``create --from-bundle``)."""
+"""``mtcjudge campaign create|list|open|close|set|add-runs|import-bundle|status``: thin over
+app.campaigns.service (and app.exports.restore for ``import-bundle``)."""
 
 from __future__ import annotations
 
@@ -94,6 +94,7 @@ def register(sub: SubParsers) -> None:
     setting.set_defaults(run=run_set)
 
     _add_add_runs(actions)
+    _add_import_bundle(actions)
 
     status = add_parser(
         actions,
@@ -128,7 +129,8 @@ def _add_create(actions: SubParsers) -> None:
         "import runs (and metadata, judgments, audio) as a new campaign",
         description="Create a campaign from run files, with optional metadata, imported "
         "judgments and a directory of <doc_id>.<ext> clips (wav, flac, ogg, mp3). Missing and "
-        "unreadable clips are listed. Nothing is saved when a file is wrong.",
+        "unreadable clips are listed. Nothing is saved when a file is wrong. To create one "
+        "from an export bundle, use 'mtcjudge campaign import-bundle'.",
     )
     create.add_argument("--name", required=True, help="the campaign's name, shown to assessors")
     create.add_argument(
@@ -231,6 +233,70 @@ def _add_add_runs(actions: SubParsers) -> None:
     )
     add_database_option(add_runs)
     add_runs.set_defaults(run=run_add_runs)
+
+
+def _add_import_bundle(actions: SubParsers) -> None:
+    restore = add_parser(
+        actions,
+        "import-bundle",
+        "create a campaign from an export bundle (the same campaign again)",
+        description="Create a campaign from the zip 'mtcjudge export SLUG --what bundle' "
+        "wrote: its settings, systems and lists, documents, judgments with their times and "
+        "revisions, leases, assessors and confidence curve; exporting it again gives the same "
+        "files. Every member's SHA-256 is checked first; a changed, incomplete or foreign "
+        "zip is refused and nothing is saved. Assessors come back as their pseudonyms "
+        "(A1, A2, ...) whose old links no longer work: 'mtcjudge assessor relink' gives one a "
+        "new link. Audio is not in a bundle: give --audio again. See docs/exports.md.",
+    )
+    restore.add_argument("bundle", type=Path, metavar="BUNDLE.zip", help="the export bundle")
+    restore.add_argument(
+        "--slug", help="URL name of the new campaign (default: the exported campaign's)"
+    )
+    restore.add_argument(
+        "--audio", type=Path, metavar="DIR", help="directory of <doc_id>.<ext> clips"
+    )
+    add_database_option(restore)
+    restore.set_defaults(run=run_import_bundle)
+
+
+def run_import_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from app.exports.restore import open_bundle, restore_campaign
+
+    settings_for(args.database_url)
+    bundle = open_bundle(args.bundle)  # verified before the database is touched
+
+    def restore(session: Session, _settings: Settings) -> None:
+        campaign, report = restore_campaign(
+            session,
+            bundle,
+            slug=args.slug,
+            audio_dir=args.audio,
+            actor=audit.command_line_actor(),
+        )
+        lines = [
+            f"created campaign {campaign.slug} ({campaign.status}) from {args.bundle}: "
+            f"{printable(campaign.name)}",
+            f"  exported            {report.exported_at} by {report.software}",
+            f"  systems x queries   {report.n_systems} x {report.n_queries}",
+            f"  documents           {report.n_documents}, {report.n_results} results",
+            f"  pool pairs          {report.n_pool_pairs}",
+            f"  judgments           {report.n_judgments} ({report.n_leases} leases)",
+            f"  assessors           {report.n_assessors}: A1..A{report.n_assessors}, without "
+            f"working links (mtcjudge assessor relink --campaign {campaign.slug} --name A1)"
+            if report.n_assessors
+            else "  assessors           none",
+        ]
+        if args.audio is not None:
+            lines.append(
+                f"  audio               {report.audio_found} found, {report.audio_missing} "
+                f"missing in {args.audio}"
+            )
+        out.write("\n".join(lines) + "\n")
+
+    try:
+        return run_in_session(args, err, restore, create=True)
+    finally:
+        bundle.archive.close()
 
 
 def run_add_runs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -273,3 +273,57 @@ def test_cli_adds_runs_and_refuses_what_it_cannot_add(database, tmp_path) -> Non
     finally:
         engine.dispose()
     assert names == [*OLD, "S05"]
+
+
+# ------------------------------------------------------------------ API
+
+TOKEN = "organizer-test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def runs_text(runs: dict[str, dict[str, list[str]]]) -> str:
+    return "".join(
+        f"{system}\t{query}\t{doc}\n"
+        for system, per_query in runs.items()
+        for query, docs in per_query.items()
+        for doc in docs
+    )
+
+
+def test_api_adds_runs_and_names_the_problem(db_session, session_factory) -> None:
+    from fastapi.testclient import TestClient
+
+    from app.config import Settings
+    from app.main import create_app
+
+    campaign, syn, _metadata, old_pool = make_settled(db_session)
+    client = TestClient(
+        create_app(Settings(organizer_token=TOKEN), session_factory=session_factory)
+    )
+    url = f"/api/campaigns/{campaign.slug}/runs"
+    body = {"runs": [{"name": "s05.tsv", "text": runs_text({"S05": syn.runs["S05"]})}]}
+    assert client.post(url, json=body).status_code == 401
+    response = client.post(url, json=body, headers=AUTH)
+    assert response.status_code == 201, response.text
+    answer = response.json()
+    assert answer["systems"] == ["S05"]
+    assert answer["pool_pairs_before"] == len(old_pool)
+    assert answer["pool_pairs"] == len(old_pool) + 13
+    assert answer["stop_reason"] is None
+    again = client.post(url, json=body, headers=AUTH)
+    assert again.status_code == 400
+    assert "system 'S05' is already in campaign" in again.json()["detail"]
+    broken = {"runs": [{"name": "s06.txt", "text": "q Q0 d 1 0.5 S06\nq Q0 e x 0.4 S06\n"}]}
+    response = client.post(url, json=broken, headers=AUTH)
+    assert response.status_code == 400
+    assert response.json()["detail"] == "s06.txt, line 2: rank must be an integer, found 'x'"
+    assert client.post("/api/campaigns/nope/runs", json=body, headers=AUTH).status_code == 404
+    # a run file larger than the default body limit (64 KiB) is accepted on this route
+    big = {
+        q: [*docs, *(f"X{q}-{i:04d}" for i in range(2000))] for q, docs in syn.runs["S04"].items()
+    }
+    large = {"runs": [{"name": "s07.tsv", "text": runs_text({"S07": big})}]}
+    assert len(large["runs"][0]["text"]) > 64 * 1024
+    response = client.post(url, json=large, headers=AUTH)
+    assert response.status_code == 201, response.text
+    assert response.json()["new_documents"] == 16000

@@ -285,3 +285,116 @@ def test_a_bad_row_names_its_member_line_and_field_and_nothing_is_kept(
 
 TOKEN = "organizer-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+# ------------------------------------------------------------------ command line
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    from app.cli import main as cli_main
+
+    out, err = io.StringIO(), io.StringIO()
+    status = cli_main(list(argv), out=out, err=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_cli_imports_a_bundle_and_refuses_a_changed_one(empty_database_url, tmp_path) -> None:
+    from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+
+    url = empty_database_url
+    upgrade_database(url)
+    engine = make_engine(url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            campaign = make_campaign(session, share=0.5).campaign
+            campaigns.invite_assessor(session, campaign, "Ann")
+            slug = campaign.slug
+    finally:
+        engine.dispose()
+    path = tmp_path / "b.zip"
+    status, _, err = run("export", slug, "--what", "bundle", "--out", str(path),
+                         "--database-url", url)  # fmt: skip
+    assert status == 0, err
+    status, _, err = run("campaign", "import-bundle", str(path), "--database-url", url)
+    assert status == 2
+    assert err == (
+        f"mtcjudge: error: slug '{slug}' is already taken by another campaign: give the "
+        "restored campaign another one (--slug)\n"
+    )
+    status, out, err = run("campaign", "import-bundle", str(path), "--slug", "copy",
+                           "--database-url", url)  # fmt: skip
+    assert status == 0, err
+    assert out.startswith(f"created campaign copy (open) from {path}: Exported\n")
+    assert "assessors           1: A1..A1, without working links" in out
+    status, out, err = run("assessor", "relink", "--campaign", "copy", "--name", "A1",
+                           "--database-url", url)  # fmt: skip
+    assert status == 0, err
+    copied = tmp_path / "copy.zip"
+    status, _, err = run("export", "copy", "--what", "bundle", "--out", str(copied),
+                         "--database-url", url)  # fmt: skip
+    assert status == 0, err
+    a, b = members(path.read_bytes()), members(copied.read_bytes())
+    # the same files but for the slug, which the results and the manifest name
+    assert a["state/judgments.csv"] == b["state/judgments.csv"]
+    assert a["judgments.csv"] == b["judgments.csv"]
+    assert a["qrels-fine.txt"] == b["qrels-fine.txt"]
+    assert a["estimates-broad.csv"] == b["estimates-broad.csv"]
+
+    damaged = tmp_path / "damaged.zip"
+    damaged.write_bytes(
+        rezip(path.read_bytes(), {"judgments.csv": a["judgments.csv"].replace(b"4", b"5")})
+    )
+    status, _, err = run("campaign", "import-bundle", str(damaged), "--slug", "other",
+                         "--database-url", url)  # fmt: skip
+    assert status == 2
+    assert err == (
+        f"mtcjudge: error: {damaged}/judgments.csv: its SHA-256 is not the one manifest.json "
+        "gives: the file was changed or damaged after the bundle was made\n"
+    )
+    status, out, _ = run("campaign", "list", "--database-url", url)
+    assert "other" not in out
+
+
+@pytest.fixture
+def organizer_client(session_factory):
+    return TestClient(create_app(Settings(organizer_token=TOKEN), session_factory=session_factory))
+
+
+def test_api_imports_a_bundle_in_one_transaction(db_session, organizer_client, exported) -> None:
+    url = "/api/campaigns/import-bundle"
+    zipped = {**AUTH, "Content-Type": "application/zip"}
+    assert organizer_client.post(url, content=exported).status_code == 401
+    response = organizer_client.post(
+        url, content=exported, headers=zipped, params={"slug": "from-api"}
+    )
+    assert response.status_code == 201, response.text
+    body = response.json()
+    assert body["slug"] == "from-api"
+    assert body["source_slug"] == "exported"
+    assert (
+        body["judgments"]
+        == json.loads(members(exported)["manifest.json"])["counts"]["judgment_rows"]
+    )
+    again = organizer_client.post(
+        url, content=exported, headers=zipped, params={"slug": "from-api"}
+    )
+    assert again.status_code == 400
+    assert again.json()["error"] == "invalid_input"
+    assert "already taken" in again.json()["detail"]
+    lists = members(exported)["state/lists.csv"]
+    tampered = rezip(exported, {"state/lists.csv": lists + b"S01,D06,99,D07\n"})
+    response = organizer_client.post(
+        url, content=tampered, headers=zipped, params={"slug": "tampered", "name": "t.zip"}
+    )
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("t.zip/state/lists.csv: its SHA-256 is not")
+    response = organizer_client.post(url, content=b"nonsense", headers=zipped)
+    assert response.status_code == 400
+    assert "not a zip file" in response.json()["detail"]
+    response = organizer_client.post(
+        url, content=exported, headers=zipped, params={"slug": "Not A Slug"}
+    )
+    assert response.status_code == 422
+    slugs = set(db_session.scalars(select(Campaign.slug)))
+    assert "from-api" in slugs
+    assert "tampered" not in slugs

@@ -287,6 +287,8 @@ def _valid_requests() -> dict[tuple[str, str], dict[str, Any]]:
         ("GET", "/api/a/{token}/history"): {},
         ("GET", "/api/a/{token}/progress"): {},
         ("POST", "/api/a/{token}/pause"): {},
+        ("POST", "/api/campaigns/import-bundle"): {"content": b"PK", "params": {"slug": "x"}},
+        ("POST", "/api/campaigns/{slug}/runs"): {"json": {"runs": [RUN_FILE]}},
     }
 
 
