@@ -32,6 +32,7 @@ BENCHMARKS = {
     "projection": ("how good the projected judgments to the target are, in replays", None),
     "results": ("server time of a campaign's results document", None),
     "add_system": ("what adding one system to a finished campaign costs, in replays", None),
+    "calibration": ("is each estimator's claimed confidence honest, on a suite of replays", None),
 }
 
 

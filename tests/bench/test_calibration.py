@@ -1,0 +1,210 @@
+"""bench/calibration.py: the bookkeeping behind the honesty figures, on hand-made records and
+a tiny --quick run (no MIREX data needed)."""
+
+from __future__ import annotations
+
+import json
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from app.cli import main
+from app.cli.bench import benchmark_module
+from app.ingest.loader import load_synthetic
+from app.mtc.calibration import campaign_engine
+from app.mtc.scales import get_scale
+from app.mtc.synthetic_zoo import generate_zoo
+
+
+def _bench_module() -> ModuleType:
+    module = benchmark_module("calibration")
+    if module is None:
+        raise RuntimeError("bench/calibration.py is missing from the checkout")
+    return module
+
+
+calibration = _bench_module()
+
+
+def stop(target: float, judgments: int, confidence: float, pairs: int, wrong: int, **kw):
+    return calibration.Stop(
+        target=target,
+        judgments=judgments,
+        confidence=confidence,
+        accuracy=1 - wrong / pairs,
+        pairs=pairs,
+        wrong=wrong,
+        wrong_ties=kw.get("wrong_ties", 0),
+        expected_claimed=kw.get("expected_claimed", (1 - confidence) * pairs),
+        frontier=kw.get("frontier"),
+        bins_count=[0] * 7,
+        bins_correct=[0] * 7,
+        bins_confidence=[0.0] * 7,
+    )
+
+
+def record(name: str, estimator: str, pool: int, stops: list) -> object:
+    return calibration.Record(
+        collection=name,
+        kind="suite",
+        estimator=estimator,
+        measure="cg",
+        scale="fine",
+        n_systems=5,
+        n_queries=20,
+        k=5,
+        pool=pool,
+        true_ties=0,
+        batch=1,
+        min_judgments=0,
+        seconds=0.0,
+        stops=stops,
+    )
+
+
+def test_pooled_wrong_and_expected_pairs_by_hand() -> None:
+    # two collections: 10 pairs (1 wrong, claim 0.96) and 45 pairs (4 wrong, claim 0.951)
+    records = [
+        record("a", "x", 100, [stop(0.95, 30, 0.96, 10, 1, frontier=40)]),
+        record("b", "x", 400, [stop(0.95, 50, 0.951, 45, 4, frontier=None, wrong_ties=1)]),
+    ]
+    p = calibration.pooled(records, 0.95)
+    assert p["pairs"] == 55
+    assert p["wrong"] == 5
+    assert p["wrong_ties"] == 1
+    assert p["expected_target"] == pytest.approx(0.05 * 55)  # 2.75: 5 wrong is dishonest
+    assert p["expected_claimed"] == pytest.approx(0.04 * 10 + 0.049 * 45)
+    assert p["pooled_accuracy"] == pytest.approx(50 / 55)
+    assert p["mean_accuracy"] == pytest.approx((0.9 + 41 / 45) / 2)
+    assert p["mean_confidence"] == pytest.approx((0.96 + 0.951) / 2)
+    assert p["below_claim"] == 1.0  # 0.9 < 0.96 and 0.911 < 0.951
+    assert p["below_target"] == 1.0
+    assert p["judgments"] == 80
+    assert p["pool"] == 500
+    assert p["median_stop_fraction"] == pytest.approx((0.3 + 0.125) / 2)
+    # b never settles at 0.95: the median of (0.4, infinity) is infinite, shown as None
+    assert p["frontier_reached"] == 1
+    assert p["median_frontier_fraction"] is None
+    assert p["stops_before_frontier"] == 2  # a stopped at 30 < 40, b never settled
+
+
+def test_effort_against_uniform_is_a_ratio_of_sums_and_a_median_of_ratios() -> None:
+    mine = [
+        record("a", "x", 100, [stop(0.95, 30, 0.95, 10, 0)]),
+        record("b", "x", 100, [stop(0.95, 10, 0.95, 10, 0)]),
+        record("c", "x", 100, [stop(0.95, 90, 0.95, 10, 0)]),
+    ]
+    uniform = [
+        record("a", "uniform", 100, [stop(0.95, 60, 0.95, 10, 0)]),
+        record("b", "uniform", 100, [stop(0.95, 40, 0.95, 10, 0)]),
+        record("c", "uniform", 100, [stop(0.95, 100, 0.95, 10, 0)]),
+    ]
+    e = calibration.effort(mine, uniform, 0.95)
+    assert e["ratio_of_sums"] == pytest.approx(130 / 200)
+    assert e["median_ratio"] == pytest.approx(0.5)  # ratios 0.5, 0.25, 0.9
+
+
+def test_frontier_is_where_accuracy_reaches_the_target_and_stays() -> None:
+    judged = [0, 10, 20, 30, 40, 50]
+    assert calibration.frontier(judged, [0.8, 0.96, 0.9, 0.95, 0.97, 0.99], 0.95) == 30
+    assert calibration.frontier(judged, [0.96] * 6, 0.95) == 0
+    assert calibration.frontier(judged, [0.99, 0.99, 0.99, 0.99, 0.99, 0.9], 0.95) is None
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("calibration") / "quick.json"
+    code = main(
+        [
+            "bench",
+            "calibration",
+            "--quick",
+            "--collections",
+            "2",
+            "--estimator",
+            "uniform",
+            "--estimator",
+            "calibrated",
+            "--workers",
+            "1",
+            "--json",
+            str(out),
+        ]
+    )
+    assert code == 0
+    return json.loads(out.read_text())
+
+
+def test_quick_run_stops_are_consistent_with_the_claims(quick_run: dict) -> None:
+    records = quick_run["records"]
+    assert len(records) == 4
+    for r in records:
+        n_pairs = r["n_systems"] * (r["n_systems"] - 1) // 2
+        judgments = [s["judgments"] for s in r["stops"]]
+        assert judgments == sorted(judgments)  # a higher target never stops earlier
+        for s in r["stops"]:
+            assert s["pairs"] == n_pairs
+            assert s["wrong"] == round((1 - s["accuracy"]) * n_pairs)
+            complete = s["judgments"] == r["pool"]
+            assert s["confidence"] >= s["target"] or complete
+            assert sum(s["bins_count"]) == n_pairs
+            assert s["expected_claimed"] == pytest.approx(n_pairs * (1 - s["confidence"]))
+            if s["frontier"] is not None:
+                assert s["frontier"] <= r["stops"][-1]["judgments"]
+        # the whole-trajectory histogram counts every pair at every recorded point
+        assert sum(r["trajectory_count"]) % n_pairs == 0
+    summary = quick_run["summary"]["suite"]
+    for target in ("0.90", "0.95", "0.99"):
+        effort = summary["uniform"][target]["effort_vs_uniform"]
+        assert effort["ratio_of_sums"] == pytest.approx(1.0)
+        assert summary["calibrated"][target]["collections"] == 2
+
+
+def test_a_lower_target_stop_read_from_the_trajectory_is_the_engines_own_stop(
+    quick_run: dict,
+) -> None:
+    """Selection does not depend on the target, so running to 0.99 and reading the 0.95 stop
+    gives what a loop aiming at 0.95 does: checked against the engine's stopping rule."""
+    settings = calibration.suite_from_json(quick_run)[0]
+    zoo = generate_zoo(settings)
+    loaded = load_synthetic(zoo.collection, settings.scale)
+    truth = loaded.judged_values
+    for estimator in ("uniform", "calibrated"):
+        engine, _ = campaign_engine(
+            loaded.collection,
+            loaded.metadata,
+            get_scale(settings.scale),
+            estimator,
+            measure=settings.measure,
+            target=0.95,
+        )
+        while engine.stop_reason() is None:
+            pairs = engine.select(1)
+            engine.judge(pairs, truth[pairs])
+            engine.recalibrate()
+        rec = next(
+            r
+            for r in quick_run["records"]
+            if r["estimator"] == estimator and r["collection"] == settings.name
+        )
+        assert rec["batch"] == 1
+        assert next(s for s in rec["stops"] if s["target"] == 0.95)["judgments"] == engine.n_judged
+
+
+def test_reliability_bins_pool_the_records(quick_run: dict) -> None:
+    bins = quick_run["summary"]["reliability"]["uniform"]["stop 0.95"]
+    total = sum(
+        s["bins_count"][i]
+        for r in quick_run["records"]
+        if r["estimator"] == "uniform"
+        for s in r["stops"]
+        if s["target"] == 0.95
+        for i in range(len(bins))
+    )
+    assert sum(b["count"] for b in bins) == total
+    for b in bins:
+        if b["count"]:
+            assert b["low"] <= b["mean_confidence"] <= b["high"]
+            assert 0.0 <= b["accuracy"] <= 1.0
+    assert np.isclose(bins[0]["low"], 0.5)
