@@ -61,6 +61,10 @@ _DONE = {
     "closed": "The campaign is closed.",
     "revoked": "The assessor's link no longer works; their judgments stay.",
     "settings": "The settings are saved.",
+    "runs": "The systems are added: every judgment is kept, and assessors are now asked for "
+    "the pairs that tell the new systems apart (see the dashboard).",
+    "restored": "The campaign is restored from its bundle. Its assessors are A1, A2, …: give "
+    "each a new link before they judge again.",
 }
 #: settings the management page changes (the others define what the judgments mean)
 SETTINGS_FIELDS = ("name", "description", "target", "lease_minutes", "judgments_per_pair")
