@@ -93,6 +93,7 @@ def test_restore_a_bundle_then_add_a_system(live, tmp_path: Path) -> None:
             expect(alert).to_be_visible()
             expect(alert).to_contain_text("damaged.zip/state/lists.csv: its SHA-256 is not")
             expect(alert).to_be_focused()
+            page.locator("#restore").screenshot(path=str(tmp_path / "refused.png"))
 
             restore.locator("#restore-file").set_input_files(
                 _file("exported.zip", bundle, "application/zip")
