@@ -160,17 +160,18 @@ def test_jittered_repeats_take_other_paths_to_the_same_bookkeeping(
 
 
 def test_command_writes_the_table_and_json(tmp_path: Path, capsys) -> None:
+    # about 1 s: the synthetic collection has 7,000 clips and statsmodels loads on first use
     out = tmp_path / "add.json"
     tiny = ["--synthetic", "3", "--synthetic-systems", "4", "--synthetic-queries", "5"]
-    chosen = ["--systems", "S02", "--systems", "S04", "--repeats", "2", "--jobs", "1"]
+    chosen = ["--systems", "S02", "--repeats", "2", "--jobs", "1"]
     status = main(["bench", "add_system", *tiny, *chosen, "--json", str(out)])
     assert status == 0
     printed = capsys.readouterr().out
     assert "| S | rank | new pairs | phase 1 |" in printed
     report = json.loads(out.read_text())
     assert report["repeats"] == 2
-    assert len(report["runs"]) == 2 * 2
-    assert [row["system"] for row in report["per_system"]] in (["S02", "S04"], ["S04", "S02"])
+    assert [(run["system"], run["repeat"]) for run in report["runs"]] == [("S02", 0), ("S02", 1)]
+    assert [row["system"] for row in report["per_system"]] == ["S02"]
     assert len(report["scratch"]) == 2
     for run in report["runs"]:
         assert run["phase2_judgments"] == (
@@ -182,7 +183,7 @@ def test_command_writes_the_table_and_json(tmp_path: Path, capsys) -> None:
         if run["new_pairs"]:
             assert run["cost_share"] == pytest.approx(run["phase2_judgments"] / run["new_pairs"])
     summary = report["summary"]
-    assert summary["runs"] == 4
+    assert summary["runs"] == 2
     assert summary["scratch_judgments_median"] > 0
 
 
