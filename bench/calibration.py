@@ -75,8 +75,9 @@ TARGETS = (0.90, 0.95, 0.99)
 #: reliability-diagram bins of claimed pair confidence ([T] Table 8.4)
 BINS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 BASELINE = "uniform"
-#: pool pairs per selection: 1 up to this pool size, then pool / this (see docs/calibration.md)
-STEPS_PER_RUN = 4000
+#: default for --selections: pairs are judged one per selection up to this pool size, then
+#: ceil(pool / this) per selection, as a campaign's planner hands out several (docs/calibration.md)
+SELECTIONS = 4000
 
 
 @dataclass
@@ -134,6 +135,7 @@ class Task:
     settings: ZooSettings | None = None
     mirex: str | None = None  # directory
     measure: str = "cg"
+    selections: int = SELECTIONS  # 0: one pair per selection whatever the pool
 
     @property
     def cost(self) -> float:
@@ -211,7 +213,7 @@ def run_task(task: Task) -> Record:
         policy=task.policy,
         target=max(TARGETS),
     )
-    batch = max(1, math.ceil(collection.n_pairs / STEPS_PER_RUN))
+    batch = max(1, math.ceil(collection.n_pairs / task.selections)) if task.selections else 1
     n_bins = len(BINS) - 1
     traj_count = np.zeros(n_bins, dtype=np.int64)
     traj_right = np.zeros(n_bins)
@@ -504,11 +506,15 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
         ]
     args.suite = settings
     tasks = [
-        Task(estimator, args.policy, settings=s) for s in settings for estimator in args.estimator
+        Task(estimator, args.policy, settings=s, selections=args.selections)
+        for s in settings
+        for estimator in args.estimator
     ]
     if args.mirex is not None:
         tasks += [
-            Task(estimator, args.policy, mirex=str(args.mirex), measure=m)
+            Task(
+                estimator, args.policy, mirex=str(args.mirex), measure=m, selections=args.selections
+            )
             for m in MEASURES
             for estimator in args.estimator
         ]
@@ -542,6 +548,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="estimator to replay (repeatable; default: all of them)",
     )
     parser.add_argument("--policy", choices=POLICIES, default="confidence", help="(confidence)")
+    parser.add_argument(
+        "--selections",
+        type=_non_negative,
+        default=SELECTIONS,
+        metavar="N",
+        help=f"selections per replay at most: larger pools judge ceil(pool / N) pairs per "
+        f"selection ({SELECTIONS}; 0 = always one pair, slower on large pools)",
+    )
     parser.add_argument("--workers", type=_positive, default=2, help="processes (2)")
     parser.add_argument(
         "--quick",
@@ -620,7 +634,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
                 "policy": args.policy,
                 "estimators": args.estimator,
                 "targets": list(TARGETS),
-                "steps_per_run": STEPS_PER_RUN,
+                "selections": args.selections,
                 "mirex": str(args.mirex) if args.mirex else None,
                 "workers": args.workers,
             },

@@ -208,3 +208,21 @@ def test_reliability_bins_pool_the_records(quick_run: dict) -> None:
             assert b["low"] <= b["mean_confidence"] <= b["high"]
             assert 0.0 <= b["accuracy"] <= 1.0
     assert np.isclose(bins[0]["low"], 0.5)
+
+
+def test_a_replay_is_reproducible_and_selections_set_the_batch(quick_run: dict) -> None:
+    settings = calibration.suite_from_json(quick_run)[1]
+    task = calibration.Task("uniform", "confidence", settings=settings)
+    first, second = calibration.run_task(task), calibration.run_task(task)
+    assert [s.judgments for s in first.stops] == [s.judgments for s in second.stops]
+    assert [s.wrong for s in first.stops] == [s.wrong for s in second.stops]
+    assert first.curve == second.curve
+    # at most `selections` selections: 100 allows ceil(pool / 100) pairs per selection
+    batched = calibration.run_task(
+        calibration.Task("uniform", "confidence", settings=settings, selections=100)
+    )
+    assert batched.batch == -(-batched.pool // 100)
+    assert batched.batch > 1
+    assert all(
+        s.judgments % batched.batch == 0 or s.judgments == batched.pool for s in batched.stops
+    )
