@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TextIO, TypeAlias, TypeVar
+from typing import Any, BinaryIO, Protocol, TextIO, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 from app.campaigns.limits import INT_SETTINGS
@@ -32,6 +33,7 @@ __all__ = [
     "integer",
     "port",
     "shown_list",
+    "write_atomically",
 ]
 
 _T = TypeVar("_T")
@@ -148,3 +150,17 @@ def shown_list(items: Sequence[str]) -> str:
 def add_parser(sub: SubParsers, name: str, summary: str, **kwargs: Any) -> argparse.ArgumentParser:
     """A subcommand whose help shows defaults the :class:`HelpFormatter` way."""
     return sub.add_parser(name, help=summary, formatter_class=HelpFormatter, **kwargs)
+
+
+def write_atomically(path: Path, write: Callable[[BinaryIO], _T]) -> _T:
+    """Call ``write`` on a new file next to ``path``, then rename it to ``path``: a failure
+    (or Ctrl+C) leaves no half-written file, and an existing ``path`` stays as it was."""
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as target:
+            result = write(target)
+        os.replace(partial, path)
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
+    return result

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from app.cli.common import SubParsers, UsageError, add_parser, check_output_file, integer
+from app.cli.common import (
+    SubParsers,
+    UsageError,
+    add_parser,
+    check_output_file,
+    integer,
+    write_atomically,
+)
 from app.evaluation.service import MAX_K
 
 __all__ = ["register"]
@@ -123,15 +128,7 @@ def _sidecar(path: Path, what: str) -> Path:
 
 
 def _write(path: Path, text: str) -> None:
-    """Write next to the target and rename: a failure leaves no half-written file."""
-    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as target:
-            target.write(text)
-        os.replace(partial, path)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+    write_atomically(path, lambda target: target.write(text.encode("utf-8")))
 
 
 def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from app.cli.common import SubParsers, add_parser, check_output_file
+from app.cli.common import SubParsers, add_parser, check_output_file, write_atomically
 from app.cli.database import add_database_option, run_in_session
 
 if TYPE_CHECKING:
@@ -86,15 +85,9 @@ def run_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             write_export(session, args.slug, spec, buffer)
             buffer.flush()
             return
-        # written next to the target and renamed: a failure leaves no half-written file
-        fd, partial = tempfile.mkstemp(dir=args.out.parent, prefix=f".{args.out.name}.")
-        try:
-            with os.fdopen(fd, "wb") as target:
-                name = write_export(session, args.slug, spec, target)
-            os.replace(partial, args.out)
-        except BaseException:
-            Path(partial).unlink(missing_ok=True)
-            raise
+        name = write_atomically(
+            args.out, lambda target: write_export(session, args.slug, spec, target)
+        )
         err.write(f"wrote {args.out} ({name}, {args.out.stat().st_size} bytes)\n")
 
     return run_in_session(args, err, work)
