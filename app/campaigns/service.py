@@ -264,18 +264,7 @@ def create_campaign(
     )
     query_by_document = repository.query_ids(session, campaign.id)
     query_id = {q: query_by_document[document_id[q]] for q in queries}
-    results = [
-        {
-            "campaign_id": campaign.id,
-            "system_id": system_id[system],
-            "query_id": query_id[query],
-            "rank": rank,
-            "document_id": document_id[doc],
-        }
-        for system, per_query in runs.lists.items()
-        for query, docs in per_query.items()
-        for rank, doc in enumerate(docs, start=1)
-    ]
+    results = _result_rows(campaign.id, runs, system_id, query_id, document_id)
     repository.bulk_insert(session, Result, results)
     judgments, ignored = _judgment_rows(
         campaign.id, query_id, document_id, judgments_fine, judgments_broad
@@ -426,18 +415,7 @@ def add_runs(
     )
     system_id = repository.system_ids(session, campaign.id)
     document_id = repository.document_ids(session, campaign.id)
-    results = [
-        {
-            "campaign_id": campaign.id,
-            "system_id": system_id[system],
-            "query_id": query_id[query],
-            "rank": rank,
-            "document_id": document_id[doc],
-        }
-        for system, per_query in runs.lists.items()
-        for query, docs in per_query.items()
-        for rank, doc in enumerate(docs, start=1)
-    ]
+    results = _result_rows(campaign.id, runs, system_id, query_id, document_id)
     repository.bulk_insert(session, Result, results)
     campaign.collection_version = (campaign.collection_version or 0) + 1
     session.flush()
@@ -506,6 +484,28 @@ def _check_lengths(kind: str, values: list[str]) -> None:
                 f"{kind} id {value[:40]!r}... is {len(value)} characters long;"
                 f" at most {_NAME_MAX} are stored"
             )
+
+
+def _result_rows(
+    campaign_id: int,
+    runs: Runs,
+    system_id: dict[str, int],
+    query_id: dict[str, int],
+    document_id: dict[str, int],
+) -> list[dict[str, Any]]:
+    """One ``result`` row per retrieved document of every list of ``runs``, ranked from 1."""
+    return [
+        {
+            "campaign_id": campaign_id,
+            "system_id": system_id[system],
+            "query_id": query_id[query],
+            "rank": rank,
+            "document_id": document_id[doc],
+        }
+        for system, per_query in runs.lists.items()
+        for query, docs in per_query.items()
+        for rank, doc in enumerate(docs, start=1)
+    ]
 
 
 def _document_row(
