@@ -5,8 +5,11 @@ from __future__ import annotations
 from fastapi.templating import Jinja2Templates
 
 from app._resources import resource_dir
+from app.mtc.measures import MEASURE_TITLES
 
 templates = Jinja2Templates(directory=resource_dir("templates"))
+#: ``{{ campaign.measure|measure_title }}``: "MIREX nDCG", never a bare "DCG" or "NDCG"
+templates.env.filters["measure_title"] = MEASURE_TITLES.__getitem__
 
 #: headers of the organizer pages: what they show changes with every judgment and is not
 #: for shared caches

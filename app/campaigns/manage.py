@@ -29,7 +29,7 @@ from app.deps import CurrentOrganizer, SessionDep, SettingsDep
 from app.errors import CampaignNotFound, InvalidInput
 from app.models import Assessor, Campaign, as_utc
 from app.mtc.calibration import ESTIMATOR_CHOICES
-from app.mtc.measures import MEASURES
+from app.mtc.measures import MEASURE_TITLES, MEASURES
 from app.mtc.selection import POLICIES
 from app.organizers.service import Principal
 from app.validation import INT32_MAX
@@ -106,7 +106,6 @@ _SCALES = [
     Choice("fine", "FINE (0–100 slider)"),
     Choice("broad", "BROAD (not similar / somewhat / very similar)"),
 ]
-_MEASURES = {"cg": "CG", "dcg": "DCG", "ndcg": "nDCG", "rbp": "RBP"}
 _ESTIMATORS = {"calibrated": "calibrated (recommended)"}
 _POLICIES = {"confidence": "confidence (recommended)"}
 
@@ -127,7 +126,7 @@ def new_campaign(request: Request, settings: SettingsDep, organizer: CurrentOrga
             "defaults": defaults,
             "ranges": INT_SETTINGS,
             "scales": _SCALES,
-            "measures": _choices(MEASURES, _MEASURES),
+            "measures": _choices(MEASURES, MEASURE_TITLES),
             "estimators": _choices(ESTIMATOR_CHOICES, _ESTIMATORS),
             "policies": _choices(POLICIES, _POLICIES),
             "max_import_bytes": settings.max_import_bytes,

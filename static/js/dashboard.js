@@ -32,6 +32,12 @@
     return node;
   }
 
+  // "MIREX nDCG" / "trec_eval nDCG": the titles the page's measure picker carries
+  function measureTitle(measure) {
+    const option = document.querySelector(`#measure option[value="${measure}"]`);
+    return option ? option.dataset.title : measure;
+  }
+
   function svgEl(tag, attrs, text) {
     const node = document.createElementNS(SVG, tag);
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
@@ -164,7 +170,7 @@
       svg.appendChild(svgEl("text", { x: x(t), y: height - bottom + 18, class: "tick", "text-anchor": "middle" }, fmt.num(t, 2)));
     }
     svg.appendChild(svgEl("text", { x: (left + width - right) / 2, y: height - 4, class: "axis-label", "text-anchor": "middle" },
-      doc.measure.toUpperCase() + "@" + doc.k + " (" + doc.scale + "), estimate and " + "interval"));
+      measureTitle(doc.measure) + "@" + doc.k + " (" + doc.scale + "), estimate and " + "interval"));
     systems.forEach((s, i) => {
       const y = top + rowH * i + rowH / 2;
       const g = titled(svgEl("g", { class: "forest-row" }),

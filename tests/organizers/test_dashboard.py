@@ -151,10 +151,10 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
 
             # another measure, with the keyboard: the ranking is redrawn, the loop is not changed
             page.focus("#measure")
-            page.keyboard.press("ArrowDown")  # CG -> DCG
+            page.keyboard.press("ArrowDown")  # CG -> MIREX nDCG
             page.wait_for_selector("#measure-note:not([hidden])")
             page.wait_for_function(
-                "document.querySelector('#forest .axis-label').textContent.startsWith('DCG@')"
+                "document.querySelector('#forest .axis-label').textContent.startsWith('MIREX nDCG@')"
             )
             assert _text(page, "#fig-judgments") == "1"
             assert "Ada" not in page.inner_text("#assessors-body")  # pseudonyms only
