@@ -24,7 +24,8 @@ Reported per estimator and target: pooled wrong pairs against what the target al
 (``sum (1 - pair confidence)``), mean accuracy against mean claimed confidence, the share of
 collections below their claim, effort against the uniform prior on the same collections, and
 the *frontier* (the first point from which the true accuracy stays at or above the target
-until the 0.99 stop) beside the stop. ``--plot`` draws the reliability diagram.
+until the end of the replay: the 0.99 stop, or the complete pool with ``--to-complete``)
+beside the stop. ``--plot`` draws the reliability diagram.
 
 Figures are printed, never asserted (docs/calibration.md has the measured ones).
 """
@@ -116,6 +117,7 @@ class Record:
     min_judgments: int
     seconds: float
     stops: list[Stop]
+    to_complete: bool = False
     trajectory_count: list[int] = field(default_factory=list)
     trajectory_correct: list[int] = field(default_factory=list)
     trajectory_confidence: list[float] = field(default_factory=list)
@@ -136,6 +138,7 @@ class Task:
     mirex: str | None = None  # directory
     measure: str = "cg"
     selections: int = SELECTIONS  # 0: one pair per selection whatever the pool
+    to_complete: bool = False  # judge on past the 0.99 stop until the pool is complete
 
     @property
     def cost(self) -> float:
@@ -243,7 +246,7 @@ def run_task(task: Task) -> Record:
                     "expected_claimed": float((1.0 - conf).sum()),
                     "hist": (count, right, confsum),
                 }
-        if len(pending) == len(TARGETS):
+        if len(pending) == len(TARGETS) and (not task.to_complete or engine.n_unjudged == 0):
             break
         pairs = engine.select(min(batch, engine.n_unjudged))
         engine.judge(pairs, truth[pairs])
@@ -281,6 +284,7 @@ def run_task(task: Task) -> Record:
         pool=collection.n_pairs,
         true_ties=int(ties.sum()),
         batch=batch,
+        to_complete=task.to_complete,
         min_judgments=engine.config.min_judgments,
         seconds=time.perf_counter() - started,
         stops=stops,
@@ -506,14 +510,25 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
         ]
     args.suite = settings
     tasks = [
-        Task(estimator, args.policy, settings=s, selections=args.selections)
+        Task(
+            estimator,
+            args.policy,
+            settings=s,
+            selections=args.selections,
+            to_complete=args.to_complete,
+        )
         for s in settings
         for estimator in args.estimator
     ]
     if args.mirex is not None:
         tasks += [
             Task(
-                estimator, args.policy, mirex=str(args.mirex), measure=m, selections=args.selections
+                estimator,
+                args.policy,
+                mirex=str(args.mirex),
+                measure=m,
+                selections=args.selections,
+                to_complete=args.to_complete,
             )
             for m in MEASURES
             for estimator in args.estimator
@@ -555,6 +570,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"selections per replay at most: larger pools judge ceil(pool / N) pairs per "
         f"selection ({SELECTIONS}; 0 = always one pair, slower on large pools)",
+    )
+    parser.add_argument(
+        "--to-complete",
+        action="store_true",
+        help="judge on after the 0.99 stop until every pair is judged, so that the frontier "
+        "(accuracy reaches the target and stays) is known for 0.99 too (slower)",
     )
     parser.add_argument("--workers", type=_positive, default=2, help="processes (2)")
     parser.add_argument(
@@ -635,6 +656,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
                 "estimators": args.estimator,
                 "targets": list(TARGETS),
                 "selections": args.selections,
+                "to_complete": args.to_complete,
                 "mirex": str(args.mirex) if args.mirex else None,
                 "workers": args.workers,
             },

@@ -226,3 +226,21 @@ def test_a_replay_is_reproducible_and_selections_set_the_batch(quick_run: dict) 
     assert all(
         s.judgments % batched.batch == 0 or s.judgments == batched.pool for s in batched.stops
     )
+
+
+def test_to_complete_judges_the_whole_pool_and_keeps_the_stops(quick_run: dict) -> None:
+    settings = calibration.suite_from_json(quick_run)[0]
+    stopped = calibration.run_task(calibration.Task("uniform", "confidence", settings=settings))
+    complete = calibration.run_task(
+        calibration.Task("uniform", "confidence", settings=settings, to_complete=True)
+    )
+    assert complete.to_complete
+    assert complete.curve[-1][0] == complete.pool
+    assert complete.curve[-1][2] == 1.0  # every pair judged: the true order
+    assert [s.judgments for s in complete.stops] == [s.judgments for s in stopped.stops]
+    # with the whole pool judged, the accuracy settles at every target at the latest there
+    assert all(s.frontier is not None for s in complete.stops)
+    # "stays until the end" over a longer run can only come later
+    for s, t in zip(stopped.stops, complete.stops, strict=True):
+        if s.frontier is not None:
+            assert t.frontier >= s.frontier
