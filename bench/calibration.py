@@ -47,6 +47,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from app.cli.common import UsageError, check_output_file
 from app.ingest.formats import read_judgments, read_metadata, read_runs
 from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from app.mtc.calibration import ESTIMATOR_CHOICES, campaign_engine
@@ -606,13 +607,16 @@ def _positive(text: str) -> int:
 def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
     started = time.perf_counter()
     args.estimator = args.estimator or list(ESTIMATOR_CHOICES)
+    # every check that can fail is made before replays that take minutes
     if args.mirex is not None and not (args.mirex / "runs.tsv").is_file():
-        raise ValueError(f"--mirex {args.mirex}: no runs.tsv there")
+        raise UsageError(f"--mirex {args.mirex}: no runs.tsv there")
+    check_output_file("--json", args.json)
+    check_output_file("--plot", args.plot, (".png", ".svg"))
     if args.plot is not None:
         import importlib.util
 
         if importlib.util.find_spec("matplotlib") is None:
-            raise ValueError("--plot needs matplotlib: pip install 'mtcjudge[plot]'")
+            raise UsageError("--plot needs matplotlib: pip install 'mtcjudge[plot]'")
     tasks = tasks_for(args)
     records: list[Record] = []
     done = 0

@@ -244,3 +244,23 @@ def test_to_complete_judges_the_whole_pool_and_keeps_the_stops(quick_run: dict) 
     for s, t in zip(stopped.stops, complete.stops, strict=True):
         if s.frontier is not None:
             assert t.frontier >= s.frontier
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--mirex", "{tmp}"], "no runs.tsv there"),
+        (["--json", "{tmp}/missing/out.json"], "does not exist"),
+        (["--plot", "{tmp}/out.txt"], "expected a .png or .svg file name"),
+    ],
+)
+def test_bad_options_fail_before_any_replay(
+    tmp_path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    argv = ["bench", "calibration", "--quick", "--collections", "1"]
+    code = main(argv + [o.format(tmp=tmp_path) for o in options])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mtcjudge: error: ")
+    assert message in err
+    assert "[1/" not in err  # no replay ran
