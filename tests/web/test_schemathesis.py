@@ -74,7 +74,7 @@ def test_the_api_keeps_its_contract(
 
         @given(case=operation.as_strategy(generation_mode=mode))
         @settings(
-            max_examples=25,
+            max_examples=12,
             deadline=None,
             derandomize=True,
             database=None,
