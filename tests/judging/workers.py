@@ -95,11 +95,20 @@ def _serve(url: str, conn: Connection, barrier: Barrier) -> None:
         engine.dispose()
 
 
+def _context() -> multiprocessing.context.BaseContext:
+    """Fresh processes forked from a server process that imported this module once (as a
+    server process has its code loaded), rather than each importing the app again: the
+    processes share nothing with the test process (no threads, engines or connections)."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
 class Workers:
     """``n`` processes on one database; :meth:`run` gives each a call and starts them together."""
 
     def __init__(self, url: str, n: int) -> None:
-        ctx = multiprocessing.get_context("spawn")
+        ctx = _context()
         self.barrier = ctx.Barrier(n)
         self.conns: list[Connection] = []
         self.procs = []
