@@ -95,7 +95,7 @@ def _serve(url: str, conn: Connection, barrier: Barrier) -> None:
         engine.dispose()
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> multiprocessing.context.ForkServerContext:
     """Fresh processes forked from a server process that imported this module once (as a
     server process has its code loaded), rather than each importing the app again: the
     processes share nothing with the test process (no threads, engines or connections)."""
