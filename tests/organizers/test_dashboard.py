@@ -154,7 +154,8 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
             page.keyboard.press("ArrowDown")  # CG -> MIREX nDCG
             page.wait_for_selector("#measure-note:not([hidden])")
             page.wait_for_function(
-                "document.querySelector('#forest .axis-label').textContent.startsWith('MIREX nDCG@')"
+                "document.querySelector('#forest .axis-label')"
+                ".textContent.startsWith('MIREX nDCG@')"
             )
             assert _text(page, "#fig-judgments") == "1"
             assert "Ada" not in page.inner_text("#assessors-body")  # pseudonyms only
