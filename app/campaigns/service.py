@@ -36,7 +36,7 @@ from app.models import (
     System,
     utcnow,
 )
-from app.mtc.calibration import ESTIMATOR_CHOICES
+from app.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from app.mtc.measures import MEASURES
 from app.mtc.selection import POLICIES
 from app.validation import check_text, text_problem
@@ -100,7 +100,7 @@ class CampaignSpec:
     scale: str = "fine"
     k: int = 5
     measure: str = "cg"
-    estimator: str = "calibrated"
+    estimator: str = DEFAULT_ESTIMATOR
     policy: str = "confidence"
     target: float = 0.95
     lease_minutes: int = 10

@@ -27,7 +27,7 @@ from app.cli.common import (
 from app.cli.progress import ProgressBar
 from app.ingest.formats import InputError, read_judgments, read_metadata, read_runs
 from app.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
-from app.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES
+from app.mtc.calibration import CALIBRATED, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from app.mtc.engine import STOP_RULES, EngineConfig
 from app.mtc.measures import MEASURES, per_query_scores
 from app.mtc.mirex import MirexAnalysis, friedman_tukey
@@ -87,8 +87,9 @@ def register(sub: SubParsers) -> None:
     sim.add_argument(
         "--model",
         choices=ESTIMATOR_CHOICES,
-        help="relevance estimator (default: ordinal with --metadata, else uniform; calibrated "
-        "= ordinal M_out with --system-effect --no-m-jud)",
+        help=f"relevance estimator (default: {DEFAULT_ESTIMATOR}, as for a new campaign; "
+        "calibrated = ordinal M_out with --system-effect --no-m-jud; docs/calibration.md "
+        "measures how honest each one's confidence is)",
     )
     sim.add_argument(
         "--policy", choices=POLICIES, default="confidence", help="which pair to judge next"
@@ -248,11 +249,6 @@ def replay_config(args: argparse.Namespace, model: str) -> ReplayConfig:
     )
 
 
-def default_model(args: argparse.Namespace) -> str:
-    """The estimator simulate uses without --model."""
-    return "ordinal" if args.metadata else "uniform"
-
-
 def estimator_name(config: ReplayConfig) -> str:
     """The name of the estimator a replay actually runs, whatever options spelled it.
 
@@ -353,7 +349,7 @@ def format_summary(
     mirex: MirexAnalysis,
 ) -> str:
     label = f"{MEASURE_LABELS[args.measure]}@{args.k}"
-    default = " (the default)" if args.model is None and estimator == default_model(args) else ""
+    default = " (the default)" if args.model is None and estimator == DEFAULT_ESTIMATOR else ""
     ns = len(loaded.systems)
     ties = int(true_ties(result.true_means).sum())
     lines = [
@@ -482,10 +478,10 @@ def _check_outputs(args: argparse.Namespace) -> None:
 def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_outputs(args)
     loaded = load_inputs(args)
-    model = args.model or default_model(args)
+    model = args.model or DEFAULT_ESTIMATOR
     if model in ("ordinal", CALIBRATED) and args.metadata is None:
         err.write(
-            f"mtcjudge: note: --model {model} without --metadata falls back to the "
+            f"mtcjudge: note: the {model} estimator without --metadata falls back to the "
             "historical prior where M_jud does not apply\n"
         )
     for warning in coverage_warnings(metadata_coverage(loaded), model, args.metadata):

@@ -59,8 +59,12 @@ from app.mtc.scales import Scale
 CALIBRATED = "calibrated"
 #: every estimator a campaign or a replay can name
 ESTIMATOR_CHOICES = (*ESTIMATOR_KINDS, CALIBRATED)
+#: the estimator of a new campaign and of ``mtcjudge simulate`` without ``--model``: one
+#: default, so that a replay shows what a campaign would do (docs/calibration.md measures it)
+DEFAULT_ESTIMATOR = CALIBRATED
 
 __all__ = [
+    "DEFAULT_ESTIMATOR",
     "ResidualLog",
     "SystemEffect",
     "SystemEffectEngine",

@@ -61,7 +61,7 @@ def test_simulate_reports_effort_and_accuracy(collection_dir: Path, tmp_path: Pa
     assert data["trajectory"][0]["judgments"] == 0
     n_pairs = 6 * 5 // 2
     assert sum(b["count"] for b in data["calibration"]) == n_pairs
-    assert data["settings"]["model"] == "ordinal"
+    assert data["settings"]["model"] == "calibrated"  # a new campaign's estimator
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -142,7 +142,7 @@ def test_simulate_broad_scale(collection_dir: Path) -> None:
     )
     assert code == 0, err
     assert "BROAD" in out
-    assert "estimator uniform (the default)" in out  # no metadata: uniform prior by default
+    assert "estimator calibrated (the default)" in out  # a new campaign's estimator
 
 
 def test_progress_bar_goes_to_stderr(collection_dir: Path) -> None:
@@ -260,7 +260,10 @@ def test_a_replay_stopped_before_any_judgment_says_why_and_still_draws(
     collection_dir: Path, tmp_path: Path
 ) -> None:
     plot = tmp_path / "replay.svg"
-    code, out, err = run(*simulate_args(collection_dir, "--target", "0.5", "--plot", str(plot)))
+    # the ordinal model (M_out) claims 0.5 before any judgment; the campaigns' default
+    # never stops before 2 x systems judgments
+    args = simulate_args(collection_dir, "--model", "ordinal", "--target", "0.5")
+    code, out, err = run(*args, "--plot", str(plot))
     assert code == 0, err
     assert "judgments to target      0 (0.0 %)" in out
     assert "Nothing had to be judged: before any judgment, the estimates alone" in out

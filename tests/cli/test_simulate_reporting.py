@@ -34,10 +34,12 @@ def first_line(out: str) -> str:
 @pytest.mark.parametrize(
     ("options", "name", "default"),
     [
-        ((), "ordinal", True),
+        ((), "calibrated", True),
+        (("--model", "ordinal"), "ordinal", False),
         (("--model", "calibrated"), "calibrated", False),
-        # the options that make up the calibrated estimator are named as such
-        (("--system-effect", "--no-m-jud"), "calibrated", False),
+        # the options that make up the calibrated estimator are named as such (and change
+        # nothing when added to the default)
+        (("--system-effect", "--no-m-jud"), "calibrated", True),
         (("--model", "uniform", "--system-effect"), "uniform + system effect", False),
         (("--model", "ordinal", "--no-m-jud"), "ordinal (M_out only)", False),
     ],
