@@ -65,6 +65,7 @@ from app.mtc.measures import (
     evaluate,
     inverse_denominators,
 )
+from app.mtc.replay import correct_signs, sign_accuracy
 from app.mtc.scales import FINE, Scale
 from app.mtc.selection import POLICIES, CoRetrieval, best_pairs, confidence_weights
 from app.mtc.synthetic import generate
@@ -271,19 +272,15 @@ def complete_means(
 
 def system_accuracy(estimated: FloatArray, true: FloatArray, system: int) -> float:
     """Share of the other systems that ``system`` is ordered against as under complete
-    judgments (a true tie counts as right, as in :func:`app.mtc.replay.sign_accuracy`)."""
-    others = np.arange(true.shape[0]) != system
-    t = true[system] - true[others]
-    e = estimated[system] - estimated[others]
-    right = (np.abs(t) <= 1e-12) | (np.sign(e) == np.sign(t))
-    return float(right.mean())
+    judgments, true ties counted strictly as in :func:`app.mtc.replay.correct_signs`."""
+    a, b = np.triu_indices(true.shape[0], 1)
+    involved = (a == system) | (b == system)
+    return float(correct_signs(estimated, true)[involved].mean())
 
 
 def overall_accuracy(estimated: FloatArray, true: FloatArray) -> float:
-    """Share of all system pairs ordered as under complete judgments."""
-    a, b = np.triu_indices(true.shape[0], 1)
-    t, e = true[a] - true[b], estimated[a] - estimated[b]
-    return float(((np.abs(t) <= 1e-12) | (np.sign(e) == np.sign(t))).mean())
+    """Share of all system pairs ordered as under complete judgments (strict ties)."""
+    return sign_accuracy(estimated, true)
 
 
 def misordered(
@@ -291,13 +288,14 @@ def misordered(
 ) -> tuple[tuple[str, float], ...]:
     """The systems ``system`` is ordered against wrongly, each with the true difference
     ``true[system] - true[other]`` (how close a call it was)."""
-    return tuple(
-        (names[o], float(true[system] - true[o]))
-        for o in range(true.shape[0])
-        if o != system
-        and abs(true[system] - true[o]) > 1e-12
-        and np.sign(estimated[system] - estimated[o]) != np.sign(true[system] - true[o])
-    )
+    a, b = np.triu_indices(true.shape[0], 1)
+    wrong = ~correct_signs(estimated, true)
+    others = [
+        int(b[i] if a[i] == system else a[i])
+        for i in np.flatnonzero(wrong)
+        if system in (a[i], b[i])
+    ]
+    return tuple((names[o], float(true[system] - true[o])) for o in sorted(others))
 
 
 def system_confidence(evaluation: Evaluation, system: int) -> float:

@@ -88,14 +88,18 @@ def test_split_pools_rejects_a_system_out_of_range_and_too_few_others() -> None:
 
 def test_system_accuracy_counts_the_others_ordered_right() -> None:
     true = np.array([0.5, 0.4, 0.3, 0.3])
-    # system 2 is above 3 in the estimate although they tie in truth: a tie counts right
+    # system 2 is above 3 in the estimate although they tie in truth: strictly, that is
+    # wrong (only an estimated tie is right for a true tie)
     estimated = np.array([0.2, 0.4, 0.35, 0.1])
-    assert add_system.system_accuracy(estimated, true, 2) == pytest.approx(2 / 3)
+    assert add_system.system_accuracy(estimated, true, 2) == pytest.approx(1 / 3)
     # system 0 is wrongly below 1 and 2, rightly above 3
     assert add_system.system_accuracy(estimated, true, 0) == pytest.approx(1 / 3)
     assert add_system.rank_of(true, 1) == 2
     names = ["A", "B", "C", "D"]
-    assert add_system.misordered(estimated, true, 2, names) == (("A", pytest.approx(-0.2)),)
+    assert add_system.misordered(estimated, true, 2, names) == (
+        ("A", pytest.approx(-0.2)),
+        ("D", pytest.approx(0.0)),
+    )
     assert [n for n, _ in add_system.misordered(estimated, true, 0, names)] == ["B", "C"]
 
 
