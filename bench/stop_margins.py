@@ -1,0 +1,141 @@
+"""What a stricter stopping rule would have done, read from a calibration run's curves.
+
+``bench/calibration.py --json`` keeps, for every replay, the curve of ranking confidence and
+true accuracy against judgments (about 200 points). A rule that claims a target ``t`` only
+once the engine's confidence reaches ``1 - m (1 - t)`` (a *margin* ``m`` below 1) stops later
+on the same replay, so its stop can be read from the curve without replaying: this prints,
+per estimator, target and margin, the pooled wrong pairs at the stop against the number
+the claim allows, and the judgments against the uniform prior's with the plain rule (m = 1).
+
+The curve is sampled, so a stop is read at the first sampled point past the threshold and
+past the replay's minimum number of judgments (a little later than the loop would stop); a
+replay whose curve never reaches the threshold counts at its last point. With margin 1 the
+figures are therefore close to, not equal to, bench/calibration.py's exact ones. Run it on
+a calibration JSON made with ``--to-complete`` to read margins at 0.99 (otherwise the
+curves end at the 0.99 stop). docs/calibration.md ("Stopping margins") has the figures.
+
+    python bench/stop_margins.py calibration.json --margin 0.8 --margin 0.6
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from app.cli.common import UsageError
+
+TARGETS = (0.90, 0.95, 0.99)
+
+
+def stop(
+    curve: Sequence[Sequence[float]], threshold: float, min_judgments: int = 0
+) -> tuple[float, float]:
+    """(judgments, accuracy) at the first point of ``curve`` with at least
+    ``min_judgments`` judgments whose confidence reaches ``threshold``, or at its last
+    point."""
+    for judged, confidence, accuracy in curve:
+        if judged >= min_judgments and confidence >= threshold:
+            return judged, accuracy
+    return curve[-1][0], curve[-1][2]
+
+
+def margins_table(
+    records: Sequence[dict[str, Any]], margins: Sequence[float]
+) -> list[dict[str, Any]]:
+    """One row per estimator, target and margin: wrong pairs (``sum (1 - accuracy) x
+    pairs``), allowed (``sum (1 - target) x pairs``) and judgments over the uniform
+    prior's judgments with the plain rule on the same replays."""
+    uniform_judged: dict[float, float] = defaultdict(float)
+    for record in records:
+        if record["estimator"] == "uniform":
+            for target in TARGETS:
+                uniform_judged[target] += stop(
+                    record["curve"], target, record.get("min_judgments", 0)
+                )[0]
+    rows = []
+    for margin in (1.0, *margins):
+        for target in TARGETS:
+            totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+            for record in records:
+                n = record["n_systems"]
+                pairs = n * (n - 1) // 2
+                judged, accuracy = stop(
+                    record["curve"],
+                    1 - margin * (1 - target),
+                    record.get("min_judgments", 0),
+                )
+                total = totals[record["estimator"]]
+                total[0] += (1 - accuracy) * pairs
+                total[1] += (1 - target) * pairs
+                total[2] += judged
+            for estimator, (wrong, allowed, judged) in sorted(totals.items()):
+                base = uniform_judged.get(target) or float("nan")
+                rows.append(
+                    {
+                        "estimator": estimator,
+                        "target": target,
+                        "margin": margin,
+                        "threshold": 1 - margin * (1 - target),
+                        "wrong": wrong,
+                        "allowed": allowed,
+                        "honest": wrong <= allowed,
+                        "effort_vs_uniform": judged / base,
+                    }
+                )
+    return rows
+
+
+DESCRIPTION = "What a stricter stopping rule would have done, read from a calibration run."
+
+
+def _margin(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"a margin is in (0, 1], got {text}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("json", type=Path, help="output of bench/calibration.py --json")
+    parser.add_argument(
+        "--margin",
+        type=_margin,
+        action="append",
+        default=[],
+        help="claim t once confidence >= 1 - margin (1 - t); repeatable (default 0.8, 0.6)",
+    )
+    parser.add_argument("--mirex", action="store_true", help="the MIREX replays only")
+
+
+def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        records = json.loads(args.json.read_text())["records"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise UsageError(f"{args.json}: not a calibration JSON ({exc})") from exc
+    records = [r for r in records if (r["kind"] == "mirex") == args.mirex]
+    if not any(r["estimator"] == "uniform" for r in records):
+        raise UsageError(f"{args.json}: no uniform-prior replays to compare effort with")
+    out.write("estimator    target  margin  threshold   wrong/allowed  effort vs uniform\n")
+    for row in margins_table(records, args.margin or [0.8, 0.6]):
+        flag = "" if row["honest"] else "  over"
+        out.write(
+            f"{row['estimator']:<12} {row['target']:.2f}    {row['margin']:.2f}    "
+            f"{row['threshold']:.4f}  {row['wrong']:6.0f}/{row['allowed']:<6.0f}  "
+            f"{row['effort_vs_uniform']:.2f}{flag}\n"
+        )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=DESCRIPTION)
+    add_arguments(parser)
+    return run_from_args(parser.parse_args(argv), sys.stdout)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""bench/stop_margins.py: stops read from recorded curves, on hand-made records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import stop_margins
+
+
+def record(estimator: str, curve: list[tuple[int, float, float]], **extra: object) -> dict:
+    return {"estimator": estimator, "kind": "suite", "n_systems": 5, "curve": curve, **extra}
+
+
+# 5 systems: 10 pairs. The uniform prior reaches 0.95 at 100 judgments (accuracy 0.9) and
+# 0.96 at 200 (accuracy 1.0); the other estimator reaches 0.95 at 20 judgments, but only
+# after its minimum of 30 counts, and 0.96 at 60.
+RECORDS = [
+    record("uniform", [(0, 0.5, 0.5), (100, 0.95, 0.9), (200, 0.97, 1.0), (300, 0.995, 1.0)]),
+    record(
+        "other",
+        [(0, 0.5, 0.5), (20, 0.951, 0.7), (40, 0.955, 0.8), (60, 0.965, 1.0), (80, 0.99, 1.0)],
+        min_judgments=30,
+    ),
+]
+
+
+def rows_by(rows: list[dict], estimator: str, target: float, margin: float) -> dict:
+    (row,) = [
+        r
+        for r in rows
+        if r["estimator"] == estimator and r["target"] == target and r["margin"] == margin
+    ]
+    return row
+
+
+def test_plain_rule_and_a_margin_stop_where_the_curve_crosses_the_threshold() -> None:
+    rows = stop_margins.margins_table(RECORDS, [0.8])
+    plain = rows_by(rows, "other", 0.95, 1.0)
+    # the crossing at 20 judgments comes before the minimum: the stop is at 40
+    assert plain["wrong"] == pytest.approx(2.0)  # (1 - 0.8) x 10 pairs
+    assert plain["allowed"] == pytest.approx(0.5)
+    assert not plain["honest"]
+    assert plain["effort_vs_uniform"] == pytest.approx(40 / 100)
+    strict = rows_by(rows, "other", 0.95, 0.8)
+    assert strict["threshold"] == pytest.approx(0.96)
+    assert strict["wrong"] == pytest.approx(0.0)
+    assert strict["honest"]
+    assert strict["effort_vs_uniform"] == pytest.approx(60 / 100)
+    # a threshold the curve never reaches counts at its last point
+    assert rows_by(rows, "uniform", 0.99, 0.8)["effort_vs_uniform"] == pytest.approx(1.0)
+
+
+def test_the_command_prints_the_table_and_refuses_a_bad_margin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"records": RECORDS}))
+    assert stop_margins.main([str(path), "--margin", "0.8"]) == 0
+    out = capsys.readouterr().out
+    assert "other        0.95    1.00    0.9500" in out
+    assert "over" in out
+    with pytest.raises(SystemExit) as exit_info:
+        stop_margins.main([str(path), "--margin", "1.5"])
+    assert exit_info.value.code == 2
