@@ -12,6 +12,7 @@ nothing is half-written.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -67,6 +68,11 @@ def main(
     run: Command = args.run
     try:
         return run(args, out, err)
+    except BrokenPipeError:
+        # the reader went away (``mtcjudge ... | head``): stop quietly, as Unix tools do
+        if out is sys.stdout:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by it
     except Exception as exc:
         message = _failure(exc)
         if message is None:

@@ -33,3 +33,23 @@ def test_a_typo_in_a_query_id_is_reported_on_its_own_line(tmp_path: Path) -> Non
     assert code == 2
     assert err.startswith(f"mtcjudge: error: {runs}:7: system S1 query qZ (line 7) splits")
     assert "is query qZ a typo of q2?" in err
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
+    """``mtcjudge ... | head``: when the reader goes away the command stops without an error
+    message, with the status a shell gives a tool stopped by SIGPIPE."""
+    import io
+    import json
+
+    from app.cli import main
+
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    curve = [[0, 0.5, 0.5], [10, 0.99, 1.0]]
+    record = {"estimator": "uniform", "kind": "suite", "n_systems": 3, "curve": curve}
+    path = write(tmp_path / "calibration.json", json.dumps({"records": [record]}))
+    err = io.StringIO()
+    assert main(["bench", "stop_margins", str(path)], ClosedPipe(), err) == 141
+    assert err.getvalue() == ""
