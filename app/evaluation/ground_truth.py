@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from app.ingest.formats import InputError
+from app.ingest.formats import InputError, data_lines
 
 __all__ = ["GroundTruth", "read_ground_truth"]
 
@@ -39,34 +39,6 @@ class GroundTruth:
         return sorted(self.groups)
 
 
-def _lines(path: str) -> list[tuple[int, str]]:
-    if not os.path.exists(path):
-        raise InputError(path, None, "no such file or directory")
-    if os.path.isdir(path):
-        raise InputError(path, None, "is a directory, expected a file")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise InputError(path, None, f"cannot read file: {err.strerror}") from err
-    data = data.removeprefix(b"\xef\xbb\xbf")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        message = f"not a UTF-8 text file (byte 0x{data[err.start]:02x}); save it as UTF-8"
-        raise InputError(path, line, message) from err
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
-        raise InputError(path, line, "contains a NUL character (byte 0x00); save it as UTF-8 text")
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return [
-        (number, line)
-        for number, line in enumerate(lines, start=1)
-        if line.strip() and not line.strip().startswith("#")
-    ]
-
-
 def read_ground_truth(path: str | os.PathLike[str]) -> GroundTruth:
     """Read a partially ordered ground truth.
 
@@ -88,7 +60,7 @@ def read_ground_truth(path: str | os.PathLike[str]) -> GroundTruth:
     file = os.fspath(path)
     by_rank: dict[str, dict[int, list[str]]] = {}
     first_line: dict[tuple[str, str], int] = {}
-    lines = _lines(file)
+    lines = data_lines(file)
     for index, (number, line) in enumerate(lines):
         parts = line.split()
         if len(parts) != len(_FIELDS):

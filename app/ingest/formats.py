@@ -19,6 +19,7 @@ __all__ = [
     "Metadata",
     "Runs",
     "check_judgments_cover_runs",
+    "data_lines",
     "read_judgments",
     "read_metadata",
     "read_runs",
@@ -214,7 +215,10 @@ def _read_text(path: str) -> str:
     return text
 
 
-def _data_lines(path: str) -> Iterator[tuple[int, str]]:
+def data_lines(path: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every data line of a UTF-8 text file: blank lines and lines
+    starting with ``#`` left out; a missing, unreadable, non-UTF-8 or NUL-holding file is an
+    :class:`InputError` naming the file (and line)."""
     text = _read_text(path).replace("\r\n", "\n").replace("\r", "\n")
     for number, line in enumerate(text.split("\n"), start=1):
         stripped = line.strip()
@@ -226,7 +230,7 @@ def _parse(path: str, formats: Sequence[_LineFormat]) -> tuple[_LineFormat, list
     """Recognise which of ``formats`` the file is in and split every data line accordingly."""
     detected: _LineFormat | None = None
     rows: list[_Row] = []
-    for number, line in _data_lines(path):
+    for number, line in data_lines(path):
         if detected is None:
             detected = _detect(path, number, line, formats)
             parts = detected.split(line)
