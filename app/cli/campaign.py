@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, TextIO
 
 from app import audit
 from app.cli.common import (
-    MEASURE_LABELS,
     SubParsers,
     UsageError,
     add_parser,
@@ -21,7 +20,7 @@ from app.cli.database import add_database_option, run_in_session, settings_for
 from app.config import Settings
 from app.ingest.formats import read_judgments, read_metadata, read_runs
 from app.mtc.calibration import ESTIMATOR_CHOICES
-from app.mtc.measures import MEASURES
+from app.mtc.measures import MEASURE_TITLES, MEASURES
 from app.mtc.selection import POLICIES
 from app.validation import printable
 
@@ -451,7 +450,7 @@ def run_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def format_campaign_status(results: Results) -> str:
     """Progress, the estimated ranking and what is still needed, from the results document."""
-    label = f"{MEASURE_LABELS[results.measure]}@{results.k}"
+    label = f"{MEASURE_TITLES[results.measure]}@{results.k}"
     reason = results.stop_reason
     judged, pool = results.judgments, results.pool_pairs
     lines = [

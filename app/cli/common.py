@@ -16,11 +16,9 @@ from urllib.parse import urlsplit
 
 from app.campaigns.limits import INT_SETTINGS
 from app.mtc._validation import check_confidence, check_int
-from app.mtc.measures import MEASURE_TITLES
 from app.validation import printable
 
 __all__ = [
-    "MEASURE_LABELS",
     "Command",
     "HelpFormatter",
     "SubParsers",
@@ -38,7 +36,6 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-MEASURE_LABELS = MEASURE_TITLES
 _SHOWN_ITEMS = 10
 
 

@@ -16,7 +16,6 @@ from typing import Any, TextIO
 import numpy as np
 
 from app.cli.common import (
-    MEASURE_LABELS,
     SubParsers,
     UsageError,
     add_parser,
@@ -29,7 +28,7 @@ from app.ingest.formats import InputError, read_judgments, read_metadata, read_r
 from app.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
 from app.mtc.calibration import CALIBRATED, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from app.mtc.engine import STOP_RULES, EngineConfig
-from app.mtc.measures import MEASURES, per_query_scores
+from app.mtc.measures import MEASURE_TITLES, MEASURES, per_query_scores
 from app.mtc.mirex import MirexAnalysis, friedman_tukey
 from app.mtc.replay import ReplayConfig, ReplayResult, replay, true_ties
 from app.mtc.scales import get_scale
@@ -348,7 +347,7 @@ def format_summary(
     estimator: str,
     mirex: MirexAnalysis,
 ) -> str:
-    label = f"{MEASURE_LABELS[args.measure]}@{args.k}"
+    label = f"{MEASURE_TITLES[args.measure]}@{args.k}"
     default = " (the default)" if args.model is None and estimator == DEFAULT_ESTIMATOR else ""
     ns = len(loaded.systems)
     ties = int(true_ties(result.true_means).sum())
@@ -509,7 +508,7 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         from app.cli.plot import plot_replay
 
         title = (
-            f"MTC replay: {args.scale.upper()} {MEASURE_LABELS[args.measure]}@{args.k}, "
+            f"MTC replay: {args.scale.upper()} {MEASURE_TITLES[args.measure]}@{args.k}, "
             f"{estimator}, {args.policy}"
         )
         plot_replay(result, args.plot, title, args.target)

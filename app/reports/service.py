@@ -114,16 +114,7 @@ def render_html(document: dict[str, Any]) -> str:
         "curve": charts.curve(document["trajectory"], document["judgments"]["pool_pairs"]),
         "pool": charts.pool_bar(document["judgments"]),
     }
-    return template.render(report=document, charts=figures, labels=MEASURE_LABELS)
-
-
-#: short names of the measures for headings (the definitions say which nDCG is which)
-MEASURE_LABELS = {
-    "cg": "CG@k",
-    "dcg": "MIREX nDCG@k",
-    "ndcg": "trec_eval nDCG@k",
-    "rbp": "RBP",
-}
+    return template.render(report=document, charts=figures)
 
 
 # ------------------------------------------------------------------ the document
