@@ -14,6 +14,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -75,6 +76,7 @@ class EventStream:
         self.content_type = ""
         self.connected = threading.Event()
         self.ended = threading.Event()
+        self._socket: socket.socket | None = None
         self._client = httpx.Client(timeout=httpx.Timeout(10.0, read=None))
         self._thread = threading.Thread(target=self._read, args=(url, headers), daemon=True)
         self._thread.start()
@@ -85,6 +87,7 @@ class EventStream:
             with self._client.stream("GET", url, headers={**AUTH, **(headers or {})}) as answer:
                 self.status = answer.status_code
                 self.content_type = answer.headers.get("content-type", "")
+                self._socket = answer.extensions["network_stream"].get_extra_info("socket")
                 self.connected.set()
                 fields: dict[str, str] = {}
                 for line in answer.iter_lines():
@@ -126,8 +129,16 @@ class EventStream:
         return found
 
     def close(self) -> None:
+        """Hang up now: shutting the socket down wakes the reading thread, which would
+        otherwise sit in a read until the server's next keep-alive."""
+        if self._socket is not None and not self.ended.is_set():
+            try:
+                self._socket.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # the server hung up first
         self._client.close()
         self._thread.join(timeout=10)
+        assert not self._thread.is_alive(), "the stream did not hang up"
 
 
 def judge_once(base: str, token: str) -> float:
