@@ -174,11 +174,6 @@ def spawn_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     return proc, f"http://127.0.0.1:{port}"
 
 
-def start_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    proc, base = spawn_server(url, log)
-    return wait_until_up(proc, base, log)
-
-
 def wait_until_up(
     proc: subprocess.Popen[bytes], base: str, log: Path
 ) -> tuple[subprocess.Popen[bytes], str]:
@@ -206,7 +201,10 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.fixture
-def two_servers(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, list[str], str]]:
+def two_servers(
+    empty_database_url: str, tmp_path: Path
+) -> Iterator[tuple[str, list[str], list[tuple[subprocess.Popen[bytes], str, Path]]]]:
+    """Two ``mtcjudge serve`` processes on one database: (slug, tokens, [(process, base, log)])."""
     _, slug, tokens = seed(empty_database_url)
     # both start at once (their imports overlap); then wait for each
     logs = [tmp_path / f"serve{i}.log" for i in range(2)]
@@ -214,15 +212,22 @@ def two_servers(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, 
     try:
         for (proc, base), log in zip(started, logs, strict=True):
             wait_until_up(proc, base, log)
-        yield slug, tokens, *[base for _, base in started]  # type: ignore[misc]
+        yield (
+            slug,
+            tokens,
+            [(proc, base, log) for (proc, base), log in zip(started, logs, strict=True)],
+        )
     finally:
         for proc, _ in started:
             stop(proc)
 
 
-def test_an_event_follows_a_judgment_made_through_another_process(two_servers) -> None:
-    slug, tokens, watched, other = two_servers
-    stream = EventStream(f"{watched}/api/campaigns/{slug}/events")
+def test_events_follow_judgments_of_another_process_and_end_when_the_server_stops(
+    two_servers,
+) -> None:
+    slug, tokens, [(proc, watched, log), (_, other, _)] = two_servers
+    events_url = f"{watched}/api/campaigns/{slug}/events"
+    stream = EventStream(events_url)
     try:
         assert stream.status == 200
         assert stream.content_type.startswith("text/event-stream")
@@ -244,29 +249,22 @@ def test_an_event_follows_a_judgment_made_through_another_process(two_servers) -
         # the target is 2 s; a loaded 2-core machine gets leeway, a missing event does not
         assert max(latencies) < 6.0, latencies
         assert document["assessors"][0]["judged"] + document["assessors"][1]["judged"] == 3
-    finally:
-        stream.close()
 
-
-def test_streams_end_when_the_server_stops(empty_database_url: str, tmp_path: Path) -> None:
-    _, slug, _ = seed(empty_database_url)
-    log = tmp_path / "serve.log"
-    proc, base = start_server(empty_database_url, log)
-    try:
-        streams = [EventStream(f"{base}/api/campaigns/{slug}/events") for _ in range(3)]
-        for stream in streams:
-            stream.next_results(timeout=20)
+        # every open stream ends when its server stops
+        streams = [stream, *(EventStream(events_url) for _ in range(2))]
+        for late in streams[1:]:
+            late.next_results(timeout=20)
         stopped = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         # uvicorn re-raises the signal it handled once it has shut down
         assert proc.wait(timeout=15) in (0, -signal.SIGTERM), log.read_text()
         assert time.monotonic() - stopped < 5.0, log.read_text()
-        for stream in streams:
-            assert stream.ended.wait(5)
-            stream.close()
+        for each in streams:
+            assert each.ended.wait(5)
+            each.close()
         assert "Finished server process" in log.read_text()
     finally:
-        stop(proc)
+        stream.close()
 
 
 # ------------------------------------------------------------------ in this process
