@@ -26,7 +26,7 @@ from app.cli.common import (
 from app.cli.progress import ProgressBar
 from app.ingest.formats import InputError, read_judgments, read_metadata, read_runs
 from app.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
-from app.mtc.calibration import CALIBRATED, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
+from app.mtc.calibration import CALIBRATED, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, JOINT
 from app.mtc.engine import STOP_RULES, EngineConfig
 from app.mtc.measures import MEASURE_TITLES, MEASURES, per_query_scores
 from app.mtc.mirex import MirexAnalysis, friedman_tukey
@@ -226,8 +226,9 @@ def load_inputs(args: argparse.Namespace) -> LoadedCollection:
 
 
 def replay_config(args: argparse.Namespace, model: str) -> ReplayConfig:
-    """The replay the options ask for; ``calibrated`` is ordinal M_out with the system effect."""
-    calibrated = model == CALIBRATED
+    """The replay the options ask for; ``calibrated`` is ordinal M_out with the system effect,
+    ``joint`` that with the shared offsets of queries, artists and genre cells too."""
+    calibrated = model in (CALIBRATED, JOINT)
     return ReplayConfig(
         engine=EngineConfig(
             measure=args.measure,
@@ -245,6 +246,7 @@ def replay_config(args: argparse.Namespace, model: str) -> ReplayConfig:
         refit_every=args.refit_every,
         system_effect=args.system_effect or calibrated,
         use_m_jud=not (args.no_m_jud or calibrated),
+        shared_errors=model == JOINT,
     )
 
 
@@ -254,6 +256,8 @@ def estimator_name(config: ReplayConfig) -> str:
     ``--model ordinal --system-effect --no-m-jud`` is the ``calibrated`` estimator and is
     named so; other combinations name the base model and each option that changes it.
     """
+    if config.shared_errors and not (config.calibrate_variance or config.refit_every):
+        return JOINT
     base = config.model
     if base == "ordinal" and not config.use_m_jud:
         base = "ordinal (M_out only)"
@@ -303,7 +307,7 @@ def coverage_warnings(coverage: dict[str, int] | None, model: str, path: Path | 
     """What the metadata leaves out, and what that does to the estimator (none: empty)."""
     if coverage is None:
         return []
-    uses_m_out = model in ("ordinal", CALIBRATED)
+    uses_m_out = model in ("ordinal", CALIBRATED, JOINT)
     consequence = (
         "M_out cannot estimate {} and the historical prior is used there"
         if uses_m_out
@@ -478,7 +482,7 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_outputs(args)
     loaded = load_inputs(args)
     model = args.model or DEFAULT_ESTIMATOR
-    if model in ("ordinal", CALIBRATED) and args.metadata is None:
+    if model in ("ordinal", CALIBRATED, JOINT) and args.metadata is None:
         err.write(
             f"mtcjudge: note: the {model} estimator without --metadata falls back to the "
             "historical prior where M_jud does not apply\n"

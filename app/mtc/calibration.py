@@ -43,7 +43,7 @@ the confidence-weighted selection read, and the engine's variant hooks
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -57,14 +57,19 @@ from app.mtc.scales import Scale
 #: the estimator of the system-effect configuration: ordinal M_out (no M_jud) whose score
 #: distributions include per-system error offsets learnt from the judgments
 CALIBRATED = "calibrated"
+#: the joint error model: ``calibrated`` plus offsets shared by the pairs of a query, of an
+#: artist and of a (query genre, document genre) cell, and a common variance factor, all
+#: learnt from the judgments (docs/method.md §8)
+JOINT = "joint"
 #: every estimator a campaign or a replay can name
-ESTIMATOR_CHOICES = (*ESTIMATOR_KINDS, CALIBRATED)
+ESTIMATOR_CHOICES = (*ESTIMATOR_KINDS, CALIBRATED, JOINT)
 #: the estimator of a new campaign and of ``mtcjudge simulate`` without ``--model``: one
 #: default, so that a replay shows what a campaign would do (docs/calibration.md measures it)
 DEFAULT_ESTIMATOR = CALIBRATED
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
+    "JOINT",
     "ResidualLog",
     "SystemEffect",
     "SystemEffectEngine",
@@ -102,6 +107,8 @@ class SystemEffect:
     bias: FloatArray
     post_var: FloatArray
     n_entries: FloatArray
+    #: factor on every estimation variance, learnt from the judged residuals (1: as modelled)
+    variance_scale: float = 1.0
 
     @classmethod
     def none(cls, n_systems: int) -> SystemEffect:
@@ -291,6 +298,12 @@ class SystemEffectEngine(MTCEngine):
 
     effect: SystemEffect | None = None
     shift_means: bool = True
+    #: also learn a common factor on the estimation variances (:func:`variance_scale`)
+    learn_variance: bool = False
+    #: further random effects shared by pairs: (name, level of every pool pair, -1 for none)
+    factors: tuple[tuple[str, IntArray], ...] = ()
+    #: their posteriors, by name, set by :meth:`recalibrate`
+    factor_effects: dict[str, SystemEffect] | None = None
 
     def invalidate(self) -> None:
         """Forget the cached evaluation (after changing :attr:`effect`)."""
@@ -304,6 +317,25 @@ class SystemEffectEngine(MTCEngine):
     def system_tau2(self) -> float:
         """``tau^2`` of the current offsets (0 before any are set)."""
         return self.effect.tau2 if self.effect is not None else 0.0
+
+    def share_errors(self, metadata: Metadata | None) -> None:
+        """Turn this engine into the joint error model (``JOINT``): offsets shared by the
+        pairs of a query, an artist and a genre cell (:func:`metadata_factors`) besides the
+        system offsets, and a learnt variance factor. Call :meth:`recalibrate` after."""
+        self.learn_variance = True
+        self.factors = metadata_factors(self.collection, metadata)
+
+    def unjudged_mass_by(self, level: IntArray, n_levels: int) -> FloatArray:
+        """Coefficient mass of each system still on estimates, split by the level of the
+        pairs (systems x levels, score units); pairs at level -1 are left out."""
+        c = self.collection
+        pq = c.pair_query[c.entry_pair]
+        entry_level = level[c.entry_pair]
+        keep = ~self.judged[c.entry_pair] & (entry_level >= 0)
+        w = (self.coef * inverse_denominators(self.ey)[pq])[keep]
+        cell = c.entry_system[keep] * n_levels + entry_level[keep]
+        mass = np.bincount(cell, weights=w, minlength=c.n_systems * n_levels)
+        return np.asarray(mass.reshape(c.n_systems, n_levels) / c.n_queries, dtype=np.float64)
 
     def unjudged_mass(self) -> FloatArray:
         """``f_A``: coefficient mass of A still on estimates, in score units."""
@@ -320,10 +352,17 @@ class SystemEffectEngine(MTCEngine):
             mean = self.score_sum / nq
             cov = self.t_mat / nq**2
             if self.effect is not None:
+                cov = cov * self.effect.variance_scale
                 f = self.unjudged_mass()
                 if self.shift_means:
                     mean = mean + f * self.effect.bias
                 cov = cov + np.diag(f**2 * self.effect.post_var)
+            for name, level in self.factors if self.factor_effects else ():
+                effect = self.factor_effects[name]  # type: ignore[index]
+                mass = self.unjudged_mass_by(level, effect.bias.shape[0])
+                if self.shift_means:
+                    mean = mean + mass @ effect.bias
+                cov = cov + (mass * effect.post_var) @ mass.T
             self._evaluation = finish(mean, cov, nq, self.config.distribution, self.config.ci_level)
         return self._evaluation
 
@@ -334,6 +373,7 @@ def system_effect_from_judgments(
     *,
     tau2_prior: float = 0.0,
     prior_weight: float = 0.0,
+    learn_variance: bool = False,
 ) -> SystemEffect:
     """Per-system offsets from every judged pair, against its judgment-free estimate.
 
@@ -346,20 +386,116 @@ def system_effect_from_judgments(
     base_mean, base_var = model.prior_estimates()
     judged_entries = engine.judged[c.entry_pair]
     pairs = c.entry_pair[judged_entries]
-    return estimate_system_effect(
-        c.entry_system[judged_entries],
-        engine.values[pairs] - base_mean[pairs],
+    systems = c.entry_system[judged_entries]
+    residual = engine.values[pairs] - base_mean[pairs]
+    effect = estimate_system_effect(
+        systems,
+        residual,
         base_var[pairs],
         c.n_systems,
         tau2_prior=tau2_prior,
         prior_weight=prior_weight,
     )
+    if not learn_variance or pairs.size == 0:
+        return effect
+    kappa = variance_scale(engine, residual, base_var[pairs], systems, pairs, effect)
+    effect = estimate_system_effect(
+        systems,
+        residual,
+        kappa * base_var[pairs],
+        c.n_systems,
+        tau2_prior=tau2_prior,
+        prior_weight=prior_weight,
+    )
+    return replace(effect, variance_scale=kappa)
+
+
+def variance_scale(
+    engine: MTCEngine,
+    residual: FloatArray,
+    variance: FloatArray,
+    systems: IntArray,
+    pairs: IntArray,
+    effect: SystemEffect,
+    *,
+    prior: float = 20.0,
+) -> float:
+    """Common factor on the estimation variances: the shrunk mean squared standardised
+    residual of the judged pairs once their systems' offsets are taken out.
+
+    Each judged pair counts once (its entries share one residual); its offset is the mean
+    of the offsets of the systems that retrieved it. ``prior`` pseudo-observations of a
+    calibrated model (z^2 = 1) keep a few early surprises from exploding the factor, and
+    the factor is never below 1: judgments may widen the distributions, not narrow them.
+    """
+    n_pairs = engine.collection.n_pairs
+    count = np.bincount(pairs, minlength=n_pairs).astype(np.float64)
+    offset_sum = np.bincount(pairs, weights=effect.bias[systems], minlength=n_pairs)
+    first = np.unique(pairs, return_index=True)[1]
+    p = pairs[first]
+    z2 = (residual[first] - offset_sum[p] / count[p]) ** 2 / np.maximum(variance[first], 1e-9)
+    return float(max(1.0, (prior + z2.sum()) / (prior + z2.size)))
 
 
 def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
     """Re-estimate the engine's system offsets from all its judgments."""
-    engine.effect = system_effect_from_judgments(engine, model)
+    engine.effect = system_effect_from_judgments(
+        engine, model, learn_variance=engine.learn_variance
+    )
+    if engine.factors:
+        engine.factor_effects = factor_effects_from_judgments(engine, model, engine.effect)
     engine.invalidate()
+
+
+def factor_effects_from_judgments(
+    engine: SystemEffectEngine, model: RelevanceModel, system_effect: SystemEffect
+) -> dict[str, SystemEffect]:
+    """Empirical-Bayes offsets of every further factor (query, artist, genre pair, ...)
+    from the judged residuals, once the system offsets and the factors before it are taken
+    out (one backfitting pass); each judged pair counts once."""
+    c = engine.collection
+    base_mean, base_var = model.prior_estimates()
+    judged = np.flatnonzero(engine.judged)
+    entries = engine.judged[c.entry_pair]
+    count = np.bincount(c.entry_pair[entries], minlength=c.n_pairs).astype(np.float64)
+    offset = np.bincount(
+        c.entry_pair[entries],
+        weights=system_effect.bias[c.entry_system[entries]],
+        minlength=c.n_pairs,
+    )
+    residual = (
+        engine.values[judged] - base_mean[judged] - offset[judged] / np.maximum(count[judged], 1.0)
+    )
+    variance = system_effect.variance_scale * base_var[judged]
+    effects: dict[str, SystemEffect] = {}
+    for name, level in engine.factors:
+        n_levels = int(level.max()) + 1 if level.size else 0
+        lv = level[judged]
+        has = lv >= 0
+        effect = estimate_system_effect(lv[has], residual[has], variance[has], max(n_levels, 1))
+        effects[name] = effect
+        residual = residual - np.where(has, effect.bias[np.maximum(lv, 0)], 0.0)
+    return effects
+
+
+def metadata_factors(
+    collection: Collection, metadata: Metadata | None
+) -> tuple[tuple[str, IntArray], ...]:
+    """The shared random effects the metadata allows: query, artist, (query genre, document
+    genre) cell; -1 where a pair's document has no artist or no genre."""
+    factors: list[tuple[str, IntArray]] = [("query", collection.pair_query.astype(np.intp))]
+    if metadata is None:
+        return tuple(factors)
+    artist = metadata.doc_artist[collection.pair_doc]
+    factors.append(("artist", np.where(artist >= 0, artist, -1).astype(np.intp)))
+    genre = metadata.doc_genre[collection.pair_doc]
+    qgenre = metadata.query_genre[collection.pair_query]
+    n_genres = (
+        int(max(metadata.doc_genre.max(initial=-1), metadata.query_genre.max(initial=-1))) + 1
+    )
+    cell = np.where((genre >= 0) & (qgenre >= 0), qgenre * max(n_genres, 1) + genre, -1)
+    factors.append(("genre pair", cell.astype(np.intp)))
+    return tuple(factors)
 
 
 def campaign_engine(
@@ -384,12 +520,14 @@ def campaign_engine(
     """
     rng = np.random.default_rng(seed)
     engine: MTCEngine
-    if estimator == CALIBRATED:
+    if estimator in (CALIBRATED, JOINT):
         model = RelevanceModel(collection, scale, "ordinal", metadata, use_m_jud=False)
         config = EngineConfig(
             measure=measure, policy=policy, target=target, min_judgments=2 * collection.n_systems
         )
         engine = SystemEffectEngine(collection, model, config, judged_values=judged_values, rng=rng)
+        if estimator == JOINT:
+            engine.share_errors(metadata)
         engine.recalibrate()
     else:
         model = RelevanceModel(collection, scale, estimator, metadata)

@@ -89,6 +89,10 @@ class ReplayConfig:
     calibrate_by_source : bool
         Like ``calibrate_variance`` but with one factor per estimate source
         (M_out, M_jud, prior), each from that source's own residuals.
+    shared_errors : bool
+        The joint error model (``joint``, docs/method.md §8): with ``system_effect``, also
+        offsets shared by the pairs of a query, an artist and a genre cell, and a common
+        variance factor, all re-estimated from every judgment after each batch.
     """
 
     engine: EngineConfig = field(default_factory=EngineConfig)
@@ -105,6 +109,7 @@ class ReplayConfig:
     system_effect_shift: bool = True
     calibrate_by_source: bool = False
     use_m_jud: bool = True
+    shared_errors: bool = False
 
     def __post_init__(self) -> None:
         if self.batch < 1:
@@ -117,6 +122,8 @@ class ReplayConfig:
             raise ValueError("calibration_prior must be positive")
         if self.system_effect_icc < 0 or self.system_effect_prior_weight < 0:
             raise ValueError("system_effect_icc and system_effect_prior_weight must be >= 0")
+        if self.shared_errors and not (self.system_effect and not self.use_m_jud):
+            raise ValueError("shared_errors needs system_effect and M_out only (use_m_jud False)")
 
 
 @dataclass(frozen=True)
@@ -419,7 +426,11 @@ def _replay_engine(
             # the offsets need residuals before the confidence they adjust means anything
             engine_config = replace(engine_config, min_judgments=2 * collection.n_systems)
         effect_engine = SystemEffectEngine(collection, model, engine_config, rng=rng)
-        system_effect = _SystemEffect(effect_engine, truth, config)
+        if config.shared_errors:
+            effect_engine.share_errors(model.metadata)
+            calibrations.append(_Recalibrate(effect_engine))
+        else:
+            system_effect = _SystemEffect(effect_engine, truth, config)
         engine = effect_engine
     else:
         engine = MTCEngine(collection, model, config.engine, rng=rng)
@@ -492,6 +503,18 @@ class _SourceVarianceScales(_Calibration):
         if old is None or np.any(np.abs(factors / old - 1.0) > _FACTOR_TOLERANCE):
             model.set_source_variance_scale(factors)
             self.engine.reestimate()
+
+
+class _Recalibrate(_Calibration):
+    """``shared_errors``: the engine re-estimates every offset from its judgments, as a
+    campaign's engine does (:meth:`SystemEffectEngine.recalibrate`)."""
+
+    def __init__(self, engine: SystemEffectEngine) -> None:
+        self.engine = engine
+        engine.recalibrate()
+
+    def update(self, batch: IntArray) -> None:  # noqa: ARG002
+        self.engine.recalibrate()
 
 
 class _Refit(_Calibration):

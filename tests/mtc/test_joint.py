@@ -1,0 +1,171 @@
+"""The joint error model (``joint``, docs/method.md §8): offsets shared by the pairs of a
+query, an artist and a genre cell enter every system's expected score and the covariance of
+every pair of systems; the campaign engine and ``mtcjudge simulate`` run the same estimator."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.ingest.formats import read_judgments, read_metadata, read_runs
+from app.ingest.loader import LoadedCollection, load_collection
+from app.mtc.calibration import (
+    CALIBRATED,
+    JOINT,
+    SystemEffect,
+    SystemEffectEngine,
+    campaign_engine,
+    metadata_factors,
+)
+from app.mtc.collection import Metadata
+from app.mtc.engine import EngineConfig
+from app.mtc.replay import ReplayConfig, replay
+from app.mtc.scales import FINE
+from app.mtc.synthetic import generate
+
+K = 3
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> LoadedCollection:
+    col = generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5)
+    paths = col.write(Path(tmp_path_factory.mktemp("syn")))
+    return load_collection(
+        read_runs(paths["runs"]),
+        K,
+        read_metadata(paths["metadata"]),
+        read_judgments(paths["judgments-fine"], "fine"),
+    )
+
+
+def _judge_some(engine: SystemEffectEngine, truth: np.ndarray, n: int, seed: int = 0) -> None:
+    pairs = np.random.default_rng(seed).choice(truth.shape[0], size=n, replace=False)
+    engine.judge(pairs, truth[pairs])
+    engine.recalibrate()
+
+
+def test_the_factors_are_query_artist_and_genre_cell_with_unknowns_left_out() -> None:
+    from app.mtc.collection import build_collection
+
+    # 2 queries, 3 documents; document 2 has no artist, document 1 no genre
+    runs = np.array([[[0, 1], [1, 2]], [[2, 0], [0, 1]]])  # systems x queries x k
+    c = build_collection(runs, 2)
+    meta = Metadata.from_arrays([5, 7, -1], [0, -1, 1], [1, 0])
+    factors = dict(metadata_factors(c, meta))
+    assert list(factors) == ["query", "artist", "genre pair"]
+    np.testing.assert_array_equal(factors["query"], c.pair_query)
+    artist = meta.doc_artist[c.pair_doc]
+    np.testing.assert_array_equal(factors["artist"], np.where(artist >= 0, artist, -1))
+    cell = factors["genre pair"]
+    for p in range(c.n_pairs):
+        g, qg = meta.doc_genre[c.pair_doc[p]], meta.query_genre[c.pair_query[p]]
+        assert cell[p] == (qg * 2 + g if g >= 0 else -1)
+    # without metadata only the query factor is left
+    assert [name for name, _ in metadata_factors(c, None)] == ["query"]
+
+
+def test_mass_by_level_splits_each_systems_unjudged_mass(loaded: LoadedCollection) -> None:
+    engine, _ = campaign_engine(loaded.collection, loaded.metadata, FINE, JOINT)
+    assert isinstance(engine, SystemEffectEngine)
+    _judge_some(engine, loaded.judged_values, 40)
+    query = dict(engine.factors)["query"]
+    by_query = engine.unjudged_mass_by(query, loaded.collection.n_queries)
+    np.testing.assert_allclose(by_query.sum(axis=1), engine.unjudged_mass(), rtol=1e-12)
+    # a level nobody has left unjudged carries no mass
+    judged_query = int(loaded.collection.pair_query[np.flatnonzero(engine.judged)[0]])
+    level = np.where(loaded.collection.pair_query == judged_query, 0, -1)
+    level[~engine.judged] = -1
+    assert not engine.unjudged_mass_by(level, 1).any()
+
+
+def test_factor_offsets_enter_means_and_covariances_as_derived(loaded: LoadedCollection) -> None:
+    """mean_A += sum_g f_Ag E[b_g];  Cov(A, B) += sum_g f_Ag f_Bg Var[b_g]  (§8.3)."""
+    engine, _ = campaign_engine(loaded.collection, loaded.metadata, FINE, JOINT)
+    assert isinstance(engine, SystemEffectEngine)
+    _judge_some(engine, loaded.judged_values, 30)
+    nq = loaded.collection.n_queries
+    # known offsets for the query factor, none for the others
+    rng = np.random.default_rng(3)
+    bias, post_var = rng.normal(0, 0.1, nq), rng.uniform(0, 0.01, nq)
+    zero = SystemEffect(0.0, 0.0, 0.0, np.zeros(1), np.zeros(1), np.zeros(1))
+    levels = {name: int(level.max()) + 1 for name, level in engine.factors}
+    engine.factor_effects = {
+        name: replace(zero, bias=np.zeros(n), post_var=np.zeros(n), n_entries=np.zeros(n))
+        for name, n in levels.items()
+    }
+    engine.invalidate()
+    without = engine.evaluation()
+    engine.factor_effects["query"] = replace(
+        engine.factor_effects["query"], bias=bias, post_var=post_var
+    )
+    engine.invalidate()
+    with_query = engine.evaluation()
+    f = engine.unjudged_mass_by(dict(engine.factors)["query"], nq)
+    s = loaded.collection.n_systems
+    for a in range(s):
+        assert with_query.mean[a] - without.mean[a] == pytest.approx(f[a] @ bias, abs=1e-12)
+        assert with_query.var[a] - without.var[a] == pytest.approx(
+            (f[a] ** 2) @ post_var, abs=1e-12
+        )
+        for b in range(a + 1, s):
+            # the difference's variance grows by sum_g (f_Ag - f_Bg)^2 Var[b_g]
+            grown = with_query.diff_var[a, b] - without.diff_var[a, b]
+            assert grown == pytest.approx(((f[a] - f[b]) ** 2) @ post_var, abs=1e-12)
+
+
+def test_a_shared_query_error_is_learnt_and_widens_the_distributions(
+    loaded: LoadedCollection,
+) -> None:
+    """Judgments that all run 40 FINE points above the estimates on half of the queries:
+    the query offsets pick it up (positive there, about zero elsewhere) and the scores'
+    variances grow beyond those of the system offsets alone."""
+    c = loaded.collection
+    _, model = campaign_engine(c, loaded.metadata, FINE, CALIBRATED)
+    base_mean, _ = model.prior_estimates()
+    high = c.pair_query % 2 == 0
+    truth = np.clip(base_mean + np.where(high, 40.0, 0.0), 0, 100)
+    pairs = np.random.default_rng(1).choice(c.n_pairs, size=c.n_pairs // 2, replace=False)
+    results = {}
+    for name in (CALIBRATED, JOINT):
+        engine, _ = campaign_engine(c, loaded.metadata, FINE, name)
+        assert isinstance(engine, SystemEffectEngine)
+        engine.judge(pairs, truth[pairs])
+        engine.recalibrate()
+        results[name] = engine
+    joint = results[JOINT]
+    assert joint.factor_effects is not None
+    query = joint.factor_effects["query"]
+    assert query.tau2 > 0
+    assert query.bias[0::2].mean() > query.bias[1::2].mean() + 5.0
+    assert np.all(joint.evaluation().var >= results[CALIBRATED].evaluation().var - 1e-15)
+    assert joint.evaluation().var.sum() > results[CALIBRATED].evaluation().var.sum()
+
+
+def test_simulate_and_a_campaign_run_the_same_joint_estimator(loaded: LoadedCollection) -> None:
+    c = loaded.collection
+    truth = loaded.judged_values
+    config = ReplayConfig(
+        engine=EngineConfig(measure="cg", target=0.9),
+        model="ordinal",
+        system_effect=True,
+        use_m_jud=False,
+        shared_errors=True,
+    )
+    result = replay(c, loaded.metadata, truth, FINE, config)
+    # a campaign's engine, fed the pairs it asks for one by one, stops at the same point
+    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT, target=0.9)
+    while engine.stop_reason() is None:
+        pair = engine.select(1)
+        engine.judge(pair, truth[pair])
+        engine.recalibrate()
+    assert engine.n_judged == result.judgments_to_target
+    np.testing.assert_allclose(engine.evaluation().mean, result.estimated_means, rtol=1e-9)
+    assert engine.ranking_confidence == pytest.approx(result.final_confidence)
+
+
+def test_joint_needs_the_system_effect_on_m_out() -> None:
+    with pytest.raises(ValueError, match="shared_errors"):
+        ReplayConfig(shared_errors=True)
