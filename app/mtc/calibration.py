@@ -287,6 +287,85 @@ class ResidualLog:
         )
 
 
+def _entry_ranges(start: IntArray, index: IntArray) -> IntArray:
+    """The entries ``start[i]:start[i + 1]`` of every ``i`` in ``index``, concatenated."""
+    lo = start[index]
+    counts = start[index + 1] - lo
+    total = int(counts.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.intp)
+    first = np.cumsum(counts) - counts  # where each range starts in the output
+    return np.asarray(np.arange(total) + np.repeat(lo - first, counts), dtype=np.intp)
+
+
+def _judged_entries(collection: Collection, judged: NDArray[np.bool_]) -> IntArray:
+    """Indices of the entries of the judged pairs, in entry order: the entries are sorted by
+    pair, so this is ``numpy.flatnonzero(judged[collection.entry_pair])`` without a pass over
+    every entry."""
+    return _entry_ranges(collection.entry_start, np.flatnonzero(judged))
+
+
+class _UnjudgedMass:
+    """``f_A`` of :meth:`SystemEffectEngine.unjudged_mass`, kept up to date by difference.
+
+    The weight of every entry (its coefficient over ``E[Y_q]``, 0 once its pair is judged)
+    is kept in system order. When pairs are judged, or ``E[Y_q]`` changes (ratio measures),
+    only their entries are recomputed and only the systems that retrieve them are summed
+    again, over their entries in entry order from 0, as :func:`numpy.bincount` sums them in a
+    full pass: the masses are bit for bit those of a full pass. The index arrays depend on
+    the collection only and are shared by copies of the engine.
+    """
+
+    def __init__(self, engine: SystemEffectEngine) -> None:
+        c = engine.collection
+        self.order = np.argsort(c.entry_system, kind="stable").astype(np.intp)
+        self.position = np.empty_like(self.order)
+        self.position[self.order] = np.arange(self.order.shape[0], dtype=np.intp)
+        counts = np.bincount(c.entry_system, minlength=c.n_systems)
+        self.start = np.concatenate(([0], np.cumsum(counts))).astype(np.intp)
+        self.zeros = np.zeros(int(counts.max(initial=0)), dtype=np.intp)
+        self._full(engine)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _UnjudgedMass:
+        clone = object.__new__(_UnjudgedMass)
+        clone.__dict__.update(self.__dict__)
+        for name in ("judged", "ey", "weight", "mass"):  # the rest is fixed by the collection
+            setattr(clone, name, getattr(self, name).copy())
+        return clone
+
+    def _full(self, engine: SystemEffectEngine) -> None:
+        c = engine.collection
+        self.judged = engine.judged.copy()
+        self.ey = engine.ey.copy()
+        pq = c.pair_query[c.entry_pair]
+        open_ = ~self.judged[c.entry_pair]
+        w = engine.coef * inverse_denominators(self.ey)[pq] * open_
+        self.mass = np.bincount(c.entry_system, weights=w, minlength=c.n_systems)
+        self.weight = w[self.order]
+
+    def mass_of(self, engine: SystemEffectEngine) -> FloatArray:
+        c = engine.collection
+        pairs = np.flatnonzero(engine.judged != self.judged)
+        queries = np.flatnonzero(engine.ey != self.ey)
+        if pairs.size or queries.size:
+            entries = _entry_ranges(c.entry_start, pairs)
+            if queries.size:
+                entries = np.union1d(entries, _entry_ranges(c.query_entry_start, queries))
+            if 4 * entries.shape[0] > c.entry_pair.shape[0]:
+                self._full(engine)
+            else:
+                self.judged[pairs] = engine.judged[pairs]
+                self.ey[queries] = engine.ey[queries]
+                ep = c.entry_pair[entries]
+                inv = inverse_denominators(self.ey)[c.pair_query[ep]]
+                self.weight[self.position[entries]] = engine.coef[entries] * inv * ~self.judged[ep]
+                for s in np.unique(c.entry_system[entries]):
+                    lo, hi = int(self.start[s]), int(self.start[s + 1])
+                    own = self.weight[lo:hi]
+                    self.mass[s] = np.bincount(self.zeros[: hi - lo], weights=own, minlength=1)[0]
+        return np.asarray(self.mass / c.n_queries, dtype=np.float64)
+
+
 class SystemEffectEngine(MTCEngine):
     """:class:`MTCEngine` whose score distributions include the system offsets.
 
@@ -337,14 +416,17 @@ class SystemEffectEngine(MTCEngine):
         mass = np.bincount(cell, weights=w, minlength=c.n_systems * n_levels)
         return np.asarray(mass.reshape(c.n_systems, n_levels) / c.n_queries, dtype=np.float64)
 
+    #: the bookkeeping of :meth:`unjudged_mass`, made on its first call
+    _unjudged: _UnjudgedMass | None = None
+
     def unjudged_mass(self) -> FloatArray:
-        """``f_A``: coefficient mass of A still on estimates, in score units."""
-        c = self.collection
-        pq = c.pair_query[c.entry_pair]
-        open_ = ~self.judged[c.entry_pair]
-        w = self.coef * inverse_denominators(self.ey)[pq] * open_
-        mass = np.bincount(c.entry_system, weights=w, minlength=c.n_systems)
-        return np.asarray(mass / c.n_queries, dtype=np.float64)
+        """``f_A``: coefficient mass of A still on estimates, in score units.
+
+        ``(1/n_Q) sum_{unjudged entries e of A} c_e / E[Y_q(e)]``, updated for the pairs
+        judged since the last call (:class:`_UnjudgedMass`), exactly as a full pass."""
+        if self._unjudged is None:
+            self._unjudged = _UnjudgedMass(self)
+        return self._unjudged.mass_of(self)
 
     def evaluation(self) -> Evaluation:
         if self._evaluation is None:
@@ -384,9 +466,9 @@ def system_effect_from_judgments(
     """
     c = engine.collection
     base_mean, base_var = model.prior_estimates()
-    judged_entries = engine.judged[c.entry_pair]
-    pairs = c.entry_pair[judged_entries]
-    systems = c.entry_system[judged_entries]
+    entries = _judged_entries(c, engine.judged)
+    pairs = c.entry_pair[entries]
+    systems = c.entry_system[entries]
     residual = engine.values[pairs] - base_mean[pairs]
     effect = estimate_system_effect(
         systems,

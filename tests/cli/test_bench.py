@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.mtc.calibration import DEFAULT_ESTIMATOR
 from tests.cli import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,9 +25,25 @@ def test_bench_engine_prints_and_writes_figures(tmp_path: Path) -> None:
     assert "median" in out
     assert "naive" in out
     data = json.loads(report.read_text())
-    assert data["mirex2011_scale"]["median_ms"] > 0
-    assert data["mirex2011_scale"]["systems"] == 18
-    assert data["naive_ratio"] > 0
+    # the headline figures are the default estimator's, on the engine a campaign runs
+    assert data["estimator"] == DEFAULT_ESTIMATOR
+    assert f"mirex2011  {DEFAULT_ESTIMATOR}" in out
+    small = data["mirex2011_scale"]
+    assert small["estimator"] == DEFAULT_ESTIMATOR
+    assert small["engine"] == "SystemEffectEngine"
+    assert small["median_ms"] > 0
+    assert small["systems"] == 18
+    assert small["naive_max_abs_difference"] < 1e-9  # the baseline computes the same thing
+    assert data["naive_ratio"] == small["naive_ratio"] > 0
+    assert data["targets"]["estimator"] == DEFAULT_ESTIMATOR
+    assert set(data["targets_met"]) == {"mirex2011_median_ms"}  # --skip-large
+    assert "large_scale" not in data
+    # the plain engine with the ordinal estimator, as a second row
+    second = data["second_row"]["mirex2011_scale"]
+    assert second["estimator"] == "ordinal"
+    assert second["engine"] == "MTCEngine"
+    assert second["median_ms"] > 0
+    assert "mirex2011  ordinal" in out
 
 
 def test_the_benchmark_is_a_script_of_bench_with_the_options_of_the_command(
