@@ -7,21 +7,24 @@ Usage::
         [--runs R --judgments J --metadata M]
 
 The engine is the one a campaign runs (:func:`app.mtc.calibration.campaign_engine`) with the
-default estimator (``DEFAULT_ESTIMATOR``, ``calibrated``: M_out plus per-system error offsets
-learnt from the judgments), the CG measure and confidence-weighted selection. One iteration
-is what a campaign's loop does per judgment: ``judge`` (the pair's query's estimates and
-score statistics), ``recalibrate`` (the per-system offsets from every judgment), the stopping
-check (the score distributions with the offsets, the pair confidences) and ``select(1)`` (the
-selection weights, the next pair). It is timed against a naive full recompute in the same run,
-on the same collection: re-estimate every pair, re-estimate the offsets, re-evaluate every
-system and pair from scratch, recompute the weights and pick. The plain engine with the
-``ordinal`` estimator (M_out and M_jud, no offsets) is timed the same way as a second row.
+default estimator of campaigns and of ``mtcjudge simulate`` (``DEFAULT_ESTIMATOR``: a
+:class:`~app.mtc.calibration.SystemEffectEngine`, M_out plus error offsets learnt from the
+judgments), the CG measure and confidence-weighted selection. One iteration is what a
+campaign's loop does per judgment: ``judge`` (the pair's query's estimates and score
+statistics), ``recalibrate`` (the offsets from every judgment), the stopping check (the score
+distributions with the offsets, the pair confidences) and ``select(1)`` (the selection
+weights, the next pair). It is timed against a naive full recompute in the same run, on the
+same collection: a copy of the engine re-estimates every pair, rebuilds every score
+statistic, re-estimates the offsets and the coefficient mass they weigh from every entry,
+re-evaluates every system and pair, recomputes the weights and picks. The plain engine with
+the ``ordinal`` estimator (M_out and M_jud, no offsets) is timed the same way as a second row.
 Figures are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import gc
 import json
 import resource
@@ -29,6 +32,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -36,26 +40,10 @@ import numpy as np
 
 from app.ingest.formats import read_judgments, read_metadata, read_runs
 from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from app.mtc.calibration import (
-    DEFAULT_ESTIMATOR,
-    SystemEffect,
-    SystemEffectEngine,
-    campaign_engine,
-    estimate_system_effect,
-)
-from app.mtc.collection import Collection
+from app.mtc.calibration import DEFAULT_ESTIMATOR, SystemEffectEngine, campaign_engine
 from app.mtc.engine import MTCEngine
-from app.mtc.estimators import RelevanceModel
-from app.mtc.measures import (
-    Evaluation,
-    accumulate,
-    entry_coefficients,
-    finish,
-    inverse_denominators,
-    measure_normaliser,
-)
+from app.mtc.measures import inverse_denominators
 from app.mtc.scales import FINE
-from app.mtc.selection import CoRetrieval, best_pairs, confidence_weights
 from app.mtc.synthetic import generate
 
 __all__ = ["DESCRIPTION", "add_arguments", "engine_benchmark", "main", "run_from_args"]
@@ -67,7 +55,7 @@ DESCRIPTION = (
     "the plain engine with the ordinal estimator as a second row."
 )
 
-#: the measure of every case (not a ratio measure: E[Y_q] is the constant normaliser)
+#: the measure of every case
 MEASURE = "cg"
 #: the second row: the plain engine with M_out and M_jud
 SECOND_ESTIMATOR = "ordinal"
@@ -85,43 +73,42 @@ def _iterate(engine: MTCEngine, pair: int, value: float) -> int:
     return int(engine.select(1)[0])
 
 
-def _naive_offsets(
-    c: Collection, model: RelevanceModel, judged: np.ndarray, values: np.ndarray
-) -> SystemEffect:
-    """The per-system offsets from every judged entry, against its judgment-free estimate."""
-    base_mean, base_var = model.prior_estimates()
-    entries = judged[c.entry_pair]
-    pairs = c.entry_pair[entries]
-    return estimate_system_effect(
-        c.entry_system[entries],
-        values[pairs] - base_mean[pairs],
-        base_var[pairs],
-        c.n_systems,
-    )
+def _full_unjudged_mass(engine: SystemEffectEngine) -> np.ndarray:
+    """``f_A`` from every entry, as ``unjudged_mass`` computed it before it kept it up to date."""
+    c = engine.collection
+    pq = c.pair_query[c.entry_pair]
+    open_ = ~engine.judged[c.entry_pair]
+    w = engine.coef * inverse_denominators(engine.ey)[pq] * open_
+    mass = np.bincount(c.entry_system, weights=w, minlength=c.n_systems)
+    return np.asarray(mass / c.n_queries, dtype=np.float64)
 
 
-def _naive_evaluation(
-    engine: MTCEngine,
-    mean: np.ndarray,
-    var: np.ndarray,
-    judged: np.ndarray,
-    effect: SystemEffect | None,
-) -> Evaluation:
-    """Every system's score distribution and every pair's confidence from scratch."""
-    c, cfg = engine.collection, engine.config
-    nq = c.n_queries
-    ey = np.full(nq, measure_normaliser(MEASURE, c.k, engine.scale, cfg.rbp_p))
-    vy = np.zeros(nq)
-    coef = entry_coefficients(c, MEASURE, cfg.rbp_p)
-    _, per_system, t_mat = accumulate(c, coef, mean, var, ey, vy)
-    score, cov = per_system / nq, t_mat / nq**2
-    if effect is not None:  # the offsets, weighted by the coefficient mass still estimated
-        open_ = ~judged[c.entry_pair]
-        w = coef * inverse_denominators(ey)[c.pair_query[c.entry_pair]] * open_
-        f = np.bincount(c.entry_system, weights=w, minlength=c.n_systems) / nq
-        score = score + f * effect.bias
-        cov = cov + np.diag(f**2 * effect.post_var)
-    return finish(score, cov, nq, cfg.distribution, cfg.ci_level)
+def _naive_engine(engine: MTCEngine) -> MTCEngine:
+    """A copy of ``engine`` for the naive iterations, which recompute everything from scratch.
+
+    The collection, the relevance model and the co-retrievals (fixed by the runs) are
+    shared; a calibrated engine's ``f_A`` is a full pass over every entry.
+    """
+    memo: dict[int, object] = {id(engine.collection): engine.collection}
+    memo[id(engine.model)] = engine.model
+    if engine._co is not None:
+        memo[id(engine._co)] = engine._co
+    naive = copy.deepcopy(engine, memo)
+    if isinstance(naive, SystemEffectEngine):  # an instance attribute hides the method
+        naive.__dict__["unjudged_mass"] = partial(_full_unjudged_mass, naive)
+    return naive
+
+
+def _naive_iteration(naive: MTCEngine, pair: int, value: float) -> int:
+    """The same iteration with everything recomputed from scratch; returns the next pair."""
+    if not naive.judged[pair]:
+        naive.n_judged += 1
+    naive.judged[pair] = True
+    naive.values[pair] = value
+    naive.reestimate()  # every pair re-estimated, every score statistic rebuilt
+    naive.recalibrate()  # the offsets from every judged entry (a no-op on the plain engine)
+    naive.stop_reason()
+    return int(naive.select(1)[0])  # the weights of every pair, from the new evaluation
 
 
 def _time_case(
@@ -135,7 +122,7 @@ def _time_case(
     c = loaded.collection
     truth = loaded.judged_values
     t0 = time.perf_counter()
-    engine, model = campaign_engine(c, loaded.metadata, FINE, estimator, measure=MEASURE)
+    engine, _ = campaign_engine(c, loaded.metadata, FINE, estimator, measure=MEASURE)
     nxt = int(engine.select(1)[0])
     setup = time.perf_counter() - t0
     times = []
@@ -145,34 +132,21 @@ def _time_case(
         times.append(time.perf_counter() - start)
 
     # the baseline computes what the engine holds: compare once, outside the timings
-    calibrated = isinstance(engine, SystemEffectEngine)
-    judged = engine.judged.copy()
-    values = engine.values.copy()
-    mean, var, _ = model.estimate_all(judged, values)
-    effect = _naive_offsets(c, model, judged, values) if calibrated else None
-    check = _naive_evaluation(engine, mean, var, judged, effect)
-    current = engine.evaluation()
+    naive_engine = _naive_engine(engine)
+    naive_engine.reestimate()
+    naive_engine.recalibrate()
+    check, current = naive_engine.evaluation(), engine.evaluation()
     agreement = max(
         float(np.abs(check.mean - current.mean).max()),
         float(np.abs(check.pair_confidence - current.pair_confidence).max()),
     )
-
-    # naive: the same iteration with everything recomputed from scratch
-    cfg = engine.config
-    co = CoRetrieval.build(c, engine.coef)  # fixed by the runs, as in the engine
     naive = []
     p = nxt
     for _ in range(naive_iterations):
         start = time.perf_counter()
-        judged[p] = True
-        values[p] = truth[p]
-        mean, var, _ = model.estimate_all(judged, values)
-        effect = _naive_offsets(c, model, judged, values) if calibrated else None
-        ev = _naive_evaluation(engine, mean, var, judged, effect)
-        _ = ev.ranking_confidence >= cfg.target
-        w = confidence_weights(c, engine.coef, ev.pair_confidence, cfg.confident_level, co)
-        p = int(best_pairs(w, ~judged, var, c.mean_rank, c.pair_query, 1, locality=cfg.locality)[0])
+        p = _naive_iteration(naive_engine, p, float(truth[p]))
         naive.append(time.perf_counter() - start)
+    del naive_engine
     fig: dict[str, object] = {
         "estimator": estimator,
         "engine": type(engine).__name__,
