@@ -28,7 +28,7 @@ from app.campaigns.routes import CHECK_SLUG
 from app.deps import CurrentOrganizer, SessionDep, SettingsDep
 from app.errors import CampaignNotFound, InvalidInput
 from app.models import Assessor, Campaign, as_utc
-from app.mtc.calibration import ESTIMATOR_CHOICES
+from app.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from app.mtc.measures import MEASURE_TITLES, MEASURES
 from app.mtc.selection import POLICIES
 from app.organizers.service import Principal
@@ -106,7 +106,7 @@ _SCALES = [
     Choice("fine", "FINE (0–100 slider)"),
     Choice("broad", "BROAD (not similar / somewhat / very similar)"),
 ]
-_ESTIMATORS = {"calibrated": "calibrated (recommended)"}
+_ESTIMATORS = {DEFAULT_ESTIMATOR: f"{DEFAULT_ESTIMATOR} (recommended)"}
 _POLICIES = {"confidence": "confidence (recommended)"}
 
 

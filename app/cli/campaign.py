@@ -19,7 +19,7 @@ from app.cli.common import (
 from app.cli.database import add_database_option, run_in_session, settings_for
 from app.config import Settings
 from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.mtc.calibration import ESTIMATOR_CHOICES
+from app.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from app.mtc.measures import MEASURE_TITLES, MEASURES
 from app.mtc.selection import POLICIES
 from app.validation import printable
@@ -161,9 +161,10 @@ def _add_create(actions: SubParsers) -> None:
     create.add_argument(
         "--model",
         choices=ESTIMATOR_CHOICES,
-        default="calibrated",
-        help="relevance estimator (calibrated: M_out plus per-system error offsets learnt from "
-        "the judgments, whose confidence held up on MIREX 2011)",
+        default=DEFAULT_ESTIMATOR,
+        help="relevance estimator (default %(default)s: M_out plus error offsets shared by the "
+        "pairs of a system, a query, an artist and a genre cell, learnt from the judgments; "
+        "docs/calibration.md measures every estimator's confidence)",
     )
     create.add_argument(
         "--policy", choices=POLICIES, default="confidence", help="which pair to hand out next"

@@ -34,6 +34,7 @@ from app.demo.audio import artist_style, genre_style, render_clip, write_wav
 from app.errors import InvalidInput
 from app.ingest.formats import Metadata, Runs
 from app.models import Campaign, Document
+from app.mtc.calibration import DEFAULT_ESTIMATOR
 from app.mtc.synthetic import SyntheticCollection, generate
 from app.organizers import repository as organizers_repository
 from app.organizers import service as organizers
@@ -64,7 +65,7 @@ _SPEC = CampaignSpec(
     ),
     scale="fine",
     k=_SIZES["k"],
-    estimator="calibrated",
+    estimator=DEFAULT_ESTIMATOR,
     policy="confidence",
     target=0.95,
     seed=DEMO_SEED,

@@ -65,7 +65,7 @@ JOINT = "joint"
 ESTIMATOR_CHOICES = (*ESTIMATOR_KINDS, CALIBRATED, JOINT)
 #: the estimator of a new campaign and of ``mtcjudge simulate`` without ``--model``: one
 #: default, so that a replay shows what a campaign would do (docs/calibration.md measures it)
-DEFAULT_ESTIMATOR = CALIBRATED
+DEFAULT_ESTIMATOR = JOINT
 
 __all__ = [
     "DEFAULT_ESTIMATOR",

@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import kendalltau
 
-from app.mtc.calibration import CALIBRATED, campaign_engine
+from app.mtc.calibration import DEFAULT_ESTIMATOR, campaign_engine
 from app.mtc.collection import Collection, Metadata
 from app.mtc.engine import EngineConfig, MTCEngine
 from app.mtc.estimators import RelevanceModel
@@ -230,7 +230,7 @@ def sequential(
     metadata: Metadata | None,
     truth: FloatArray,
     scale: Scale,
-    estimator: str = CALIBRATED,
+    estimator: str = DEFAULT_ESTIMATOR,
     *,
     locality: bool = True,
     jitter: float = 0.0,
@@ -376,7 +376,7 @@ def simulate(
     truth: FloatArray,
     scale: Scale,
     config: SimConfig,
-    estimator: str = CALIBRATED,
+    estimator: str = DEFAULT_ESTIMATOR,
     *,
     measure: str = "cg",
 ) -> RunResult:

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.main import create_app
+from app.mtc.calibration import DEFAULT_ESTIMATOR
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
 
 RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS1\tq2\td3\nS2\tq1\td2\nS2\tq2\td1\n"
@@ -72,7 +73,7 @@ def test_create_campaign_returns_it_with_the_import_report(
         2,
         0.9,
         "fine",
-        "calibrated",
+        DEFAULT_ESTIMATOR,  # the default
     )
     report = data["report"]
     assert (report["n_systems"], report["n_queries"], report["n_results"]) == (2, 2, 5)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.mtc.calibration import DEFAULT_ESTIMATOR
 from app.mtc.synthetic import generate
 from tests.cli import run
 
@@ -61,7 +62,7 @@ def test_simulate_reports_effort_and_accuracy(collection_dir: Path, tmp_path: Pa
     assert data["trajectory"][0]["judgments"] == 0
     n_pairs = 6 * 5 // 2
     assert sum(b["count"] for b in data["calibration"]) == n_pairs
-    assert data["settings"]["model"] == "calibrated"  # a new campaign's estimator
+    assert data["settings"]["model"] == DEFAULT_ESTIMATOR  # a new campaign's estimator
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -142,7 +143,7 @@ def test_simulate_broad_scale(collection_dir: Path) -> None:
     )
     assert code == 0, err
     assert "BROAD" in out
-    assert "estimator calibrated (the default)" in out  # a new campaign's estimator
+    assert f"estimator {DEFAULT_ESTIMATOR} (the default)" in out  # a new campaign's estimator
 
 
 def test_progress_bar_goes_to_stderr(collection_dir: Path) -> None:

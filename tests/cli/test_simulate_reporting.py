@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.mtc.calibration import DEFAULT_ESTIMATOR
 from app.mtc.synthetic import generate
 from tests.cli import run
 
@@ -34,12 +35,14 @@ def first_line(out: str) -> str:
 @pytest.mark.parametrize(
     ("options", "name", "default"),
     [
-        ((), "calibrated", True),
+        ((), DEFAULT_ESTIMATOR, True),
         (("--model", "ordinal"), "ordinal", False),
         (("--model", "calibrated"), "calibrated", False),
-        # the options that make up the calibrated estimator are named as such (and change
-        # nothing when added to the default)
-        (("--system-effect", "--no-m-jud"), "calibrated", True),
+        (("--model", "joint"), "joint", False),
+        # the options that make up the calibrated estimator are named as such
+        (("--model", "ordinal", "--system-effect", "--no-m-jud"), "calibrated", False),
+        # and change nothing when added to the default
+        (("--system-effect", "--no-m-jud"), DEFAULT_ESTIMATOR, True),
         (("--model", "uniform", "--system-effect"), "uniform + system effect", False),
         (("--model", "ordinal", "--no-m-jud"), "ordinal (M_out only)", False),
     ],

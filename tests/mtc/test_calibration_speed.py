@@ -109,7 +109,9 @@ def test_batches_revisions_and_bulk_judgments_match(loaded: LoadedCollection) ->
         values = truth[batch]
         if step % 3 == 2:  # revisions: judged pairs judged again, to another value
             batch = np.concatenate([batch, np.flatnonzero(engine.judged)[:3]])
-            values = rng.integers(0, int(FINE.lmax) + 1, size=batch.shape[0]).astype(np.float64)
+            values = np.asarray(
+                rng.integers(0, int(FINE.lmax) + 1, size=batch.shape[0]), dtype=np.float64
+            )
         for e in (engine, scratch):
             e.judge(batch, values)
             e.recalibrate()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from app.ingest.loader import load_synthetic
+from app.mtc.calibration import DEFAULT_ESTIMATOR
 from app.mtc.scales import FINE
 from app.mtc.staleness import SimConfig, campaign_engine, plan_size, sequential, simulate
 from app.mtc.synthetic import generate
@@ -16,13 +17,13 @@ def loaded():
     return load_synthetic(generate(5, 12, 5, n_genres=3, docs_per_genre=60, n_artists=25, seed=8))
 
 
-def run(loaded, config: SimConfig, estimator: str = "calibrated"):
+def run(loaded, config: SimConfig, estimator: str = DEFAULT_ESTIMATOR):
     return simulate(
         loaded.collection, loaded.metadata, loaded.judged_values, FINE, config, estimator
     )
 
 
-@pytest.mark.parametrize("estimator", ["calibrated", "uniform"])
+@pytest.mark.parametrize("estimator", ["joint", "calibrated", "uniform"])
 def test_one_assessor_and_a_planner_after_every_judgment_is_the_sequential_loop(
     loaded, estimator
 ) -> None:
