@@ -416,6 +416,29 @@ class SystemEffectEngine(MTCEngine):
         mass = np.bincount(cell, weights=w, minlength=c.n_systems * n_levels)
         return np.asarray(mass.reshape(c.n_systems, n_levels) / c.n_queries, dtype=np.float64)
 
+    #: per factor: its entries with a level, their (system, level) cell, the number of levels
+    _cells: list[tuple[IntArray, IntArray, int]] | None = None
+
+    def _factor_masses(self) -> list[FloatArray]:
+        """:meth:`unjudged_mass_by` of every factor, from one pass over the entries' weights
+        (the cells depend on the collection only and are made once)."""
+        c = self.collection
+        if self._cells is None:
+            self._cells = []
+            for _, level in self.factors:
+                n_levels = max(int(level.max(initial=-1)) + 1, 1)
+                entry_level = level[c.entry_pair]
+                valid = np.flatnonzero(entry_level >= 0)
+                cell = c.entry_system[valid] * n_levels + entry_level[valid]
+                self._cells.append((valid, cell, n_levels))
+        open_weight = self.coef * inverse_denominators(self.ey)[c.pair_query[c.entry_pair]]
+        open_weight[self.judged[c.entry_pair]] = 0.0
+        masses = []
+        for valid, cell, n_levels in self._cells:
+            mass = np.bincount(cell, weights=open_weight[valid], minlength=c.n_systems * n_levels)
+            masses.append(mass.reshape(c.n_systems, n_levels) / c.n_queries)
+        return masses
+
     #: the bookkeeping of :meth:`unjudged_mass`, made on its first call
     _unjudged: _UnjudgedMass | None = None
 
@@ -439,9 +462,9 @@ class SystemEffectEngine(MTCEngine):
                 if self.shift_means:
                     mean = mean + f * self.effect.bias
                 cov = cov + np.diag(f**2 * self.effect.post_var)
-            for name, level in self.factors if self.factor_effects else ():
+            masses = self._factor_masses() if self.factor_effects else []
+            for (name, _), mass in zip(self.factors, masses, strict=True):
                 effect = self.factor_effects[name]  # type: ignore[index]
-                mass = self.unjudged_mass_by(level, effect.bias.shape[0])
                 if self.shift_means:
                     mean = mean + mass @ effect.bias
                 cov = cov + (mass * effect.post_var) @ mass.T
@@ -481,6 +504,8 @@ def system_effect_from_judgments(
     if not learn_variance or pairs.size == 0:
         return effect
     kappa = variance_scale(engine, residual, base_var[pairs], systems, pairs, effect)
+    if kappa == 1.0:  # the common case: the offsets just estimated stand
+        return effect
     effect = estimate_system_effect(
         systems,
         residual,
@@ -538,7 +563,7 @@ def factor_effects_from_judgments(
     c = engine.collection
     base_mean, base_var = model.prior_estimates()
     judged = np.flatnonzero(engine.judged)
-    entries = engine.judged[c.entry_pair]
+    entries = _judged_entries(c, engine.judged)
     count = np.bincount(c.entry_pair[entries], minlength=c.n_pairs).astype(np.float64)
     offset = np.bincount(
         c.entry_pair[entries],
