@@ -258,6 +258,16 @@ def _judge(sim: MTCEngine, pairs: IntArray, values: FloatArray) -> None:
     sim.recalibrate()
 
 
+def _offsets_text(engine: MTCEngine) -> str:
+    """What the simulated continuations learn besides the estimates, for the method line."""
+    if not isinstance(engine, SystemEffectEngine):
+        return ""
+    if engine.factors:
+        shared = ", ".join(["system", *(name for name, _ in engine.factors)])
+        return f" and the error offsets shared by pairs of a {shared}"
+    return " and per-system offsets"
+
+
 def _copy_engine(engine: MTCEngine, rng: np.random.Generator) -> MTCEngine:
     """A copy that judging does not propagate back (collection and model shared, read only)."""
     memo: dict[int, object] = {
@@ -403,7 +413,7 @@ def project(
     method = (
         f"simulated continuation: {done} runs judging values drawn from the estimator's "
         f"predictive distribution with the engine's {engine.config.policy} selection"
-        + (" and per-system offsets" if isinstance(engine, SystemEffectEngine) else "")
+        + _offsets_text(engine)
         + f", batches of max({batch}, {resolution:.0%} of the run's judgments)"
     )
     if all(reached):

@@ -260,3 +260,16 @@ def test_validation(fine, kwargs, message) -> None:
     targets = kwargs.pop("targets", [0.95])
     with pytest.raises(ValueError, match=message):
         project(engine, targets, **kwargs)
+
+
+def test_the_method_line_names_the_offsets_the_continuations_learn(fine) -> None:
+    from app.mtc.calibration import campaign_engine
+
+    c = fine.collection
+    for estimator, wanted in (
+        ("calibrated", "and per-system offsets"),
+        ("joint", "error offsets shared by pairs of a system, query, artist, genre pair"),
+    ):
+        engine, _ = campaign_engine(c, fine.metadata, FINE, estimator)
+        p = project(engine, [0.99], runs=2, max_seconds=None)
+        assert wanted in p.method
