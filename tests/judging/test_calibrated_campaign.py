@@ -1,16 +1,18 @@
-"""A campaign on the calibrated estimator judges like any other, and processes agree on it."""
+"""A campaign on an estimator that learns its errors (calibrated, joint) judges like any other,
+and processes agree on it."""
 
 from __future__ import annotations
 
 import uuid
 
+import pytest
+
 from tests.judging.conftest import build_campaign
 
 
-def test_calibrated_campaign_round_trip_and_agreement(db_session, make_client) -> None:
-    fx = build_campaign(
-        db_session, n_systems=3, n_queries=3, k=3, estimator="calibrated", target=0.99
-    )
+@pytest.mark.parametrize("estimator", ["calibrated", "joint"])
+def test_calibrated_campaign_round_trip_and_agreement(db_session, make_client, estimator) -> None:
+    fx = build_campaign(db_session, n_systems=3, n_queries=3, k=3, estimator=estimator, target=0.99)
     app1, app2 = make_client(), make_client()
     token = fx.tokens[0]
     for fine in (90.0, 10.0, 55.0):
@@ -32,11 +34,12 @@ def test_calibrated_campaign_round_trip_and_agreement(db_session, make_client) -
     assert p1 == p2
 
 
-def test_calibrated_campaign_does_not_stop_before_the_minimum_evidence(db_session, client) -> None:
+@pytest.mark.parametrize("estimator", ["calibrated", "joint"])
+def test_calibrated_campaign_does_not_stop_before_the_minimum_evidence(
+    db_session, client, estimator
+) -> None:
     # target 0.5 is met by any ranking, but 2 judgments per system are needed first
-    fx = build_campaign(
-        db_session, n_systems=2, n_queries=3, k=2, estimator="calibrated", target=0.5
-    )
+    fx = build_campaign(db_session, n_systems=2, n_queries=3, k=2, estimator=estimator, target=0.5)
     body = client.get(f"/api/a/{fx.tokens[0]}/next").json()
     assert body["status"] == "pair"
     assert body["progress"]["can_stop"] is False

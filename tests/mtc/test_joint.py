@@ -166,6 +166,28 @@ def test_simulate_and_a_campaign_run_the_same_joint_estimator(loaded: LoadedColl
     assert engine.ranking_confidence == pytest.approx(result.final_confidence)
 
 
+def test_processes_that_receive_the_judgments_in_another_order_agree(
+    loaded: LoadedCollection,
+) -> None:
+    """Every offset is learnt against judgment-free estimates, so the order in which a
+    process learns the judgments does not matter (the web app's processes rely on it)."""
+    c = loaded.collection
+    truth = loaded.judged_values
+    pairs = np.random.default_rng(4).choice(c.n_pairs, size=c.n_pairs // 3, replace=False)
+    evaluations = []
+    for order in (pairs, pairs[::-1], np.sort(pairs)):
+        engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+        for batch in np.array_split(order, 7):
+            engine.judge(batch, truth[batch])
+            engine.recalibrate()
+        evaluations.append(engine.evaluation())
+    for other in evaluations[1:]:
+        np.testing.assert_allclose(other.mean, evaluations[0].mean, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            other.pair_confidence, evaluations[0].pair_confidence, rtol=1e-9, atol=1e-12
+        )
+
+
 def test_joint_needs_the_system_effect_on_m_out() -> None:
     with pytest.raises(ValueError, match="shared_errors"):
         ReplayConfig(shared_errors=True)
