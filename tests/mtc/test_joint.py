@@ -5,13 +5,11 @@ every pair of systems; the campaign engine and ``mtcjudge simulate`` run the sam
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.ingest.loader import LoadedCollection, load_collection
+from app.ingest.loader import LoadedCollection, load_synthetic
 from app.mtc.calibration import (
     CALIBRATED,
     JOINT,
@@ -30,15 +28,8 @@ K = 3
 
 
 @pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> LoadedCollection:
-    col = generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5)
-    paths = col.write(Path(tmp_path_factory.mktemp("syn")))
-    return load_collection(
-        read_runs(paths["runs"]),
-        K,
-        read_metadata(paths["metadata"]),
-        read_judgments(paths["judgments-fine"], "fine"),
-    )
+def loaded() -> LoadedCollection:
+    return load_synthetic(generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5))
 
 
 def _judge_some(engine: SystemEffectEngine, truth: np.ndarray, n: int, seed: int = 0) -> None:
