@@ -11,7 +11,7 @@ from app.cli import main
 def test_load_benchmark_smoke(tmp_path: Path) -> None:
     report = tmp_path / "load.json"
     load = ["bench", "load", "--db", "sqlite", "--workers", "1", "--assessors", "3"]
-    tiny = ["--duration", "3", "--systems", "4", "--queries", "6", "--k", "3"]
+    tiny = ["--duration", "1.5", "--systems", "4", "--queries", "6", "--k", "3"]
     status = main([*load, *tiny, "--quiet", "--json", str(report)])
     assert status == 0
     figures = json.loads(report.read_text())
