@@ -42,7 +42,6 @@ from app.ingest.formats import read_judgments, read_metadata, read_runs
 from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from app.mtc.calibration import DEFAULT_ESTIMATOR, SystemEffectEngine, campaign_engine
 from app.mtc.engine import MTCEngine
-from app.mtc.measures import inverse_denominators
 from app.mtc.scales import FINE
 from app.mtc.synthetic import generate
 
@@ -74,13 +73,10 @@ def _iterate(engine: MTCEngine, pair: int, value: float) -> int:
 
 
 def _full_unjudged_mass(engine: SystemEffectEngine) -> np.ndarray:
-    """``f_A`` from every entry, as ``unjudged_mass`` computed it before it kept it up to date."""
-    c = engine.collection
-    pq = c.pair_query[c.entry_pair]
-    open_ = ~engine.judged[c.entry_pair]
-    w = engine.coef * inverse_denominators(engine.ey)[pq] * open_
-    mass = np.bincount(c.entry_system, weights=w, minlength=c.n_systems)
-    return np.asarray(mass / c.n_queries, dtype=np.float64)
+    """``f_A`` from every entry, as ``unjudged_mass`` computed it before it kept it up to date:
+    the mass by level with every pair at the one level 0."""
+    level = np.zeros(engine.collection.n_pairs, dtype=np.intp)
+    return engine.unjudged_mass_by(level, 1)[:, 0]
 
 
 def _naive_engine(engine: MTCEngine) -> MTCEngine:

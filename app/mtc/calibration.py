@@ -305,6 +305,35 @@ def _judged_entries(collection: Collection, judged: NDArray[np.bool_]) -> IntArr
     return _entry_ranges(collection.entry_start, np.flatnonzero(judged))
 
 
+def _open_weights(engine: MTCEngine) -> FloatArray:
+    """Every entry's coefficient over ``E[Y_q]`` of its query; 0 once its pair is judged."""
+    c = engine.collection
+    return np.asarray(
+        engine.coef
+        * inverse_denominators(engine.ey)[c.pair_query[c.entry_pair]]
+        * ~engine.judged[c.entry_pair],
+        dtype=np.float64,
+    )
+
+
+def _level_cells(
+    collection: Collection, level: IntArray, n_levels: int
+) -> tuple[IntArray, IntArray]:
+    """The entries whose pair has a level (not -1), and their (system, level) cell."""
+    entry_level = level[collection.entry_pair]
+    valid = np.flatnonzero(entry_level >= 0)
+    return valid, collection.entry_system[valid] * n_levels + entry_level[valid]
+
+
+def _mass_by_cell(
+    engine: MTCEngine, weights: FloatArray, valid: IntArray, cell: IntArray, n_levels: int
+) -> FloatArray:
+    """Systems x levels sums of the ``valid`` entries' weights, in score units."""
+    c = engine.collection
+    mass = np.bincount(cell, weights=weights[valid], minlength=c.n_systems * n_levels)
+    return np.asarray(mass.reshape(c.n_systems, n_levels) / c.n_queries, dtype=np.float64)
+
+
 class _UnjudgedMass:
     """``f_A`` of :meth:`SystemEffectEngine.unjudged_mass`, kept up to date by difference.
 
@@ -337,9 +366,7 @@ class _UnjudgedMass:
         c = engine.collection
         self.judged = engine.judged.copy()
         self.ey = engine.ey.copy()
-        pq = c.pair_query[c.entry_pair]
-        open_ = ~self.judged[c.entry_pair]
-        w = engine.coef * inverse_denominators(self.ey)[pq] * open_
+        w = _open_weights(engine)
         self.mass = np.bincount(c.entry_system, weights=w, minlength=c.n_systems)
         self.weight = w[self.order]
 
@@ -407,14 +434,8 @@ class SystemEffectEngine(MTCEngine):
     def unjudged_mass_by(self, level: IntArray, n_levels: int) -> FloatArray:
         """Coefficient mass of each system still on estimates, split by the level of the
         pairs (systems x levels, score units); pairs at level -1 are left out."""
-        c = self.collection
-        pq = c.pair_query[c.entry_pair]
-        entry_level = level[c.entry_pair]
-        keep = ~self.judged[c.entry_pair] & (entry_level >= 0)
-        w = (self.coef * inverse_denominators(self.ey)[pq])[keep]
-        cell = c.entry_system[keep] * n_levels + entry_level[keep]
-        mass = np.bincount(cell, weights=w, minlength=c.n_systems * n_levels)
-        return np.asarray(mass.reshape(c.n_systems, n_levels) / c.n_queries, dtype=np.float64)
+        valid, cell = _level_cells(self.collection, level, n_levels)
+        return _mass_by_cell(self, _open_weights(self), valid, cell, n_levels)
 
     #: per factor: its entries with a level, their (system, level) cell, the number of levels
     _cells: list[tuple[IntArray, IntArray, int]] | None = None
@@ -422,22 +443,13 @@ class SystemEffectEngine(MTCEngine):
     def _factor_masses(self) -> list[FloatArray]:
         """:meth:`unjudged_mass_by` of every factor, from one pass over the entries' weights
         (the cells depend on the collection only and are made once)."""
-        c = self.collection
         if self._cells is None:
             self._cells = []
             for _, level in self.factors:
                 n_levels = max(int(level.max(initial=-1)) + 1, 1)
-                entry_level = level[c.entry_pair]
-                valid = np.flatnonzero(entry_level >= 0)
-                cell = c.entry_system[valid] * n_levels + entry_level[valid]
-                self._cells.append((valid, cell, n_levels))
-        open_weight = self.coef * inverse_denominators(self.ey)[c.pair_query[c.entry_pair]]
-        open_weight[self.judged[c.entry_pair]] = 0.0
-        masses = []
-        for valid, cell, n_levels in self._cells:
-            mass = np.bincount(cell, weights=open_weight[valid], minlength=c.n_systems * n_levels)
-            masses.append(mass.reshape(c.n_systems, n_levels) / c.n_queries)
-        return masses
+                self._cells.append((*_level_cells(self.collection, level, n_levels), n_levels))
+        weights = _open_weights(self)
+        return [_mass_by_cell(self, weights, valid, cell, n) for valid, cell, n in self._cells]
 
     #: the bookkeeping of :meth:`unjudged_mass`, made on its first call
     _unjudged: _UnjudgedMass | None = None
