@@ -427,9 +427,13 @@ class SystemEffectEngine(MTCEngine):
     def share_errors(self, metadata: Metadata | None) -> None:
         """Turn this engine into the joint error model (``JOINT``): offsets shared by the
         pairs of a query, an artist and a genre cell (:func:`metadata_factors`) besides the
-        system offsets, and a learnt variance factor. Call :meth:`recalibrate` after."""
+        system offsets, and a learnt variance factor; the confidence weights take the
+        variance of each pair's estimate into account (:attr:`MTCEngine.selection_var`).
+        Call :meth:`recalibrate` after."""
         self.learn_variance = True
         self.factors = metadata_factors(self.collection, metadata)
+        nothing = np.zeros(self.collection.n_pairs, dtype=bool)
+        self.selection_var = self.model.estimate_all(nothing, np.zeros(nothing.size))[1]
 
     def unjudged_mass_by(self, level: IntArray, n_levels: int) -> FloatArray:
         """Coefficient mass of each system still on estimates, split by the level of the

@@ -174,6 +174,11 @@ class MTCEngine:
         Used by the random policy.
     """
 
+    #: per-pool-pair variance of its estimate before any judgment; when set, the
+    #: confidence weights are multiplied by it, so that they measure the variance a judgment
+    #: takes out of the system differences (docs/method.md §4.2). ``joint`` sets it.
+    selection_var: FloatArray | None = None
+
     def __init__(
         self,
         collection: Collection,
@@ -406,6 +411,9 @@ class MTCEngine:
         )
         if self._ratio:
             w *= inverse_denominators(self.ey)[c.pair_query] ** 2
+        if self.selection_var is not None:
+            # the variance-reduction form of the weights (docs/method.md §4.2)
+            w *= self.selection_var
         return w
 
     def select(

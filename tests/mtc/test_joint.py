@@ -135,6 +135,31 @@ def test_a_shared_query_error_is_learnt_and_widens_the_distributions(
     assert joint.evaluation().var.sum() > results[CALIBRATED].evaluation().var.sum()
 
 
+def test_joint_weighs_each_pair_by_the_variance_a_judgment_removes(
+    loaded: LoadedCollection,
+) -> None:
+    """``joint``'s confidence weights are [U12]'s times the variance of the pair's estimate
+    (docs/method.md §4.2): a pair M_out is sure of is worth less than one it is not. A
+    judged pair keeps its weight, so a campaign that wants several judgments of a pair
+    still offers it in order of usefulness."""
+    c = loaded.collection
+    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    _judge_some(engine, loaded.judged_values, c.n_pairs // 4)
+    _, unjudged_var, _ = model.estimate_all(np.zeros(c.n_pairs, dtype=bool), np.zeros(c.n_pairs))
+    assert np.ptp(unjudged_var) > 0  # M_out is surer of some pairs than of others
+    weighted = engine.weights()
+    engine.selection_var = None
+    plain = engine.weights()
+    np.testing.assert_allclose(weighted, plain * unjudged_var, rtol=1e-12, atol=0)
+    judged = np.flatnonzero(engine.judged & (plain > 0))
+    assert judged.size
+    assert np.all(weighted[judged] > 0)
+    # the other estimators keep [U12]'s weights as published
+    for name in (CALIBRATED, "uniform"):
+        other, _ = campaign_engine(c, loaded.metadata, FINE, name)
+        assert other.selection_var is None
+
+
 def test_simulate_and_a_campaign_run_the_same_joint_estimator(loaded: LoadedCollection) -> None:
     c = loaded.collection
     truth = loaded.judged_values
