@@ -144,6 +144,7 @@ def test_joint_weighs_each_pair_by_the_variance_a_judgment_removes(
     still offers it in order of usefulness."""
     c = loaded.collection
     engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(engine, SystemEffectEngine)
     _judge_some(engine, loaded.judged_values, c.n_pairs // 4)
     _, unjudged_var, _ = model.estimate_all(np.zeros(c.n_pairs, dtype=bool), np.zeros(c.n_pairs))
     assert np.ptp(unjudged_var) > 0  # M_out is surer of some pairs than of others
