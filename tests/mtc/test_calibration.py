@@ -65,6 +65,27 @@ def test_dersimonian_laird_homogeneous_and_degenerate() -> None:
     assert dersimonian_laird([0.0, 2.0, 4.0, 9.0], [1, 1, 1, np.inf])[0] == pytest.approx(3.0)
 
 
+def test_dersimonian_laird_is_statsmodels_combine_effects() -> None:
+    """The moment step is called alone for speed; its results must stay those of the
+    public ``combine_effects(method_re="dl")`` (truncated at 0)."""
+    from statsmodels.stats.meta_analysis import combine_effects
+
+    rng = np.random.default_rng(7)
+    for k in (2, 3, 18, 200):
+        for spread in (0.1, 1.0, 5.0):
+            m = rng.normal(0.0, spread, k)
+            s2 = rng.uniform(0.2, 3.0, k)
+            with np.errstate(invalid="ignore"):  # its intervals when tau^2 < 0
+                ref = combine_effects(m, s2, method_re="dl")
+            tau2, mu = dersimonian_laird(m, s2)
+            if ref.tau2 > 0:
+                assert tau2 == pytest.approx(ref.tau2, rel=1e-12)
+                assert mu == pytest.approx(ref.mean_effect_re, rel=1e-12, abs=1e-15)
+            else:
+                assert tau2 == 0.0
+                assert mu == pytest.approx(ref.mean_effect_fe, rel=1e-12, abs=1e-15)
+
+
 def dersimonian_laird_by_hand(m: np.ndarray, s2: np.ndarray) -> tuple[float, float]:
     """Oracle: the moment estimate written out (DerSimonian & Laird 1986), truncated at 0."""
     w = 1.0 / s2
