@@ -66,6 +66,11 @@ ESTIMATOR_CHOICES = (*ESTIMATOR_KINDS, CALIBRATED, JOINT)
 #: the estimator of a new campaign and of ``mtcjudge simulate`` without ``--model``: one
 #: default, so that a replay shows what a campaign would do (docs/calibration.md measures it)
 DEFAULT_ESTIMATOR = JOINT
+#: ``joint`` gives one judgment in this many to the audit: the next pair of a fixed random
+#: order of the pool, from which alone it learns its variance factor (docs/method.md §8.2)
+AUDIT_EVERY = 20
+#: the seed of that order: every process of a campaign draws the same one
+_AUDIT_SEED = 20261125
 
 __all__ = [
     "DEFAULT_ESTIMATOR",
@@ -415,6 +420,41 @@ class SystemEffectEngine(MTCEngine):
     factors: tuple[tuple[str, IntArray], ...] = ()
     #: their posteriors, by name, set by :meth:`recalibrate`
     factor_effects: dict[str, SystemEffect] | None = None
+    #: one judgment in this many goes to the audit sample (0: no audit), see :meth:`audit_pairs`
+    audit_every: int = 0
+    #: the fixed random order of the pool the audit follows, made on first use
+    _audit_order: IntArray | None = None
+
+    def audit_pairs(self) -> IntArray:
+        """The audit sample: the first ``n_judged // audit_every + 1`` pairs of a fixed random
+        order of the pool (empty without an audit).
+
+        It depends on the number of judgments only, never on their values, so it is a
+        uniformly random sample of the pool whichever pairs the policy chose: its residuals
+        say how far off the estimates are on pairs nobody picked for being informative.
+        Those of its pairs not judged yet come first in the selection (:meth:`weights`).
+        """
+        if not self.audit_every:
+            return np.empty(0, dtype=np.intp)
+        return self.audit_order()[: self.n_judged // self.audit_every + 1]
+
+    def audit_order(self) -> IntArray:
+        """The fixed random order of the pool that the audit follows (the same in every
+        process: its seed is fixed)."""
+        if self._audit_order is None:
+            rng = np.random.default_rng(_AUDIT_SEED)
+            self._audit_order = rng.permutation(self.collection.n_pairs).astype(np.intp)
+        return self._audit_order
+
+    def weights(self) -> FloatArray:
+        """The policy's weights, with the audit's pairs still to judge above all others."""
+        w = super().weights()
+        due = self.audit_pairs()
+        due = due[~self.judged[due]]
+        if due.size:
+            w = w.copy()
+            w[due] = 2.0 * max(float(w.max(initial=0.0)), 1.0)
+        return w
 
     def invalidate(self) -> None:
         """Forget the cached evaluation (after changing :attr:`effect`)."""
@@ -432,10 +472,12 @@ class SystemEffectEngine(MTCEngine):
     def share_errors(self, metadata: Metadata | None) -> None:
         """Turn this engine into the joint error model (``JOINT``): offsets shared by the
         pairs of a query, an artist and a genre cell (:func:`metadata_factors`) besides the
-        system offsets, and a learnt variance factor; the confidence weights take the
-        variance of each pair's estimate into account (:attr:`MTCEngine.selection_var`).
+        system offsets, and a variance factor learnt from an audit sample (one judgment in
+        :data:`AUDIT_EVERY`, :meth:`audit_pairs`); the confidence weights take the variance
+        of each pair's estimate into account (:attr:`MTCEngine.selection_var`).
         Call :meth:`recalibrate` after."""
         self.learn_variance = True
+        self.audit_every = AUDIT_EVERY
         self.factors = metadata_factors(self.collection, metadata)
         nothing = np.zeros(self.collection.n_pairs, dtype=bool)
         self.selection_var = self.model.estimate_all(nothing, np.zeros(nothing.size))[1]
@@ -524,7 +566,18 @@ def system_effect_from_judgments(
     )
     if not learn_variance or pairs.size == 0:
         return effect
-    kappa = variance_scale(engine, residual, base_var[pairs], systems, pairs, effect)
+    audit = engine.audit_pairs()
+    if audit.size:
+        # the variance factor of the audit sample alone: the pairs the policy chose for
+        # being informative are not a fair sample of those left on estimates
+        sample = np.zeros(c.n_pairs, dtype=bool)
+        sample[audit] = True
+        keep = sample[pairs]
+        kappa = variance_scale(
+            engine, residual[keep], base_var[pairs][keep], systems[keep], pairs[keep], effect
+        )
+    else:
+        kappa = variance_scale(engine, residual, base_var[pairs], systems, pairs, effect)
     if kappa == 1.0:  # the common case: the offsets just estimated stand
         return effect
     effect = estimate_system_effect(

@@ -11,6 +11,7 @@ import pytest
 
 from app.ingest.loader import LoadedCollection, load_synthetic
 from app.mtc.calibration import (
+    AUDIT_EVERY,
     CALIBRATED,
     JOINT,
     SystemEffect,
@@ -151,7 +152,11 @@ def test_joint_weighs_each_pair_by_the_variance_a_judgment_removes(
     weighted = engine.weights()
     engine.selection_var = None
     plain = engine.weights()
-    np.testing.assert_allclose(weighted, plain * unjudged_var, rtol=1e-12, atol=0)
+    # the audit's pairs still to judge are on top (test below); every other pair has
+    # [U12]'s weight times its variance
+    due = engine.audit_pairs()[~engine.judged[engine.audit_pairs()]]
+    rest = np.setdiff1d(np.arange(c.n_pairs), due)
+    np.testing.assert_allclose(weighted[rest], (plain * unjudged_var)[rest], rtol=1e-12, atol=0)
     judged = np.flatnonzero(engine.judged & (plain > 0))
     assert judged.size
     assert np.all(weighted[judged] > 0)
@@ -159,6 +164,48 @@ def test_joint_weighs_each_pair_by_the_variance_a_judgment_removes(
     for name in (CALIBRATED, "uniform"):
         other, _ = campaign_engine(c, loaded.metadata, FINE, name)
         assert other.selection_var is None
+
+
+def test_one_judgment_in_twenty_audits_a_random_pair_and_only_those_teach_the_variance(
+    loaded: LoadedCollection,
+) -> None:
+    """``joint`` hands out the next pair of a fixed random order of the pool once every
+    AUDIT_EVERY judgments (docs/method.md §8.2), and its variance factor comes from those
+    pairs alone: the pairs the policy picks for being informative are no fair sample."""
+    c = loaded.collection
+    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT, target=1.0)
+    assert isinstance(engine, SystemEffectEngine)
+    base_mean, base_var = model.prior_estimates()
+    n = 6 * AUDIT_EVERY
+    order = engine.audit_order()
+    assert sorted(order.tolist()) == list(range(c.n_pairs))
+    assert engine.select(1)[0] == order[0]  # the first pair handed out is the audit's
+    # judgments exact everywhere except on the audit's first pairs, 3 sd off there
+    sample = order[: n // AUDIT_EVERY + 1]
+    truth = base_mean.copy()
+    truth[sample] = np.clip(base_mean[sample] + 3.0 * np.sqrt(base_var[sample]), 0, 100)
+    for _ in range(n):
+        pair = engine.select(1)
+        engine.judge(pair, truth[pair])
+        engine.recalibrate()
+    np.testing.assert_array_equal(engine.audit_pairs(), sample)
+    assert engine.judged[sample].all()  # the audit kept up: one judgment in AUDIT_EVERY
+    assert engine.effect is not None
+    # 7 audit pairs 3 sd off against 20 pseudo-pairs of the prior: (20 + 7 x ~5) / 27
+    assert engine.effect.variance_scale > 1.5  # learnt from the audit's large errors
+    # another process fed the same judgments draws the same order and learns the same
+    twin, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(twin, SystemEffectEngine)
+    judged = np.flatnonzero(engine.judged)
+    twin.judge(judged, truth[judged])
+    twin.recalibrate()
+    np.testing.assert_array_equal(twin.audit_pairs(), sample)
+    assert twin.effect is not None
+    assert twin.effect.variance_scale == pytest.approx(engine.effect.variance_scale)
+    # without the audit the many exact pairs the policy chose would hide the errors
+    twin.audit_every = 0
+    twin.recalibrate()
+    assert twin.effect.variance_scale < 1.2
 
 
 def test_simulate_and_a_campaign_run_the_same_joint_estimator(loaded: LoadedCollection) -> None:

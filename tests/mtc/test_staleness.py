@@ -51,7 +51,7 @@ def test_the_same_jitter_perturbs_both_loops_alike(loaded) -> None:
 def test_the_sequential_loop_is_the_engines_own_choice(loaded) -> None:
     c = loaded.collection
     seq = sequential(c, loaded.metadata, loaded.judged_values, FINE, locality=False)
-    engine, _ = campaign_engine(c, loaded.metadata, FINE)
+    engine, _ = campaign_engine(c, loaded.metadata, FINE, DEFAULT_ESTIMATOR)
     assert seq.order[0] == int(engine.select(1)[0])
     assert len(set(seq.order)) == seq.judgments
 
