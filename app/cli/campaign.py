@@ -163,8 +163,9 @@ def _add_create(actions: SubParsers) -> None:
         choices=ESTIMATOR_CHOICES,
         default=DEFAULT_ESTIMATOR,
         help="relevance estimator (default %(default)s: M_out plus error offsets shared by the "
-        "pairs of a system, a query, an artist and a genre cell, learnt from the judgments; "
-        "docs/calibration.md measures every estimator's confidence)",
+        "pairs of a system, a query, an artist and a genre cell, learnt from the judgments, "
+        "with one judgment in 20 given to a random audit; docs/calibration.md measures every "
+        "estimator's confidence)",
     )
     create.add_argument(
         "--policy", choices=POLICIES, default="confidence", help="which pair to hand out next"

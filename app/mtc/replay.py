@@ -92,7 +92,8 @@ class ReplayConfig:
     shared_errors : bool
         The joint error model (``joint``, docs/method.md §8): with ``system_effect``, also
         offsets shared by the pairs of a query, an artist and a genre cell, and a common
-        variance factor, all re-estimated from every judgment after each batch.
+        variance factor learnt from a random audit (one judgment in 20), all re-estimated
+        after each batch.
     """
 
     engine: EngineConfig = field(default_factory=EngineConfig)
