@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from app.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
+from app.mtc.calibration import SystemEffectEngine
 from app.planner.build import build_engine
 from app.planner.service import Planner, ensure_pool
 from tests.judging.conftest import build_campaign
@@ -37,6 +38,22 @@ def test_the_plan_is_the_engines_selection_order(db_session, session_factory) ->
     assert figures.pool_pairs == state.n_pairs
     assert figures.ranking_confidence == pytest.approx(state.engine.ranking_confidence)
     assert figures.system_pairs == 6
+
+
+def test_a_joint_campaigns_plan_starts_with_the_audits_pair(db_session, session_factory) -> None:
+    """``joint`` hands out the audit's next pair before any other (docs/method.md §8.2), in
+    the plan every process reads, and an engine rebuilt from the database (another process)
+    finds the same audit sample."""
+    fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="joint", target=1.0)
+    assert Planner(session_factory).run_once() == [fx.campaign.id]
+    state = build_engine(db_session, fx.campaign)
+    assert isinstance(state.engine, SystemEffectEngine)
+    first = state.engine.audit_pairs()
+    assert first.size == 1
+    assert plan_rows(db_session, fx.campaign.id)[0] == state.pair_ids[int(first[0])]
+    again = build_engine(db_session, fx.campaign)
+    assert isinstance(again.engine, SystemEffectEngine)
+    np.testing.assert_array_equal(again.engine.audit_pairs(), first)
 
 
 def test_one_planner_per_campaign_and_takeover_when_it_lapses(db_session, session_factory):
