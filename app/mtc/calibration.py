@@ -566,18 +566,15 @@ def system_effect_from_judgments(
     )
     if not learn_variance or pairs.size == 0:
         return effect
+    # with an audit, the variance factor of the audit sample alone: the pairs the policy
+    # chose for being informative are not a fair sample of those left on estimates
+    keep: slice | NDArray[np.bool_] = slice(None)
     audit = engine.audit_pairs()
     if audit.size:
-        # the variance factor of the audit sample alone: the pairs the policy chose for
-        # being informative are not a fair sample of those left on estimates
-        sample = np.zeros(c.n_pairs, dtype=bool)
-        sample[audit] = True
-        keep = sample[pairs]
-        kappa = variance_scale(
-            engine, residual[keep], base_var[pairs][keep], systems[keep], pairs[keep], effect
-        )
-    else:
-        kappa = variance_scale(engine, residual, base_var[pairs], systems, pairs, effect)
+        keep = np.isin(pairs, audit)
+    kappa = variance_scale(
+        engine, residual[keep], base_var[pairs][keep], systems[keep], pairs[keep], effect
+    )
     if kappa == 1.0:  # the common case: the offsets just estimated stand
         return effect
     effect = estimate_system_effect(
