@@ -21,6 +21,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -223,6 +224,12 @@ class Pair(Base):
     # the latest expiry among the live leases: when it has passed, they all have
     leased_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     changes: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    # drawn into the audit sample of the ``joint`` estimator (docs/method.md §8.2): which
+    # pairs were drawn depends on the order judgments came in, so the planner that drew
+    # them stores them and every engine built later takes them back
+    audit: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false(), nullable=False
+    )
 
 
 class PlanEntry(Base):

@@ -31,6 +31,7 @@ __all__ = [
     "recount_pairs",
     "result_rows",
     "state_assessors",
+    "state_audit",
     "state_documents",
     "state_judgments",
     "state_leases",
@@ -266,6 +267,22 @@ def state_leases(session: Session, campaign_id: int) -> Iterator[Any]:
         .join(candidate, candidate.id == Lease.document_id)
         .where(Lease.campaign_id == campaign_id)
         .order_by(Lease.id)
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def state_audit(session: Session, campaign_id: int) -> Iterator[Any]:
+    """The pairs drawn into the audit sample, by external ids, sorted byte-wise."""
+    query_doc = aliased(Document)
+    candidate = aliased(Document)
+    stmt = (
+        select(query_doc.external_id.label("query"), candidate.external_id.label("document"))
+        .select_from(Pair)
+        .join(Query, Query.id == Pair.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate, candidate.id == Pair.document_id)
+        .where(Pair.campaign_id == campaign_id, Pair.audit.is_(True))
+        .order_by(_sorted(session, query_doc.external_id), _sorted(session, candidate.external_id))
     )
     yield from session.execute(stmt.execution_options(yield_per=CHUNK))
 

@@ -39,7 +39,7 @@ from app.campaigns.audio import AudioScan, scan_audio
 from app.errors import InvalidInput
 from app.exports import repository
 from app.exports.service import BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION
-from app.exports.state import STATE_COLUMNS
+from app.exports.state import OPTIONAL_STATE, STATE_COLUMNS
 from app.ingest.formats import InputError
 from app.judging.repository import hash_token
 from app.models import (
@@ -54,6 +54,7 @@ from app.models import (
     System,
     TrajectoryPoint,
 )
+from app.planner import repository as planner_repository
 from app.planner.service import ensure_pool
 
 __all__ = ["Bundle", "RestoreReport", "open_bundle", "restore_campaign"]
@@ -198,7 +199,7 @@ def _verify_members(archive: zipfile.ZipFile, manifest: dict[str, Any], name: st
         )
     if len(present) != len(set(present)):
         raise _refuse(name, "a member is in the zip twice")
-    missing = [m for m in STATE_COLUMNS if m not in listed]
+    missing = [m for m in STATE_COLUMNS if m not in listed and m not in OPTIONAL_STATE]
     missing += sorted(m for m in listed if m not in present)
     if missing:
         raise _refuse(name, f"{missing[0]} is missing: the bundle is incomplete")
@@ -406,6 +407,7 @@ def restore_campaign(
         session, bundle, cid, query_ids, document_ids, assessor_ids, lease_ids
     )
     repository.recount_pairs(session, cid)
+    _restore_audit(session, bundle, cid, query_ids, document_ids)
     n_points = _restore_trajectory(session, bundle, cid)
     session.flush()
     software = bundle.manifest.get("software")
@@ -572,8 +574,6 @@ def _restore_leases(
     document_ids: dict[str, int],
     assessor_ids: dict[str, int],
 ) -> list[int]:
-    from app.planner import repository as planner_repository
-
     pairs = planner_repository.pair_ids(session, campaign.id)
     n = 0
 
@@ -665,6 +665,29 @@ def _restore_judgments(
             }
 
     return _batched(session, Judgment, rows())
+
+
+def _restore_audit(
+    session: Session,
+    bundle: Bundle,
+    cid: int,
+    query_ids: dict[str, int],
+    document_ids: dict[str, int],
+) -> None:
+    """Mark the pairs the audit drew (none in a bundle made before audits were stored)."""
+    if "state/audit.csv" not in bundle.archive.namelist():
+        return
+    pair_ids = planner_repository.pair_ids(session, cid)
+    drawn: list[int] = []
+    for f in _records(bundle, "state/audit.csv"):
+        query, document = f.name("query"), f.name("document")
+        f.known("query", query, query_ids, "a query")
+        f.known("document", document, document_ids, "a document")
+        pid = pair_ids.get((query_ids[query], document_ids[document]))
+        if pid is None:
+            raise f.error("document", f"({query}, {document}) is not a pair of the pool")
+        drawn.append(pid)
+    planner_repository.mark_audit(session, drawn)
 
 
 def _restore_trajectory(session: Session, bundle: Bundle, cid: int) -> int:

@@ -6,7 +6,8 @@ The researchers' files show the runs as the measures see them and the judgments 
 identical campaign also needs the lists as they were imported (with the query clip and the
 same-artist clips the measures drop), the documents' artists and genres (the filter and the
 estimators use them), the teams, the assessors (by pseudonym), every lease and the order in
-which judgments and leases were stored, and the confidence curve. Each is a CSV member
+which judgments and leases were stored, the confidence curve, and the pairs drawn into the
+``joint`` estimator's audit sample. Each is a CSV member
 whose columns are in :data:`STATE_COLUMNS`; an empty cell is a missing value. Assessors are
 named by their pseudonyms (A1, A2, ... in the order they were invited) and leases by their
 number in the campaign (1 = the first pair handed out), never by database ids.
@@ -23,7 +24,7 @@ from sqlalchemy.orm import Session
 from app.exports import repository
 from app.models import Campaign, as_utc
 
-__all__ = ["STATE_COLUMNS", "state_records"]
+__all__ = ["OPTIONAL_STATE", "STATE_COLUMNS", "state_records"]
 
 #: member -> its columns, in the order they are written (and restored)
 STATE_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -63,7 +64,10 @@ STATE_COLUMNS: dict[str, tuple[str, ...]] = {
         "system_pairs_settled",
         "at",
     ),
+    "state/audit.csv": ("query", "document"),
 }
+#: members a bundle made by an earlier version may lack (restored as empty)
+OPTIONAL_STATE = frozenset({"state/audit.csv"})
 
 
 def _time(moment: datetime | None) -> str | None:
@@ -140,5 +144,8 @@ def state_records(session: Session, campaign: Campaign, member: str) -> Iterator
                 "system_pairs_settled": row.system_pairs_settled,
                 "at": _time(row.at),
             }
+    elif member == "state/audit.csv":
+        for row in repository.state_audit(session, cid):
+            yield {"query": row.query, "document": row.document}
     else:
         raise KeyError(member)

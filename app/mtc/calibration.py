@@ -66,8 +66,8 @@ ESTIMATOR_CHOICES = (*ESTIMATOR_KINDS, CALIBRATED, JOINT)
 #: the estimator of a new campaign and of ``mtcjudge simulate`` without ``--model``: one
 #: default, so that a replay shows what a campaign would do (docs/calibration.md measures it)
 DEFAULT_ESTIMATOR = JOINT
-#: ``joint`` gives one judgment in this many to the audit: the next pair of a fixed random
-#: order of the pool, from which alone it learns its variance factor (docs/method.md §8.2)
+#: ``joint`` gives one judgment in this many to the audit: a random pair among those left
+#: unjudged, from whose judgments alone it learns its variance factor (docs/method.md §8.2)
 AUDIT_EVERY = 20
 #: the seed of that order: every process of a campaign draws the same one
 _AUDIT_SEED = 20261125
@@ -420,26 +420,61 @@ class SystemEffectEngine(MTCEngine):
     factors: tuple[tuple[str, IntArray], ...] = ()
     #: their posteriors, by name, set by :meth:`recalibrate`
     factor_effects: dict[str, SystemEffect] | None = None
-    #: one judgment in this many goes to the audit sample (0: no audit), see :meth:`audit_pairs`
+    #: one judgment in this many goes to the audit sample (0: no audit), see :meth:`draw_audit`
     audit_every: int = 0
-    #: the fixed random order of the pool the audit follows, made on first use
+    #: the pairs drawn into the audit sample so far (None before the first draw)
+    audit_drawn: NDArray[np.bool_] | None = None
+    #: the pairs the audit may draw (those an assessor can be given); None: every pair
+    audit_allowed: NDArray[np.bool_] | None = None
+    #: the number of pairs drawn (``audit_drawn.sum()``, kept so as not to count each time)
+    _audit_count: int = 0
+    #: the fixed random order of the pool the audit draws in, made on first use
     _audit_order: IntArray | None = None
 
     def audit_pairs(self) -> IntArray:
-        """The audit sample: the first ``n_judged // audit_every + 1`` pairs of a fixed random
-        order of the pool (empty without an audit).
+        """The pairs drawn into the audit sample so far, judged or not (empty without an
+        audit)."""
+        if not self.audit_every or self.audit_drawn is None:
+            return np.empty(0, dtype=np.intp)
+        return np.flatnonzero(self.audit_drawn)
 
-        It depends on the number of judgments only, never on their values, so it is a
-        uniformly random sample of the pool whichever pairs the policy chose: its residuals
-        say how far off the estimates are on pairs nobody picked for being informative.
-        Those of its pairs not judged yet come first in the selection (:meth:`weights`).
+    def draw_audit(self) -> IntArray:
+        """Draw the audit's due pairs, and return them (empty when none is due).
+
+        The audit holds ``n_judged // audit_every + 1`` pairs: whenever it holds fewer, it
+        draws the next pair of a fixed random order of the pool that is neither judged nor
+        drawn already (nor excluded by :attr:`audit_allowed`). That is a uniformly random
+        pick among the pairs left unjudged, whichever the policy chose before, so the
+        residuals of the audit's pairs say how far off the estimates are where nobody has
+        looked. Which pairs were drawn depends on the order of the judgments: a campaign
+        stores them (the planner writes its draws with its plan) and an engine rebuilt
+        from the database takes them back (:attr:`audit_drawn`) rather than drawing again.
         """
         if not self.audit_every:
             return np.empty(0, dtype=np.intp)
-        return self.audit_order()[: self.n_judged // self.audit_every + 1]
+        if self.audit_drawn is None:
+            self.audit_drawn = np.zeros(self.collection.n_pairs, dtype=bool)
+            self._audit_count = 0
+        due = self.n_judged // self.audit_every + 1 - self._audit_count
+        if due <= 0:
+            return np.empty(0, dtype=np.intp)
+        order = self.audit_order()
+        free = ~(self.judged | self.audit_drawn)
+        if self.audit_allowed is not None:
+            free &= self.audit_allowed
+        picks = order[free[order]][:due]
+        self.audit_drawn[picks] = True
+        self._audit_count += int(picks.size)
+        return picks
+
+    def take_audit(self, drawn: ArrayLike) -> None:
+        """Set the audit sample to the pairs ``drawn`` (a mask over the pool) that a
+        campaign stored: the draws of an earlier engine of the same judgments."""
+        self.audit_drawn = np.array(drawn, dtype=bool)
+        self._audit_count = int(self.audit_drawn.sum())
 
     def audit_order(self) -> IntArray:
-        """The fixed random order of the pool that the audit follows (the same in every
+        """The fixed random order of the pool that the audit draws in (the same in every
         process: its seed is fixed)."""
         if self._audit_order is None:
             rng = np.random.default_rng(_AUDIT_SEED)
@@ -447,10 +482,13 @@ class SystemEffectEngine(MTCEngine):
         return self._audit_order
 
     def weights(self) -> FloatArray:
-        """The policy's weights, with the audit's pairs still to judge above all others."""
+        """The policy's weights, with the audit's due pairs (drawn first, if any is due) above
+        all others."""
         w = super().weights()
-        due = self.audit_pairs()
-        due = due[~self.judged[due]]
+        self.draw_audit()
+        if self.audit_drawn is None:
+            return w
+        due = np.flatnonzero(self.audit_drawn & ~self.judged)
         if due.size:
             w = w.copy()
             w[due] = 2.0 * max(float(w.max(initial=0.0)), 1.0)
@@ -473,7 +511,7 @@ class SystemEffectEngine(MTCEngine):
         """Turn this engine into the joint error model (``JOINT``): offsets shared by the
         pairs of a query, an artist and a genre cell (:func:`metadata_factors`) besides the
         system offsets, and a variance factor learnt from an audit sample (one judgment in
-        :data:`AUDIT_EVERY`, :meth:`audit_pairs`); the confidence weights take the variance
+        :data:`AUDIT_EVERY`, :meth:`draw_audit`); the confidence weights take the variance
         of each pair's estimate into account (:attr:`MTCEngine.selection_var`).
         Call :meth:`recalibrate` after."""
         self.learn_variance = True
@@ -569,9 +607,10 @@ def system_effect_from_judgments(
     # with an audit, the variance factor of the audit sample alone: the pairs the policy
     # chose for being informative are not a fair sample of those left on estimates
     keep: slice | NDArray[np.bool_] = slice(None)
-    audit = engine.audit_pairs()
-    if audit.size:
-        keep = np.isin(pairs, audit)
+    if engine.audit_every:
+        keep = np.zeros(pairs.size, dtype=bool)
+        if engine.audit_drawn is not None:
+            keep = engine.audit_drawn[pairs]
     kappa = variance_scale(
         engine, residual[keep], base_var[pairs][keep], systems[keep], pairs[keep], effect
     )
@@ -687,6 +726,8 @@ def campaign_engine(
     target: float = 0.95,
     seed: int = 0,
     judged_values: ArrayLike | None = None,
+    audit_drawn: ArrayLike | None = None,
+    audit_allowed: ArrayLike | None = None,
 ) -> tuple[MTCEngine, RelevanceModel]:
     """The engine a campaign runs, and its relevance model: the one place that turns a
     campaign's estimator setting into an engine (the web app's planner, the staleness
@@ -694,7 +735,10 @@ def campaign_engine(
 
     ``calibrated`` is M_out plus per-system error offsets learnt from the judgments
     (docs/method.md); every other estimator is a :class:`RelevanceModel` kind on the plain
-    engine. ``judged_values`` (NaN where unjudged) are the judgments known at the start.
+    engine. ``judged_values`` (NaN where unjudged) are the judgments known at the start;
+    ``audit_drawn`` the pairs ``joint``'s audit drew before (a mask over the pool, as a
+    campaign stored them: :meth:`SystemEffectEngine.draw_audit`) and ``audit_allowed`` those
+    it may draw from.
     """
     rng = np.random.default_rng(seed)
     engine: MTCEngine
@@ -706,6 +750,10 @@ def campaign_engine(
         engine = SystemEffectEngine(collection, model, config, judged_values=judged_values, rng=rng)
         if estimator == JOINT:
             engine.share_errors(metadata)
+            if audit_drawn is not None:
+                engine.take_audit(audit_drawn)
+            if audit_allowed is not None:
+                engine.audit_allowed = np.asarray(audit_allowed, dtype=bool)
         engine.recalibrate()
     else:
         model = RelevanceModel(collection, scale, estimator, metadata)

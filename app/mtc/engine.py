@@ -391,6 +391,11 @@ class MTCEngine:
         return None
 
     # ------------------------------------------------------------------ selection
+    def audit_pairs(self) -> IntArray:
+        """The pairs drawn into a random audit sample: none here (``joint`` has one,
+        :meth:`app.mtc.calibration.SystemEffectEngine.draw_audit`)."""
+        return np.empty(0, dtype=np.intp)
+
     def weights(self) -> FloatArray:
         """Selection weight of every pool pair under the configured policy."""
         cfg = self.config

@@ -88,7 +88,8 @@ def settings_key(campaign: Campaign) -> str:
 @dataclass(frozen=True, eq=False)
 class CampaignRows:
     """What an engine is built from, read in one go: the collection, the mean judgment of
-    each judged (query_id, document_id) on ``scale``, and the documents with audio."""
+    each judged (query_id, document_id) on ``scale``, the documents with audio, and the
+    pairs ``joint``'s audit drew (:meth:`SystemEffectEngine.draw_audit`)."""
 
     campaign_id: int
     scale: str
@@ -98,6 +99,7 @@ class CampaignRows:
     results: Sequence[Row[int, int, int, int]]
     judged: dict[tuple[int, int], float]
     with_audio: set[int]
+    audit: set[tuple[int, int]]
 
 
 def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None) -> CampaignRows:
@@ -114,6 +116,7 @@ def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None)
         results=results,
         judged=repository.pair_means(session, campaign.id, scale),
         with_audio=repository.documents_with_audio(session, campaign.id),
+        audit=repository.audit_draws(session, campaign.id),
     )
 
 
@@ -239,6 +242,10 @@ def engine_from_rows(
         p = pair_index.get(ids)
         if p is not None:
             judged_values[p] = value
+    audit = np.zeros(collection.n_pairs, dtype=bool)
+    audit[[pair_index[ids] for ids in rows.audit if ids in pair_index]] = True
+    query_doc = dict(zip(query_ids, query_docs, strict=True))
+    playable = _playable(rows.with_audio, query_doc, pair_ids)
     engine, model = campaign_engine(
         collection,
         metadata,
@@ -249,8 +256,9 @@ def engine_from_rows(
         target=campaign.target,
         seed=campaign.seed,
         judged_values=judged_values,
+        audit_drawn=audit,
+        audit_allowed=playable,
     )
-    query_doc = dict(zip(query_ids, query_docs, strict=True))
     return CampaignEngine(
         campaign_id=campaign.id,
         settings_key=settings_key(campaign),
@@ -260,5 +268,5 @@ def engine_from_rows(
         pair_index=pair_index,
         query_index={q: i for i, q in enumerate(query_ids)},
         system_names=system_names,
-        playable=_playable(rows.with_audio, query_doc, pair_ids),
+        playable=playable,
     )

@@ -184,6 +184,22 @@ def pair_ids(session: Session, campaign_id: int) -> dict[tuple[int, int], int]:
     return {(q, d): pid for pid, q, d in rows}
 
 
+def audit_draws(session: Session, campaign_id: int) -> set[tuple[int, int]]:
+    """(query_id, document_id) of the pairs drawn into the audit sample."""
+    rows = session.execute(
+        select(Pair.query_id, Pair.document_id).where(
+            Pair.campaign_id == campaign_id, Pair.audit.is_(True)
+        )
+    ).all()
+    return {(q, d) for q, d in rows}
+
+
+def mark_audit(session: Session, pair_ids: Sequence[int]) -> None:
+    """Store that the pairs ``pair_ids`` (row ids) were drawn into the audit sample."""
+    if pair_ids:
+        session.execute(update(Pair).where(Pair.id.in_(pair_ids)).values(audit=True))
+
+
 def busy_pairs(session: Session, campaign_id: int, per_pair: int, now: datetime) -> set[int]:
     """Pairs that cannot be handed out now: judged enough times, or held by live leases up
     to the limit. Only those rows are read, not the pool."""

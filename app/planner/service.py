@@ -203,6 +203,8 @@ class _CampaignPlan:
     row_ids: list[int]  # pair row id of each engine pair (-1: not stored)
     row_index: dict[int, int]  # pair row id -> engine pair
     seen: dict[int, int] = field(default_factory=dict)  # pair row id -> changes applied
+    # engine pairs whose audit draw is stored (``pair.audit``)
+    audit_saved: set[int] = field(default_factory=set)
     planned_at: float = 0.0
     # the last projection, the one being made, and the state it was asked in
     projection: Projection | None = None
@@ -286,7 +288,20 @@ def _new_plan(session: Session, campaign: Campaign) -> _CampaignPlan:
     state = build_engine(session, campaign)
     stored = repository.pair_ids(session, campaign.id)
     row_ids = [stored.get(ids, -1) for ids in state.pair_ids]
-    return _CampaignPlan(state, row_ids, {pid: p for p, pid in enumerate(row_ids) if pid >= 0})
+    plan = _CampaignPlan(state, row_ids, {pid: p for p, pid in enumerate(row_ids) if pid >= 0})
+    plan.audit_saved = set(state.engine.audit_pairs().tolist())
+    return plan
+
+
+def _unsaved_audit(plan: _CampaignPlan) -> list[int]:
+    """Row ids of the pairs the audit drew (while ranking) that are not stored yet: they
+    are written with the plan that hands them out, so that an engine built later (another
+    process, a restart) holds the same audit sample."""
+    return [
+        plan.row_ids[p]
+        for p in plan.state.engine.audit_pairs().tolist()
+        if p not in plan.audit_saved and plan.row_ids[p] >= 0
+    ]
 
 
 def plan_in_session(session: Session, campaign: Campaign, *, plan_size: int = PLAN_SIZE) -> None:
@@ -305,6 +320,7 @@ def plan_in_session(session: Session, campaign: Campaign, *, plan_size: int = PL
     repository.ensure_planner_state(session, campaign.id)
     repository.release_claim(session, campaign.id)
     repository.replace_plan(session, campaign.id, _plan_rows(plan, busy, campaign.id, plan_size))
+    repository.mark_audit(session, _unsaved_audit(plan))
     repository.save_figures(session, campaign.id, _figures(plan, campaign, now))
     part = results.engine_results(plan.state, campaign)
     repository.save_results(
@@ -369,6 +385,7 @@ def plan_campaign(
     if fresh:
         state.apply(fresh)
     rows = _plan_rows(cached, busy, campaign_id, plan_size)
+    audit_rows = _unsaved_audit(cached)
     figures = _figures(cached, campaign, utcnow())
     part = None
     if rebuilt or fresh or landed:
@@ -378,6 +395,7 @@ def plan_campaign(
         if owner is not None and not repository.still_planner(session, campaign_id, owner):
             return None  # another process took over while we computed
         repository.replace_plan(session, campaign_id, rows)
+        repository.mark_audit(session, audit_rows)
         repository.save_figures(session, campaign_id, figures)
         if part is not None:
             repository.save_results(
@@ -391,6 +409,7 @@ def plan_campaign(
             )
         if rebuilt:  # the first plan of this process: the tables have just changed a lot
             repository.refresh_statistics(session)
+    cached.audit_saved.update(cached.row_index[pid] for pid in audit_rows)
     cached.planned_at = time.monotonic()
     stop_reason = state.engine.stop_reason()
     if projector is not None and cached.projection_due(stop_reason):

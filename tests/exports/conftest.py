@@ -19,7 +19,9 @@ class Judged:
     judged: set[tuple[str, str]]
 
 
-def make_campaign(session, *, share: float = 1.0, seed: int = 5, **settings) -> Judged:
+def make_campaign(
+    session, *, share: float = 1.0, seed: int = 5, estimator: str = "uniform", **settings
+) -> Judged:
     """The campaign, with imported FINE and BROAD judgments of the first ``share`` of the
     pool pairs (in sorted order)."""
     synthetic = generate(5, 6, 5, n_genres=3, docs_per_genre=30, n_artists=15, seed=seed)
@@ -29,7 +31,7 @@ def make_campaign(session, *, share: float = 1.0, seed: int = 5, **settings) -> 
     broad = Judgments({p: [float(synthetic.broad[p])] for p in judged}, "tsv") if judged else None
     campaign, _ = create_campaign(
         session,
-        CampaignSpec(name="Exported", status="open", estimator="uniform", **settings),
+        CampaignSpec(name="Exported", status="open", estimator=estimator, **settings),
         Runs(synthetic.runs, "tsv"),
         Metadata(dict(synthetic.artist), dict(synthetic.genre)),
         judgments_fine=fine,

@@ -22,6 +22,8 @@ from app.exports.restore import open_bundle, restore_campaign
 from app.ingest.formats import InputError
 from app.main import create_app
 from app.models import Assessor, Campaign, Judgment, Lease, Pair, utcnow
+from app.mtc.calibration import AUDIT_EVERY
+from app.planner.service import Planner
 from tests.exports.conftest import make_campaign
 
 T1 = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
@@ -38,7 +40,9 @@ def judged_by_assessors(db_session, session_factory, *, scale: str) -> Campaign:
     """A partly judged campaign: imported judgments of 30 % of the pool on both scales, three
     assessors who judged through the judging API (one revised a judgment, one gave a pair
     back, one was revoked), and the planner's confidence curve."""
-    campaign = make_campaign(db_session, share=0.3, scale=scale, judgments_per_pair=2).campaign
+    campaign = make_campaign(
+        db_session, share=0.3, scale=scale, judgments_per_pair=2, estimator="joint"
+    ).campaign
     tokens = []
     for name in ("Ann", "Bo", "Cy"):
         assessor, token = campaigns.invite_assessor(db_session, campaign, name)
@@ -107,6 +111,8 @@ def test_export_import_export_gives_the_same_bytes(db_session, session_factory, 
     assert state["state/leases.csv"].count(b"\n") == 1 + 10  # 9 judged, 1 given back
     assert b",1," in state["state/judgments.csv"]  # the revision
     assert state["state/trajectory.csv"].count(b"\n") >= 2
+    drawn = state["state/audit.csv"].count(b"\n") - 1  # the joint estimator's audit
+    assert drawn == counts["judged_pairs"] // AUDIT_EVERY + 1
     assessors = state["state/assessors.csv"].decode().splitlines()
     assert [line.split(",")[0] for line in assessors] == ["assessor", "A1", "A2", "A3"]
     assert assessors[3].split(",")[2]  # A3 revoked
@@ -120,6 +126,12 @@ def test_export_import_export_gives_the_same_bytes(db_session, session_factory, 
     assert report.n_assessors == 3
     assert report.n_leases == 10
 
+    assert (
+        db_session.scalar(
+            select(func.count()).where(Pair.campaign_id == restored.id, Pair.audit.is_(True))
+        )
+        == drawn
+    )
     # the same bytes, the zip's member times included, when made at the same moment
     assert bundle_of(db_session, slug) == first
     # made later: only the manifest's created_at (and the zip's own member times) differ
@@ -213,8 +225,12 @@ def rezip(data: bytes, change: dict[str, bytes | None], *, fix_manifest: bool = 
 
 
 @pytest.fixture
-def exported(db_session) -> bytes:
-    return bundle_of(db_session, make_campaign(db_session, share=0.5).campaign.slug)
+def exported(db_session, session_factory) -> bytes:
+    """The bundle of a campaign half judged, with the joint estimator's audit drawn."""
+    campaign = make_campaign(db_session, share=0.5, estimator="joint").campaign
+    db_session.commit()
+    Planner(session_factory).run_once()
+    return bundle_of(db_session, campaign.slug)
 
 
 def refused(data: bytes) -> str:
@@ -248,6 +264,34 @@ def test_a_changed_or_foreign_zip_is_refused(exported) -> None:
     assert "format_version is 1" in refused(old)
     assert "export the campaign again" in refused(old)
     assert "not JSON" in refused(rezip(exported, {"manifest.json": b"{"}))
+
+
+def test_a_bundle_from_before_the_audit_was_stored_restores_without_one(
+    db_session, exported
+) -> None:
+    """``state/audit.csv`` came later than format 2: a bundle without it restores, with no
+    pair marked as drawn (the campaign's audit draws afresh)."""
+    assert members(exported)["state/audit.csv"].count(b"\n") > 1  # it had draws
+    manifest = json.loads(members(exported)["manifest.json"])
+    manifest["files"] = [e for e in manifest["files"] if e["name"] != "state/audit.csv"]
+    older = rezip(
+        exported, {"state/audit.csv": None, "manifest.json": json.dumps(manifest).encode()}
+    )
+    restored, _ = restore_campaign(
+        db_session, open_bundle(io.BytesIO(older), "b.zip"), slug="restored"
+    )
+    assert db_session.scalar(select(func.count()).where(Pair.campaign_id == restored.id)) > 0
+    assert not db_session.scalar(
+        select(func.count()).where(Pair.campaign_id == restored.id, Pair.audit.is_(True))
+    )
+    # a pair outside the pool is refused by line and field
+    bad = rezip(
+        exported,
+        {"state/audit.csv": members(exported)["state/audit.csv"] + b"nosuchquery,x\n"},
+        fix_manifest=True,
+    )
+    with pytest.raises(InputError, match=r"state/audit.csv:\d+: query: "):
+        restore_campaign(db_session, open_bundle(io.BytesIO(bad), "b.zip"), slug="other")
 
 
 def test_a_bad_row_names_its_member_line_and_field_and_nothing_is_kept(

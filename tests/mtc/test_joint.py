@@ -166,42 +166,54 @@ def test_joint_weighs_each_pair_by_the_variance_a_judgment_removes(
         assert other.selection_var is None
 
 
-def test_one_judgment_in_twenty_audits_a_random_pair_and_only_those_teach_the_variance(
+def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_teach_the_variance(
     loaded: LoadedCollection,
 ) -> None:
-    """``joint`` hands out the next pair of a fixed random order of the pool once every
-    AUDIT_EVERY judgments (docs/method.md §8.2), and its variance factor comes from those
-    pairs alone: the pairs the policy picks for being informative are no fair sample."""
+    """``joint`` draws a random pair among those left unjudged once every AUDIT_EVERY
+    judgments and hands it out first (docs/method.md §8.2); its variance factor comes from
+    the audit's pairs alone: the pairs the policy picks for being informative are no fair
+    sample, and neither are the pairs of a random order that the policy had judged before
+    the audit got to them."""
     c = loaded.collection
     engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT, target=1.0)
     assert isinstance(engine, SystemEffectEngine)
     base_mean, base_var = model.prior_estimates()
-    n = 6 * AUDIT_EVERY
+    off = np.clip(base_mean + 3.0 * np.sqrt(base_var), 0, 100)
     order = engine.audit_order()
     assert sorted(order.tolist()) == list(range(c.n_pairs))
-    assert engine.select(1)[0] == order[0]  # the first pair handed out is the audit's
-    # judgments exact everywhere except on the audit's first pairs, 3 sd off there
-    sample = order[: n // AUDIT_EVERY + 1]
-    truth = base_mean.copy()
-    truth[sample] = np.clip(base_mean[sample] + 3.0 * np.sqrt(base_var[sample]), 0, 100)
+    # the policy got to the order's first three pairs before the audit: they are not drawn;
+    # neither is the fourth, which no assessor can be given (a clip without audio)
+    engine.judge(order[:3], base_mean[order[:3]])
+    engine.recalibrate()
+    engine.audit_allowed = np.ones(c.n_pairs, dtype=bool)
+    engine.audit_allowed[order[3]] = False
+    assert engine.select(1)[0] == order[4]
+    n = 6 * AUDIT_EVERY
     for _ in range(n):
+        judged_before = engine.judged.copy()
         pair = engine.select(1)
-        engine.judge(pair, truth[pair])
+        drawn = engine.audit_pairs()
+        assert drawn.size == engine.n_judged // AUDIT_EVERY + 1  # the audit keeps pace
+        assert not judged_before[drawn[~np.isin(drawn, np.flatnonzero(engine.judged))]].any()
+        # judgments exact where the policy chose, 3 sd off on the audit's pairs
+        engine.judge(pair, np.where(np.isin(pair, drawn), off[pair], base_mean[pair]))
         engine.recalibrate()
-    np.testing.assert_array_equal(engine.audit_pairs(), sample)
-    assert engine.judged[sample].all()  # the audit kept up: one judgment in AUDIT_EVERY
+    sample = engine.audit_pairs()
+    assert not np.isin(order[:4], sample).any()
+    assert engine.judged[sample].sum() >= sample.size - 1  # all but the one just drawn
     assert engine.effect is not None
-    # 7 audit pairs 3 sd off against 20 pseudo-pairs of the prior: (20 + 7 x ~5) / 27
+    # 9 audit pairs 3 sd off against 20 pseudo-pairs of the prior: (20 + 9 x ~5) / 29
     assert engine.effect.variance_scale > 1.5  # learnt from the audit's large errors
-    # another process fed the same judgments draws the same order and learns the same
-    twin, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    # an engine rebuilt from the same judgments and the stored draws learns the same
+    values = np.where(engine.judged, engine.values, np.nan)
+    twin, _ = campaign_engine(
+        c, loaded.metadata, FINE, JOINT, judged_values=values, audit_drawn=engine.audit_drawn
+    )
     assert isinstance(twin, SystemEffectEngine)
-    judged = np.flatnonzero(engine.judged)
-    twin.judge(judged, truth[judged])
-    twin.recalibrate()
-    np.testing.assert_array_equal(twin.audit_pairs(), sample)
     assert twin.effect is not None
+    np.testing.assert_array_equal(twin.audit_pairs(), sample)
     assert twin.effect.variance_scale == pytest.approx(engine.effect.variance_scale)
+    assert twin.draw_audit().size == 0  # nothing due: it does not draw again
     # without the audit the many exact pairs the policy chose would hide the errors
     twin.audit_every = 0
     twin.recalibrate()

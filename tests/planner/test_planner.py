@@ -41,19 +41,27 @@ def test_the_plan_is_the_engines_selection_order(db_session, session_factory) ->
 
 
 def test_a_joint_campaigns_plan_starts_with_the_audits_pair(db_session, session_factory) -> None:
-    """``joint`` hands out the audit's next pair before any other (docs/method.md §8.2), in
-    the plan every process reads, and an engine rebuilt from the database (another process)
-    finds the same audit sample."""
+    """``joint`` hands out the audit's pair before any other (docs/method.md §8.2), in the
+    plan every process reads; the planner stores its draws, so an engine built later
+    (another process, a restart) holds the same audit sample although the draws depend on
+    the order judgments came in."""
     fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="joint", target=1.0)
-    assert Planner(session_factory).run_once() == [fx.campaign.id]
+    planner = Planner(session_factory)
+    assert planner.run_once() == [fx.campaign.id]
     state = build_engine(db_session, fx.campaign)
     assert isinstance(state.engine, SystemEffectEngine)
-    first = state.engine.audit_pairs()
+    first = state.engine.audit_pairs()  # read back from the database, not drawn again
     assert first.size == 1
     assert plan_rows(db_session, fx.campaign.id)[0] == state.pair_ids[int(first[0])]
+    # the audit's pair is judged: an engine drawing afresh would now pass it over (it is
+    # judged) and draw another; the stored sample keeps it, so its judgment teaches the
+    # variance factor in every process
+    _judge_elsewhere(db_session, fx.campaign.id, *state.pair_ids[int(first[0])])
+    assert planner.run_once(force=True) == [fx.campaign.id]
     again = build_engine(db_session, fx.campaign)
     assert isinstance(again.engine, SystemEffectEngine)
     np.testing.assert_array_equal(again.engine.audit_pairs(), first)
+    assert again.engine.judged[first].all()
 
 
 def test_one_planner_per_campaign_and_takeover_when_it_lapses(db_session, session_factory):
@@ -72,18 +80,11 @@ def test_one_planner_per_campaign_and_takeover_when_it_lapses(db_session, sessio
     assert first.run_once() == [fx.campaign.id]
 
 
-def test_the_planner_takes_in_judgments_made_anywhere(db_session, session_factory) -> None:
-    fx = build_campaign(db_session, n_systems=3, n_queries=2, k=2, target=1.0)
-    planner = Planner(session_factory)
-    planner.run_once()
-    before = db_session.get(PlannerState, fx.campaign.id)
-    assert before.judged_pairs == 0
-    top = plan_rows(db_session, fx.campaign.id)[0]
-    # a judgment written by another process: a row and its pair's counters
-    query_id, document_id = top
+def _judge_elsewhere(db_session, campaign_id: int, query_id: int, document_id: int) -> None:
+    """A judgment written by another process: a row and its pair's counters."""
     db_session.add(
         Judgment(
-            campaign_id=fx.campaign.id,
+            campaign_id=campaign_id,
             query_id=query_id,
             document_id=document_id,
             broad=2,
@@ -97,6 +98,16 @@ def test_the_planner_takes_in_judgments_made_anywhere(db_session, session_factor
         .values(judged=Pair.judged + 1, changes=Pair.changes + 1)
     )
     db_session.flush()
+
+
+def test_the_planner_takes_in_judgments_made_anywhere(db_session, session_factory) -> None:
+    fx = build_campaign(db_session, n_systems=3, n_queries=2, k=2, target=1.0)
+    planner = Planner(session_factory)
+    planner.run_once()
+    before = db_session.get(PlannerState, fx.campaign.id)
+    assert before.judged_pairs == 0
+    top = plan_rows(db_session, fx.campaign.id)[0]
+    _judge_elsewhere(db_session, fx.campaign.id, *top)
     planner.run_once()
     db_session.expire_all()
     after = db_session.get(PlannerState, fx.campaign.id)
