@@ -1180,12 +1180,17 @@ def run_benchmark(config: LoadConfig, out: TextIO | None = None) -> dict[str, An
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``bench/load.py`` and ``mtcjudge bench load``."""
-    parser.add_argument("--mode", choices=tuple(DEFAULT_ASSESSORS), default="stress")
+    parser.add_argument(
+        "--mode",
+        choices=tuple(DEFAULT_ASSESSORS),
+        default="stress",
+        help="stress: no think time; realistic: assessors think between judgments",
+    )
     parser.add_argument(
         "--assessors", type=int, default=None, help="default: 50 (stress), 500 (realistic)"
     )
     parser.add_argument("--duration", type=float, default=60.0, help="seconds of load")
-    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite", help="database")
     parser.add_argument("--workers", type=int, default=2, help="server processes")
     parser.add_argument(
         "--ports-per-process",
@@ -1199,14 +1204,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--systems", type=int, default=18, help="synthetic collection")
     parser.add_argument("--queries", type=int, default=100, help="synthetic collection")
     parser.add_argument("--k", type=int, default=5, help="evaluation cut-off")
-    parser.add_argument("--judgments-per-pair", type=int, default=3)
+    parser.add_argument(
+        "--judgments-per-pair", type=int, default=3, help="the campaign's judgments per pair"
+    )
     parser.add_argument("--think-min", type=float, default=20.0, help="realistic mode, seconds")
     parser.add_argument("--think-max", type=float, default=60.0, help="realistic mode, seconds")
-    parser.add_argument("--fault", choices=FAULTS, default=None)
+    parser.add_argument(
+        "--fault",
+        choices=FAULTS,
+        default=None,
+        help="kill: SIGKILL one server process; db-down: refuse database connections a while",
+    )
     parser.add_argument(
         "--fault-at", type=float, default=None, help="seconds into the load (default: half way)"
     )
-    parser.add_argument("--db-down-seconds", type=float, default=5.0)
+    parser.add_argument("--db-down-seconds", type=float, default=5.0, help="how long db-down lasts")
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL, help="admin connection")
     parser.add_argument(
         "--app-root",
@@ -1215,7 +1227,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="checkout whose servers to run (e.g. a git worktree of an older commit)",
     )
     parser.add_argument("--timeout", type=float, default=10.0, help="per request, seconds")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="of the synthetic collection and the assessors' choices"
+    )
     parser.add_argument("--server-logs", type=Path, default=None, help="keep server logs here")
     parser.add_argument(
         "--dashboards",
@@ -1273,9 +1287,11 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from app.cli.common import HelpFormatter  # each default shown once, and no "None"
+
     parser = argparse.ArgumentParser(
         description="Simulated assessors against mtcjudge servers; see the module docstring.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     add_arguments(parser)
     args = parser.parse_args(argv)
