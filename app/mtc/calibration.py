@@ -605,9 +605,10 @@ def system_effect_from_judgments(
     if not learn_variance or pairs.size == 0:
         return effect
     # with an audit, the variance factor of the audit sample alone: the pairs the policy
-    # chose for being informative are not a fair sample of those left on estimates
+    # chose for being informative are not a fair sample of those left on estimates (under
+    # the random policy every judgment is a random draw among them, and all of them count)
     keep: slice | NDArray[np.bool_] = slice(None)
-    if engine.audit_every:
+    if engine.audit_every and engine.config.policy != "random":
         keep = np.zeros(pairs.size, dtype=bool)
         if engine.audit_drawn is not None:
             keep = engine.audit_drawn[pairs]

@@ -220,6 +220,27 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
     assert twin.effect.variance_scale < 1.2
 
 
+def test_under_random_selection_every_judgment_teaches_the_variance(
+    loaded: LoadedCollection,
+) -> None:
+    """The random policy never consults the weights, so the audit draws nothing; every pair
+    it hands out is a random draw among those left unjudged, and all of them teach κ."""
+    c = loaded.collection
+    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT, policy="random")
+    assert isinstance(engine, SystemEffectEngine)
+    base_mean, base_var = model.prior_estimates()
+    # 3 sd off either way: no offset of a system, query, artist or genre takes that out
+    sign = np.random.default_rng(1).choice([-1.0, 1.0], size=c.n_pairs)
+    off = np.clip(base_mean + 3.0 * sign * np.sqrt(base_var), 0, 100)
+    for _ in range(40):
+        pair = engine.select(1)
+        engine.judge(pair, off[pair])
+        engine.recalibrate()
+    assert engine.audit_pairs().size == 0
+    assert engine.effect is not None
+    assert engine.effect.variance_scale > 1.5
+
+
 def test_simulate_and_a_campaign_run_the_same_joint_estimator(loaded: LoadedCollection) -> None:
     c = loaded.collection
     truth = loaded.judged_values
