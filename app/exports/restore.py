@@ -566,6 +566,24 @@ def _restore_assessors(session: Session, bundle: Bundle, cid: int) -> dict[str, 
     return {f"A{n}": int(i) for n, i in enumerate(ids, start=1)}
 
 
+def _pool_pair(
+    f: _Fields,
+    pairs: dict[tuple[int, int], int],
+    query_ids: dict[str, int],
+    document_ids: dict[str, int],
+) -> tuple[int, int, int]:
+    """(pair id, query id, document id) of the record's query and document, which must be a
+    pair of the restored pool."""
+    query, document = f.name("query"), f.name("document")
+    f.known("query", query, query_ids, "a query")
+    f.known("document", document, document_ids, "a document")
+    query_id, document_id = query_ids[query], document_ids[document]
+    pair = pairs.get((query_id, document_id))
+    if pair is None:
+        raise f.error("document", f"({query}, {document}) is not a pair of the pool")
+    return pair, query_id, document_id
+
+
 def _restore_leases(
     session: Session,
     bundle: Bundle,
@@ -584,12 +602,7 @@ def _restore_leases(
             number = f.integer("lease", minimum=1)
             if number != n:
                 raise f.error("lease", f"expected {n} (leases in the order handed out)")
-            query, document = f.name("query"), f.name("document")
-            f.known("query", query, query_ids, "a query")
-            f.known("document", document, document_ids, "a document")
-            pair = pairs.get((query_ids[query], document_ids[document]))
-            if pair is None:
-                raise f.error("document", f"({query}, {document}) is not a pair of the pool")
+            pair, query_id, document_id = _pool_pair(f, pairs, query_ids, document_ids)
             assessor = f.name("assessor")
             f.known("assessor", assessor, assessor_ids, "an assessor")
             leased_at = f.time("leased_at")
@@ -597,8 +610,8 @@ def _restore_leases(
             yield {
                 "campaign_id": campaign.id,
                 "pair_id": pair,
-                "query_id": query_ids[query],
-                "document_id": document_ids[document],
+                "query_id": query_id,
+                "document_id": document_id,
                 "assessor_id": assessor_ids[assessor],
                 "state": f.choice("state", LEASE_STATES),
                 "leased_at": leased_at,
@@ -677,16 +690,11 @@ def _restore_audit(
     """Mark the pairs the audit drew (none in a bundle made before audits were stored)."""
     if "state/audit.csv" not in bundle.archive.namelist():
         return
-    pair_ids = planner_repository.pair_ids(session, cid)
-    drawn: list[int] = []
-    for f in _records(bundle, "state/audit.csv"):
-        query, document = f.name("query"), f.name("document")
-        f.known("query", query, query_ids, "a query")
-        f.known("document", document, document_ids, "a document")
-        pid = pair_ids.get((query_ids[query], document_ids[document]))
-        if pid is None:
-            raise f.error("document", f"({query}, {document}) is not a pair of the pool")
-        drawn.append(pid)
+    pairs = planner_repository.pair_ids(session, cid)
+    drawn = [
+        _pool_pair(f, pairs, query_ids, document_ids)[0]
+        for f in _records(bundle, "state/audit.csv")
+    ]
     planner_repository.mark_audit(session, drawn)
 
 

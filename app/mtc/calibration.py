@@ -69,7 +69,7 @@ DEFAULT_ESTIMATOR = JOINT
 #: ``joint`` gives one judgment in this many to the audit: a random pair among those left
 #: unjudged, from whose judgments alone it learns its variance factor (docs/method.md §8.2)
 AUDIT_EVERY = 20
-#: the seed of that order: every process of a campaign draws the same one
+#: the seed of the random order of the pool the audit draws in: the same in every process
 _AUDIT_SEED = 20261125
 
 __all__ = [
@@ -422,12 +422,10 @@ class SystemEffectEngine(MTCEngine):
     factor_effects: dict[str, SystemEffect] | None = None
     #: one judgment in this many goes to the audit sample (0: no audit), see :meth:`draw_audit`
     audit_every: int = 0
-    #: the pairs drawn into the audit sample so far (None before the first draw)
+    #: the pairs drawn into the audit sample so far, a mask over the pool (set with the audit)
     audit_drawn: NDArray[np.bool_] | None = None
     #: the pairs the audit may draw (those an assessor can be given); None: every pair
     audit_allowed: NDArray[np.bool_] | None = None
-    #: the number of pairs drawn (``audit_drawn.sum()``, kept so as not to count each time)
-    _audit_count: int = 0
     #: the fixed random order of the pool the audit draws in, made on first use
     _audit_order: IntArray | None = None
 
@@ -450,12 +448,9 @@ class SystemEffectEngine(MTCEngine):
         stores them (the planner writes its draws with its plan) and an engine rebuilt
         from the database takes them back (:attr:`audit_drawn`) rather than drawing again.
         """
-        if not self.audit_every:
+        if not self.audit_every or self.audit_drawn is None:
             return np.empty(0, dtype=np.intp)
-        if self.audit_drawn is None:
-            self.audit_drawn = np.zeros(self.collection.n_pairs, dtype=bool)
-            self._audit_count = 0
-        due = self.n_judged // self.audit_every + 1 - self._audit_count
+        due = self.n_judged // self.audit_every + 1 - int(np.count_nonzero(self.audit_drawn))
         if due <= 0:
             return np.empty(0, dtype=np.intp)
         order = self.audit_order()
@@ -464,14 +459,12 @@ class SystemEffectEngine(MTCEngine):
             free &= self.audit_allowed
         picks = order[free[order]][:due]
         self.audit_drawn[picks] = True
-        self._audit_count += int(picks.size)
         return picks
 
     def take_audit(self, drawn: ArrayLike) -> None:
         """Set the audit sample to the pairs ``drawn`` (a mask over the pool) that a
         campaign stored: the draws of an earlier engine of the same judgments."""
         self.audit_drawn = np.array(drawn, dtype=bool)
-        self._audit_count = int(self.audit_drawn.sum())
 
     def audit_order(self) -> IntArray:
         """The fixed random order of the pool that the audit draws in (the same in every
@@ -516,6 +509,7 @@ class SystemEffectEngine(MTCEngine):
         Call :meth:`recalibrate` after."""
         self.learn_variance = True
         self.audit_every = AUDIT_EVERY
+        self.audit_drawn = np.zeros(self.collection.n_pairs, dtype=bool)
         self.factors = metadata_factors(self.collection, metadata)
         nothing = np.zeros(self.collection.n_pairs, dtype=bool)
         self.selection_var = self.model.estimate_all(nothing, np.zeros(nothing.size))[1]
@@ -608,10 +602,8 @@ def system_effect_from_judgments(
     # chose for being informative are not a fair sample of those left on estimates (under
     # the random policy every judgment is a random draw among them, and all of them count)
     keep: slice | NDArray[np.bool_] = slice(None)
-    if engine.audit_every and engine.config.policy != "random":
-        keep = np.zeros(pairs.size, dtype=bool)
-        if engine.audit_drawn is not None:
-            keep = engine.audit_drawn[pairs]
+    if engine.audit_every and engine.audit_drawn is not None and engine.config.policy != "random":
+        keep = engine.audit_drawn[pairs]
     kappa = variance_scale(
         engine, residual[keep], base_var[pairs][keep], systems[keep], pairs[keep], effect
     )
