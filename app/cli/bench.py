@@ -8,7 +8,7 @@ Benchmarks are not part of the installed package. Each ``bench/<name>.py`` that 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import sys
 from types import ModuleType
 from typing import TextIO
@@ -38,18 +38,17 @@ BENCHMARKS = {
 
 
 def benchmark_module(name: str) -> ModuleType | None:
-    """``bench/<name>.py`` of this source tree, imported once, or None in an installed copy."""
-    module_name = f"mtcjudge_bench_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    path = REPO_ROOT / "bench" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(module_name, path) if path.is_file() else None
-    if spec is None or spec.loader is None:
+    """``bench/<name>.py`` of this source tree, imported as ``bench.<name>``, or None in an
+    installed copy.
+
+    The module gets its importable name, with the source tree on ``sys.path``, so that the
+    worker processes a benchmark spawns (``multiprocessing``'s ``spawn`` start method copies
+    ``sys.path``) can unpickle the tasks and records it defines."""
+    if not (REPO_ROOT / "bench" / f"{name}.py").is_file():
         return None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    return importlib.import_module(f"bench.{name}")
 
 
 def register(sub: SubParsers) -> None:

@@ -264,3 +264,21 @@ def test_bad_options_fail_before_any_replay(
     assert err.startswith("mtcjudge: error: ")
     assert message in err
     assert "[1/" not in err  # no replay ran
+
+
+def test_the_command_runs_its_replays_in_worker_processes(tmp_path) -> None:
+    """``mtcjudge bench calibration --workers 2`` hands its tasks to spawned processes, which
+    must be able to import the benchmark (they once could not, and the pool hung)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "two.json"
+    argv = ["bench", "calibration", "--quick", "--collections", "2", "--estimator", "uniform"]
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", *argv, "--workers", "2", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(out.read_text())["records"]) == 2
