@@ -428,6 +428,11 @@ class SystemEffectEngine(MTCEngine):
     audit_allowed: NDArray[np.bool_] | None = None
     #: the fixed random order of the pool the audit draws in, made on first use
     _audit_order: IntArray | None = None
+    #: per entry, its system's group: ``2 A + 1`` when other systems retrieved the pair too,
+    #: ``2 A`` when only A did (:func:`shared_groups`); None: no group offsets
+    result_groups: IntArray | None = None
+    #: the posterior of the group offsets (around their system's), set by :meth:`recalibrate`
+    group_effect: SystemEffect | None = None
 
     def audit_pairs(self) -> IntArray:
         """The pairs drawn into the audit sample so far, judged or not (empty without an
@@ -503,14 +508,16 @@ class SystemEffectEngine(MTCEngine):
     def share_errors(self, metadata: Metadata | None) -> None:
         """Turn this engine into the joint error model (``JOINT``): offsets shared by the
         pairs of a query, an artist and a genre cell (:func:`metadata_factors`) besides the
-        system offsets, and a variance factor learnt from an audit sample (one judgment in
-        :data:`AUDIT_EVERY`, :meth:`draw_audit`); the confidence weights take the variance
-        of each pair's estimate into account (:attr:`MTCEngine.selection_var`).
+        system offsets, an offset of each system's shared and unshared results around its
+        own (:func:`shared_groups`), and a variance factor learnt from an audit sample (one
+        judgment in :data:`AUDIT_EVERY`, :meth:`draw_audit`); the confidence weights take the
+        variance of each pair's estimate into account (:attr:`MTCEngine.selection_var`).
         Call :meth:`recalibrate` after."""
         self.learn_variance = True
         self.audit_every = AUDIT_EVERY
         self.audit_drawn = np.zeros(self.collection.n_pairs, dtype=bool)
         self.factors = metadata_factors(self.collection, metadata)
+        self.result_groups = shared_groups(self.collection)
         nothing = np.zeros(self.collection.n_pairs, dtype=bool)
         self.selection_var = self.model.estimate_all(nothing, np.zeros(nothing.size))[1]
 
@@ -523,15 +530,14 @@ class SystemEffectEngine(MTCEngine):
     #: per factor: its entries with a level, their (system, level) cell, the number of levels
     _cells: list[tuple[IntArray, IntArray, int]] | None = None
 
-    def _factor_masses(self) -> list[FloatArray]:
-        """:meth:`unjudged_mass_by` of every factor, from one pass over the entries' weights
-        (the cells depend on the collection only and are made once)."""
+    def _factor_masses(self, weights: FloatArray) -> list[FloatArray]:
+        """:meth:`unjudged_mass_by` of every factor, from the entries' weights
+        (:func:`_open_weights`; the cells depend on the collection only and are made once)."""
         if self._cells is None:
             self._cells = []
             for _, level in self.factors:
                 n_levels = max(int(level.max(initial=-1)) + 1, 1)
                 self._cells.append((*_level_cells(self.collection, level, n_levels), n_levels))
-        weights = _open_weights(self)
         return [_mass_by_cell(self, weights, valid, cell, n) for valid, cell, n in self._cells]
 
     #: the bookkeeping of :meth:`unjudged_mass`, made on its first call
@@ -557,7 +563,24 @@ class SystemEffectEngine(MTCEngine):
                 if self.shift_means:
                     mean = mean + f * self.effect.bias
                 cov = cov + np.diag(f**2 * self.effect.post_var)
-            masses = self._factor_masses() if self.factor_effects else []
+            weights = (
+                _open_weights(self)
+                if self.factor_effects or self.group_effect is not None
+                else None
+            )
+            if self.group_effect is not None and self.result_groups is not None:
+                assert weights is not None
+                ns = self.collection.n_systems
+                mass = np.bincount(self.result_groups, weights=weights, minlength=2 * ns) / nq
+                mass = mass.reshape(ns, 2)
+                if self.shift_means:
+                    mean = mean + (mass * self.group_effect.bias.reshape(ns, 2)).sum(axis=1)
+                cov = cov + np.diag(
+                    (mass**2 * self.group_effect.post_var.reshape(ns, 2)).sum(axis=1)
+                )
+            masses = (
+                self._factor_masses(weights) if weights is not None and self.factor_effects else []
+            )
             for (name, _), mass in zip(self.factors, masses, strict=True):
                 effect = self.factor_effects[name]  # type: ignore[index]
                 if self.shift_means:
@@ -652,27 +675,64 @@ def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
     engine.effect = system_effect_from_judgments(
         engine, model, learn_variance=engine.learn_variance
     )
+    if engine.result_groups is not None:
+        engine.group_effect = group_effect_from_judgments(engine, model, engine.effect)
     if engine.factors:
-        engine.factor_effects = factor_effects_from_judgments(engine, model, engine.effect)
+        engine.factor_effects = factor_effects_from_judgments(
+            engine, model, engine.effect, engine.group_effect
+        )
     engine.invalidate()
 
 
-def factor_effects_from_judgments(
+def shared_groups(collection: Collection) -> IntArray:
+    """Per entry, the group of its result among its system's: ``2 A + 1`` when other systems
+    retrieved the same document for the query too, ``2 A`` when system A alone did."""
+    shared = np.diff(collection.entry_start)[collection.entry_pair] > 1
+    return np.asarray(collection.entry_system * 2 + shared, dtype=np.intp)
+
+
+def group_effect_from_judgments(
     engine: SystemEffectEngine, model: RelevanceModel, system_effect: SystemEffect
+) -> SystemEffect:
+    """Empirical-Bayes offsets of each system's shared and unshared results around the
+    system's own offset (docs/method.md §8.2).
+
+    The judged entries' residuals, less their system's offset, grouped by
+    :attr:`SystemEffectEngine.result_groups`; the between-group variance is learnt from
+    them (DerSimonian-Laird) and is 0 when a system's shared and unshared results err
+    alike, so the groups then add nothing. Each entry counts as in the system offsets."""
+    assert engine.result_groups is not None
+    c = engine.collection
+    base_mean, base_var = model.prior_estimates()
+    entries = _judged_entries(c, engine.judged)
+    pairs = c.entry_pair[entries]
+    residual = engine.values[pairs] - base_mean[pairs] - system_effect.bias[c.entry_system[entries]]
+    return estimate_system_effect(
+        engine.result_groups[entries],
+        residual,
+        system_effect.variance_scale * base_var[pairs],
+        2 * c.n_systems,
+    )
+
+
+def factor_effects_from_judgments(
+    engine: SystemEffectEngine,
+    model: RelevanceModel,
+    system_effect: SystemEffect,
+    group_effect: SystemEffect | None = None,
 ) -> dict[str, SystemEffect]:
     """Empirical-Bayes offsets of every further factor (query, artist, genre pair, ...)
-    from the judged residuals, once the system offsets and the factors before it are taken
-    out (one backfitting pass); each judged pair counts once."""
+    from the judged residuals, once the system (and group) offsets and the factors before it
+    are taken out (one backfitting pass); each judged pair counts once."""
     c = engine.collection
     base_mean, base_var = model.prior_estimates()
     judged = np.flatnonzero(engine.judged)
     entries = _judged_entries(c, engine.judged)
     count = np.bincount(c.entry_pair[entries], minlength=c.n_pairs).astype(np.float64)
-    offset = np.bincount(
-        c.entry_pair[entries],
-        weights=system_effect.bias[c.entry_system[entries]],
-        minlength=c.n_pairs,
-    )
+    entry_offset = system_effect.bias[c.entry_system[entries]]
+    if group_effect is not None and engine.result_groups is not None:
+        entry_offset = entry_offset + group_effect.bias[engine.result_groups[entries]]
+    offset = np.bincount(c.entry_pair[entries], weights=entry_offset, minlength=c.n_pairs)
     residual = (
         engine.values[judged] - base_mean[judged] - offset[judged] / np.maximum(count[judged], 1.0)
     )
