@@ -57,9 +57,10 @@ from app.mtc.scales import Scale
 #: the estimator of the system-effect configuration: ordinal M_out (no M_jud) whose score
 #: distributions include per-system error offsets learnt from the judgments
 CALIBRATED = "calibrated"
-#: the joint error model: ``calibrated`` plus offsets shared by the pairs of a query, of an
-#: artist and of a (query genre, document genre) cell, and a common variance factor, all
-#: learnt from the judgments (docs/method.md §8)
+#: the joint error model: ``calibrated`` plus offsets of each system's shared and unshared
+#: results, offsets shared by the pairs of a query, of an artist and of a (query genre,
+#: document genre) cell, and a common variance factor, all learnt from the judgments
+#: (docs/method.md §8)
 JOINT = "joint"
 #: every estimator a campaign or a replay can name
 ESTIMATOR_CHOICES = (*ESTIMATOR_KINDS, CALIBRATED, JOINT)
