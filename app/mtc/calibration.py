@@ -337,7 +337,11 @@ def _level_cells(
 
 
 def _mass_by_cell(
-    engine: MTCEngine, weights: FloatArray, valid: IntArray, cell: IntArray, n_levels: int
+    engine: MTCEngine,
+    weights: FloatArray,
+    valid: IntArray | slice,
+    cell: IntArray,
+    n_levels: int,
 ) -> FloatArray:
     """Systems x levels sums of the ``valid`` entries' weights, in score units."""
     c = engine.collection
@@ -571,14 +575,12 @@ class SystemEffectEngine(MTCEngine):
             )
             if self.group_effect is not None and self.result_groups is not None:
                 assert weights is not None
-                ns = self.collection.n_systems
-                mass = np.bincount(self.result_groups, weights=weights, minlength=2 * ns) / nq
-                mass = mass.reshape(ns, 2)
+                # every entry is in a group: systems x (unshared, shared) masses
+                mass = _mass_by_cell(self, weights, slice(None), self.result_groups, 2)
+                group = self.group_effect
                 if self.shift_means:
-                    mean = mean + (mass * self.group_effect.bias.reshape(ns, 2)).sum(axis=1)
-                cov = cov + np.diag(
-                    (mass**2 * self.group_effect.post_var.reshape(ns, 2)).sum(axis=1)
-                )
+                    mean = mean + (mass * group.bias.reshape(mass.shape)).sum(axis=1)
+                cov = cov + np.diag((mass**2 * group.post_var.reshape(mass.shape)).sum(axis=1))
             masses = (
                 self._factor_masses(weights) if weights is not None and self.factor_effects else []
             )
@@ -589,6 +591,18 @@ class SystemEffectEngine(MTCEngine):
                 cov = cov + (mass * effect.post_var) @ mass.T
             self._evaluation = finish(mean, cov, nq, self.config.distribution, self.config.ci_level)
         return self._evaluation
+
+
+def _judged_residuals(
+    engine: SystemEffectEngine, model: RelevanceModel
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    """The judged entries, their pairs, the residual of each against its judgment-free
+    estimate, and that estimate's variance (the model's own, without a variance factor)."""
+    c = engine.collection
+    base_mean, base_var = model.prior_estimates()
+    entries = _judged_entries(c, engine.judged)
+    pairs = c.entry_pair[entries]
+    return entries, pairs, engine.values[pairs] - base_mean[pairs], base_var[pairs]
 
 
 def system_effect_from_judgments(
@@ -607,15 +621,12 @@ def system_effect_from_judgments(
     replay the same judgments in different orders agree.
     """
     c = engine.collection
-    base_mean, base_var = model.prior_estimates()
-    entries = _judged_entries(c, engine.judged)
-    pairs = c.entry_pair[entries]
+    entries, pairs, residual, variance = _judged_residuals(engine, model)
     systems = c.entry_system[entries]
-    residual = engine.values[pairs] - base_mean[pairs]
     effect = estimate_system_effect(
         systems,
         residual,
-        base_var[pairs],
+        variance,
         c.n_systems,
         tau2_prior=tau2_prior,
         prior_weight=prior_weight,
@@ -629,14 +640,14 @@ def system_effect_from_judgments(
     if engine.audit_every and engine.audit_drawn is not None and engine.config.policy != "random":
         keep = engine.audit_drawn[pairs]
     kappa = variance_scale(
-        engine, residual[keep], base_var[pairs][keep], systems[keep], pairs[keep], effect
+        engine, residual[keep], variance[keep], systems[keep], pairs[keep], effect
     )
     if kappa == 1.0:  # the common case: the offsets just estimated stand
         return effect
     effect = estimate_system_effect(
         systems,
         residual,
-        kappa * base_var[pairs],
+        kappa * variance,
         c.n_systems,
         tau2_prior=tau2_prior,
         prior_weight=prior_weight,
@@ -687,9 +698,10 @@ def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
 
 def shared_groups(collection: Collection) -> IntArray:
     """Per entry, the group of its result among its system's: ``2 A + 1`` when other systems
-    retrieved the same document for the query too, ``2 A`` when system A alone did."""
-    shared = np.diff(collection.entry_start)[collection.entry_pair] > 1
-    return np.asarray(collection.entry_system * 2 + shared, dtype=np.intp)
+    retrieved the same document for the query too, ``2 A`` when system A alone did (the
+    (system, level) cell of :func:`_level_cells` with the level "shared")."""
+    shared = (np.diff(collection.entry_start) > 1).astype(np.intp)
+    return _level_cells(collection, shared, 2)[1]
 
 
 def group_effect_from_judgments(
@@ -704,14 +716,11 @@ def group_effect_from_judgments(
     alike, so the groups then add nothing. Each entry counts as in the system offsets."""
     assert engine.result_groups is not None
     c = engine.collection
-    base_mean, base_var = model.prior_estimates()
-    entries = _judged_entries(c, engine.judged)
-    pairs = c.entry_pair[entries]
-    residual = engine.values[pairs] - base_mean[pairs] - system_effect.bias[c.entry_system[entries]]
+    entries, _, residual, variance = _judged_residuals(engine, model)
     return estimate_system_effect(
         engine.result_groups[entries],
-        residual,
-        system_effect.variance_scale * base_var[pairs],
+        residual - system_effect.bias[c.entry_system[entries]],
+        system_effect.variance_scale * variance,
         2 * c.n_systems,
     )
 
