@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import numpy as np
+
 from app.cli.common import UsageError
 
 TARGETS = (0.90, 0.95, 0.99)
@@ -90,6 +92,81 @@ def margins_table(
     return rows
 
 
+def _uniform_stops(records: Sequence[dict[str, Any]]) -> dict[float, float]:
+    """Judgments of the uniform prior at its own stop, per target, summed over replays
+    (the exact stops of the run where it recorded them, else read from the curve)."""
+    judged: dict[float, float] = defaultdict(float)
+    for record in records:
+        if record["estimator"] != "uniform":
+            continue
+        exact = {s["target"]: s["judgments"] for s in record.get("stops", [])}
+        for target in TARGETS:
+            if target in exact:
+                judged[target] += exact[target]
+            else:
+                judged[target] += stop(record["curve"], target, record.get("min_judgments", 0))[0]
+    return judged
+
+
+def _least_judgments(options: Sequence[dict[int, float]], budget: int) -> float:
+    """The least total judgments over one choice per replay with at most ``budget`` wrong
+    pairs in all (a knapsack by dynamic programming over the wrong count); ``options[i]``
+    maps a wrong count of replay i to the fewest judgments that reach it. Infinite when
+    no choice keeps within the budget."""
+    best = np.full(budget + 1, np.inf)
+    best[0] = 0.0
+    for choice in options:
+        after = np.full(budget + 1, np.inf)
+        for wrong, judged in choice.items():
+            if wrong <= budget:
+                after[wrong:] = np.minimum(after[wrong:], best[: budget + 1 - wrong] + judged)
+        best = after
+    return float(best.min())
+
+
+def oracle_table(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per estimator and target, the least effort with which *any* stopping rule could
+    have stopped that estimator's replays and kept the pooled wrong pairs within the
+    allowance: an oracle that knows the true accuracy at every recorded point of each
+    curve and picks one point per replay (at or after its minimum of judgments) so that
+    the judgments summed over the replays are fewest.
+
+    The selection does not depend on the target (the confidence weights settle pairs at
+    a fixed level), so the curve is the same whatever rule stops it; what no stopping
+    rule can do on an estimator's curves, only another selection or other estimates
+    can. The curves are sampled (about 200 points), so the oracle reads a little late:
+    its figure is the bound to within one sampling step per replay."""
+    uniform = _uniform_stops(records)
+    rows = []
+    for target in TARGETS:
+        per: dict[str, tuple[list[dict[int, float]], float]] = {}
+        for record in records:
+            n = record["n_systems"]
+            pairs = n * (n - 1) // 2
+            options: dict[int, float] = {}
+            for judged, _, accuracy in record["curve"]:
+                if judged < record.get("min_judgments", 0):
+                    continue
+                wrong = round((1 - accuracy) * pairs)
+                options[wrong] = min(options.get(wrong, np.inf), judged)
+            choices, allowed = per.get(record["estimator"], ([], 0.0))
+            choices.append(options)
+            per[record["estimator"]] = (choices, allowed + (1 - target) * pairs)
+        for estimator, (choices, allowed) in sorted(per.items()):
+            least = _least_judgments(choices, int(np.floor(allowed + 1e-9)))
+            base = uniform.get(target) or float("nan")
+            rows.append(
+                {
+                    "estimator": estimator,
+                    "target": target,
+                    "allowed": allowed,
+                    "least_judgments": least,
+                    "effort_vs_uniform": least / base,
+                }
+            )
+    return rows
+
+
 DESCRIPTION = "What a stricter stopping rule would have done, read from a calibration run."
 
 
@@ -110,6 +187,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="claim t once confidence >= 1 - margin (1 - t); repeatable (default 0.8, 0.6)",
     )
     parser.add_argument("--mirex", action="store_true", help="the MIREX replays only")
+    parser.add_argument(
+        "--oracle",
+        action="store_true",
+        help="also the least effort any stopping rule could have had and stayed honest",
+    )
 
 
 def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
@@ -128,6 +210,22 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
             f"{row['threshold']:.4f}  {row['wrong']:6.0f}/{row['allowed']:<6.0f}  "
             f"{row['effort_vs_uniform']:.2f}{flag}\n"
         )
+    if args.oracle:
+        out.write(
+            "\nthe least judgments any stopping rule needed on these curves to keep the pooled\n"
+            "wrong pairs within the allowance (an oracle that knows the truth):\n"
+            "estimator    target  allowed  least judgments  effort vs uniform\n"
+        )
+        for row in oracle_table(records):
+            least = row["least_judgments"]
+            shown = (
+                f"{least:15.0f}  {row['effort_vs_uniform']:.2f}"
+                if np.isfinite(least)
+                else (f"{'never':>15}  -")
+            )
+            out.write(
+                f"{row['estimator']:<12} {row['target']:.2f}    {row['allowed']:7.1f}  {shown}\n"
+            )
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,48 @@ def test_the_command_prints_the_table_and_refuses_a_bad_margin(
     with pytest.raises(SystemExit) as exit_info:
         stop_margins.main([str(path), "--margin", "1.5"])
     assert exit_info.value.code == 2
+
+
+def test_the_oracle_stops_each_replay_where_the_pooled_wrong_pairs_fit_at_least_cost() -> None:
+    rows = stop_margins.oracle_table(RECORDS)
+    # at 0.95 the allowance of 10 pairs is 0.5: no wrong pair at all. The uniform prior is
+    # first right everywhere at 200 judgments, twice its own stop at 100; the other
+    # estimator at 60 (its point at 20 judgments comes before its minimum)
+    assert rows_by_target(rows, "uniform", 0.95)["effort_vs_uniform"] == pytest.approx(2.0)
+    assert rows_by_target(rows, "other", 0.95)["least_judgments"] == pytest.approx(60)
+    # at 0.90 one wrong pair is allowed: the uniform prior's own stop (100, one wrong) is it
+    assert rows_by_target(rows, "uniform", 0.90)["effort_vs_uniform"] == pytest.approx(1.0)
+
+
+def test_the_oracle_trades_wrong_pairs_between_replays() -> None:
+    # two replays of 10 pairs: 2 wrong pairs allowed in all at 0.90. Stopping the second
+    # at once (2 wrong) and the first at 50 (none) costs 50, less than any other choice
+    # (0 + 100, or 50 + 10 with one wrong pair)
+    records = [
+        record("uniform", [(0, 0.5, 0.5), (100, 0.9, 0.9)]),
+        record("x", [(0, 0.5, 0.8), (50, 0.9, 1.0)]),
+        record("x", [(0, 0.5, 0.8), (10, 0.8, 0.9), (100, 0.95, 1.0)]),
+    ]
+    row = rows_by_target(stop_margins.oracle_table(records), "x", 0.90)
+    assert row["allowed"] == pytest.approx(2.0)
+    assert row["least_judgments"] == pytest.approx(50)
+    # no choice keeps within an allowance the curves never reach
+    strict = rows_by_target(stop_margins.oracle_table(records[:2]), "x", 0.99)
+    assert strict["least_judgments"] == pytest.approx(50)
+    never = [record("uniform", [(0, 0.5, 0.5)]), record("x", [(0, 0.5, 0.8), (5, 0.6, 0.9)])]
+    assert math.isinf(
+        rows_by_target(stop_margins.oracle_table(never), "x", 0.95)["least_judgments"]
+    )
+
+
+def test_the_command_prints_the_oracle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"records": RECORDS}))
+    assert stop_margins.main([str(path), "--oracle"]) == 0
+    out = capsys.readouterr().out
+    assert "other        0.95        0.5               60  0.60" in out
+
+
+def rows_by_target(rows: list[dict], estimator: str, target: float) -> dict:
+    (row,) = [r for r in rows if r["estimator"] == estimator and r["target"] == target]
+    return row
