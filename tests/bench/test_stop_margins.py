@@ -64,7 +64,7 @@ def test_the_command_prints_the_table_and_refuses_a_bad_margin(
     assert "other        0.95    1.00    0.9500" in out
     assert "over" in out
     with pytest.raises(SystemExit) as exit_info:
-        stop_margins.main([str(path), "--margin", "1.5"])
+        stop_margins.main([str(path), "--margin", "5"])
     assert exit_info.value.code == 2
 
 
@@ -111,3 +111,10 @@ def test_the_command_prints_the_oracle(tmp_path: Path, capsys: pytest.CaptureFix
 def rows_by_target(rows: list[dict], estimator: str, target: float) -> dict:
     (row,) = [r for r in rows if r["estimator"] == estimator and r["target"] == target]
     return row
+
+
+def test_a_margin_above_one_reads_a_looser_rule() -> None:
+    looser = rows_by(stop_margins.margins_table(RECORDS, [2.0]), "other", 0.99, 2.0)
+    # 0.99 claimed at 0.98: the other estimator stops at 80 rather than never
+    assert looser["threshold"] == pytest.approx(0.98)
+    assert looser["effort_vs_uniform"] == pytest.approx(80 / 300)
