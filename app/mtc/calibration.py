@@ -782,7 +782,7 @@ def campaign_engine(
     collection: Collection,
     metadata: Metadata | None,
     scale: Scale,
-    estimator: str = CALIBRATED,
+    estimator: str,
     *,
     measure: str = "cg",
     policy: str = "confidence",
