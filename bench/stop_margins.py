@@ -1,4 +1,4 @@
-"""What a stricter stopping rule would have done, read from a calibration run's curves.
+"""What a stricter or looser stopping rule would have done, read from a calibration run's curves.
 
 ``bench/calibration.py --json`` keeps, for every replay, the curve of ranking confidence and
 true accuracy against judgments (about 200 points). A rule that claims a target ``t`` only
@@ -169,7 +169,7 @@ def oracle_table(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-DESCRIPTION = "What a stricter stopping rule would have done, read from a calibration run."
+DESCRIPTION = "What a stricter or looser stopping rule would have done, read from a calibration run."
 
 
 def _margin(text: str) -> float:
