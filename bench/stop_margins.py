@@ -169,7 +169,9 @@ def oracle_table(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-DESCRIPTION = "What a stricter or looser stopping rule would have done, read from a calibration run."
+DESCRIPTION = (
+    "What a stricter or looser stopping rule would have done, read from a calibration run's curves."
+)
 
 
 def _margin(text: str) -> float:
