@@ -33,7 +33,7 @@ BENCHMARKS = {
     "results": ("server time of a campaign's results document", None),
     "add_system": ("what adding one system to a finished campaign costs, in replays", None),
     "calibration": ("is each estimator's claimed confidence honest, on a suite of replays", None),
-    "stop_margins": ("a stricter or looser stopping rule, read from a calibration run's curves", None),
+    "stop_margins": ("a stricter or looser stop, read from a calibration run's curves", None),
     "claim_shape": ("sign errors against the claimed distributions' shape, in replays", None),
 }
 
