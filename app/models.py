@@ -321,7 +321,8 @@ class Lease(Base):
     # in the planner's list (0 = the best; None when it came from outside the list), its
     # selection weight, and the rule: "plan" (the best free pair of the plan), "own_query"
     # (a pair of the query the assessor was on, worth at least half the best), "any_free"
-    # (the plan was used up or not made yet)
+    # (the plan was used up or not made yet), "audit" (a random draw of ``joint``'s audit;
+    # no weight)
     selection_rank: Mapped[int | None] = mapped_column(Integer)
     selection_weight: Mapped[float | None] = mapped_column(Float)
     selection_rule: Mapped[str | None] = mapped_column(String(16))

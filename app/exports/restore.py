@@ -61,7 +61,7 @@ __all__ = ["Bundle", "RestoreReport", "open_bundle", "restore_campaign"]
 
 _NAME_MAX = 200
 _SOURCES = ("assessor", "import")
-_SELECTION_RULES = ("plan", "own_query", "any_free")
+_SELECTION_RULES = ("plan", "own_query", "any_free", "audit")
 _PSEUDONYM = re.compile(r"A[1-9][0-9]*")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")

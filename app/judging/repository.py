@@ -83,6 +83,7 @@ class ClaimCandidate:
     weight: float  # the planner's selection weight (0 outside the plan)
     lapsed_leases: bool  # it holds live leases that have all run out
     rank: int | None = None  # its place in the planner's list (None outside the plan)
+    audit: bool = False  # drawn into ``joint``'s audit sample (a random unjudged pair)
 
 
 def hash_token(token: str) -> str:
@@ -354,7 +355,14 @@ def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> An
     ]
     if several:
         conditions.append(~judged_by_me)
-    columns = (Pair.id, Pair.query_id, Pair.document_id, Pair.leased, Pair.leased_until)
+    columns = (
+        Pair.id,
+        Pair.query_id,
+        Pair.document_id,
+        Pair.leased,
+        Pair.leased_until,
+        Pair.audit,
+    )
     if planned:
         stmt = (
             select(*columns, PlanEntry.weight, PlanEntry.rank)
@@ -411,7 +419,7 @@ def candidate(
     row = _run(session, statement, params).first()
     if row is None:
         return None
-    pair_id, query_id, document_id, leased, leased_until, weight, rank = row
+    pair_id, query_id, document_id, leased, leased_until, audit, weight, rank = row
     lapsed = bool(leased) and leased_until is not None and as_utc(leased_until) <= now
     return ClaimCandidate(
         int(pair_id),
@@ -420,6 +428,7 @@ def candidate(
         float(weight),
         lapsed,
         None if rank is None else int(rank),
+        bool(audit),
     )
 
 

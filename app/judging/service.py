@@ -190,6 +190,9 @@ def _claim(
             )
             if own is not None and own.weight >= LOCALITY * best.weight:
                 chosen, rule = own, "own_query" if planned else "any_free"
+        if planned and chosen.audit:
+            # a random draw of the audit, not chosen for a weight (docs/method.md §8.2)
+            rule = "audit"
         if chosen.lapsed_leases:
             repository.release_expired(session, chosen.pair_id, now)
         if not repository.take_slot(session, chosen.pair_id, per_pair, expires_at):
@@ -206,7 +209,7 @@ def _claim(
             "expires_at": expires_at,
             # why this pair: for researchers studying the order MTC asked in
             "selection_rank": chosen.rank,
-            "selection_weight": chosen.weight if planned else None,
+            "selection_weight": chosen.weight if planned and rule != "audit" else None,
             "selection_rule": rule,
         }
         lease_id = repository.insert_lease(session, values)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select, update
 
-from app.models import Judgment, Lease, Pair, PlannerState, utcnow
+from app.models import Assessor, Judgment, Lease, Pair, PlannerState, utcnow
 from tests.judging.conftest import build_campaign
 
 
@@ -397,4 +398,71 @@ def test_a_paused_campaign_does_not_claim_it_never_opened(db_session, client) ->
     assert paused["pair"] is None
     assert paused["message"] == (
         "This campaign is not open for judging right now. Please come back later."
+    )
+
+
+def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
+    db_session, session_factory
+) -> None:
+    """``joint``'s audit pair heads the plan, but an assessor whose query still has a pair
+    worth half the best keeps that query (a query clip is half a minute of listening); a
+    newcomer takes the audit's pair, and the lease says it was the audit's random draw."""
+    from fastapi.testclient import TestClient
+
+    from app.config import Settings
+    from app.main import create_app
+    from app.models import PlanEntry
+    from app.planner.service import Planner
+
+    fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="joint", target=1.0)
+    assert Planner(session_factory).run_once() == [fx.campaign.id]
+    plan = db_session.execute(
+        select(PlanEntry.pair_id, PlanEntry.query_id, PlanEntry.weight, Pair.audit)
+        .join(Pair, Pair.id == PlanEntry.pair_id)
+        .where(PlanEntry.campaign_id == fx.campaign.id)
+        .order_by(PlanEntry.rank)
+    ).all()
+    audit_pair, audit_query, _, is_audit = plan[0]
+    assert is_audit
+    best_real = plan[1].weight
+    # a query other than the audit's whose best pair is worth half the best, but is not it
+    best_of: dict[int, Any] = {}
+    for row in plan[1:]:
+        best_of.setdefault(row.query_id, row)
+    own = next(
+        row
+        for query, row in best_of.items()
+        if query != audit_query and 0.5 * best_real <= row.weight < best_real
+    )
+    # the assessor's last judgment is of that query (another of its pairs)
+    mine = db_session.get(Pair, next(r.pair_id for r in plan[::-1] if r.query_id == own.query_id))
+    assert mine.id != own.pair_id
+    assessor_id = db_session.scalars(
+        select(Assessor.id).where(Assessor.campaign_id == fx.campaign.id).order_by(Assessor.id)
+    ).all()[1]
+    db_session.add(
+        Judgment(
+            campaign_id=fx.campaign.id,
+            query_id=mine.query_id,
+            document_id=mine.document_id,
+            assessor_id=assessor_id,
+            broad=1,
+            fine=50.0,
+            source="assessor",
+        )
+    )
+    db_session.execute(update(Pair).where(Pair.id == mine.id).values(judged=1, changes=1))
+    db_session.flush()
+    plain = TestClient(create_app(Settings(run_planner=False), session_factory=session_factory))
+    stays = next_pair(plain, fx.tokens[1])["pair"]
+    assert stays["same_query_as_previous"] is True
+    kept = db_session.get(Lease, stays["lease_id"])
+    assert (kept.selection_rule, kept.selection_weight) == ("own_query", pytest.approx(own.weight))
+    # a newcomer takes the audit's pair
+    fresh = db_session.get(Lease, next_pair(plain, fx.tokens[0])["pair"]["lease_id"])
+    assert fresh.pair_id == audit_pair
+    assert (fresh.selection_rule, fresh.selection_rank, fresh.selection_weight) == (
+        "audit",
+        0,
+        None,
     )

@@ -53,6 +53,17 @@ def test_a_joint_campaigns_plan_starts_with_the_audits_pair(db_session, session_
     first = state.engine.audit_pairs()  # read back from the database, not drawn again
     assert first.size == 1
     assert plan_rows(db_session, fx.campaign.id)[0] == state.pair_ids[int(first[0])]
+    # it heads the plan at the best real weight, not at the made-up one that ranks it first,
+    # so the judging path's locality rule weighs an assessor's own query against the best
+    # pair the policy chose
+    weights = db_session.scalars(
+        select(PlanEntry.weight)
+        .where(PlanEntry.campaign_id == fx.campaign.id)
+        .order_by(PlanEntry.rank)
+        .limit(2)
+    ).all()
+    assert weights[0] == pytest.approx(weights[1])
+    assert weights[1] > 0
     # the audit's pair is judged: an engine drawing afresh would now pass it over (it is
     # judged) and draw another; the stored sample keeps it, so its judgment teaches the
     # variance factor in every process
