@@ -536,6 +536,9 @@ class _Recorder:
     snapshot_failures: int = 0
     snapshot_violations: set[tuple[str, int, int]] = field(default_factory=set)
     dashboard_events: int = 0
+    # pairs handed out after an assessor's first, and those of the query they were on
+    later_pairs: int = 0
+    same_query_pairs: int = 0
     dashboard_bytes: int = 0
     dashboard_errors: int = 0
 
@@ -590,6 +593,7 @@ async def _assessor(
 ) -> None:
     rng = random.Random(config.seed * 100_003 + index)
     held: dict[int, _Lease] = {}
+    seen_before = False  # this assessor has been handed a pair before
     attempt = 0
     while not stop.is_set():
         response = await recorder.call("next", client, "GET", f"/api/a/{token}/next")
@@ -611,6 +615,10 @@ async def _assessor(
         if lease is None:
             lease = held[lease_id] = _Lease(lease_id, recorder.now())
             recorder.leases.append(lease)
+            if seen_before:
+                recorder.later_pairs += 1
+                recorder.same_query_pairs += bool(body["pair"].get("same_query_as_previous"))
+            seen_before = True
         if config.mode == "realistic":
             listen = rng.uniform(config.think_min, config.think_max)
             if await _pause(stop, listen):
@@ -1080,6 +1088,12 @@ def _summarise(
         "invariants": invariants,
         "assessors_done": recorder.done,
         "wait_answers": recorder.waits,
+        # how often a new pair was of the query the assessor was on (a new query clip to
+        # listen to otherwise)
+        "later_pairs": recorder.later_pairs,
+        "same_query_share": round(recorder.same_query_pairs / recorder.later_pairs, 4)
+        if recorder.later_pairs
+        else None,
         "judgments_per_second_timeline": timeline,
         "fault": _fault_report(outcome, invariants),
         "dashboards": {
@@ -1131,6 +1145,11 @@ def format_report(result: dict[str, Any]) -> str:
         f"  double judged      {result['double_judged']}",
         f"  double leased      {result['double_leased']}",
     ]
+    if result.get("same_query_share") is not None:
+        lines.append(
+            f"  same query         {result['same_query_share']:.1%} of {result['later_pairs']} "
+            "pairs after an assessor's first"
+        )
     dashboards = result.get("dashboards") or {}
     if dashboards.get("open"):
         lines.append(
