@@ -497,6 +497,21 @@ class SystemEffectEngine(MTCEngine):
             w[due] = 2.0 * max(float(w.max(initial=0.0)), 1.0)
         return w
 
+    def stored_weights(self, pairs: IntArray, weights: FloatArray) -> FloatArray:
+        """The audit's unjudged pairs, which :meth:`weights` puts first with a made-up
+        weight above every other, at the best weight of the other pairs: a plan keeps them
+        first, and the preference for the query an assessor is on (worth at least half the
+        best) weighs that query against the best pair the policy chose, so the audit's pair
+        goes to an assessor who changes query anyway."""
+        if self.audit_drawn is None:
+            return weights
+        audit = self.audit_drawn[pairs] & ~self.judged[pairs]
+        if not audit.any():
+            return weights
+        stored = np.array(weights, dtype=np.float64)
+        stored[audit] = float(stored[~audit].max()) if (~audit).any() else 1.0
+        return stored
+
     def invalidate(self) -> None:
         """Forget the cached evaluation (after changing :attr:`effect`)."""
         self._evaluation = None

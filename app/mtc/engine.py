@@ -464,8 +464,9 @@ class MTCEngine:
                 return cand
             picked = self.rng.choice(cand, size=min(n, cand.size), replace=False)
             return np.asarray(picked, dtype=np.intp)
+        weights = self.weights()
         return best_pairs(
-            self.weights(),
+            weights,
             available,
             self.var,
             self.collection.mean_rank,
@@ -473,7 +474,23 @@ class MTCEngine:
             n,
             prefer_query=prefer_query,
             locality=self.config.locality,
+            stored=self.stored_over(weights, available),
         )
+
+    def stored_over(self, weights: FloatArray, available: NDArray[np.bool_]) -> FloatArray:
+        """``weights`` with the ``available`` pairs' replaced by :meth:`stored_weights` of
+        them (the best weight among the available pairs is what a plan compares with)."""
+        cand = np.flatnonzero(available)
+        stored = np.array(weights, dtype=np.float64)
+        stored[cand] = self.stored_weights(cand, stored[cand])
+        return stored
+
+    def stored_weights(self, pairs: IntArray, weights: FloatArray) -> FloatArray:  # noqa: ARG002
+        """The weights a plan stores for ``pairs`` in the selection order, given their
+        selection ``weights``: what the locality rule compares (§4.3 of docs/method.md).
+        The same here; an engine whose selection puts pairs first with a made-up weight
+        stores a real one (:class:`app.mtc.calibration.SystemEffectEngine`)."""
+        return weights
 
     def ranked(self, n: int, candidates: NDArray[np.bool_]) -> tuple[IntArray, FloatArray]:
         """The ``n`` most useful candidate pairs in order, with their selection weights.

@@ -167,6 +167,7 @@ def best_pairs(
     *,
     prefer_query: int | None = None,
     locality: float = 0.5,
+    stored: FloatArray | None = None,
 ) -> IntArray:
     """The ``n`` most useful available pairs, preferring pairs of one query.
 
@@ -175,7 +176,9 @@ def best_pairs(
     ``locality`` times the best weight overall) the batch continues with pairs
     of the same query while their weight stays at least ``locality`` times the
     weight of the best remaining pair; then the best remaining pairs fill it.
-    Work is linear in the number of pairs: only the top of the list is sorted.
+    Work is linear in the number of pairs: only the top of the list is sorted. ``stored``
+    are the weights the locality rule compares, as a plan stores them (default:
+    ``weights``; :meth:`app.mtc.engine.MTCEngine.stored_weights`).
 
     Returns
     -------
@@ -192,13 +195,14 @@ def best_pairs(
     ranked = top_candidates(weights, candidates, var, mean_rank, n + 1)
     if n == 1 and prefer_query is None:
         return ranked[:1]
-    best_w = float(weights[ranked[0]])
+    ref = weights if stored is None else stored
+    best_w = float(ref[ranked[0]])
     query = int(pair_query[ranked[0]])
     if prefer_query is not None and prefer_query != query:
         own = candidates[pair_query[candidates] == prefer_query]
         if own.size:
             best_own = top_candidates(weights, own, var, mean_rank, 1)[0]
-            if weights[best_own] >= locality * best_w:
+            if ref[best_own] >= locality * best_w:
                 query = prefer_query
     same = candidates[pair_query[candidates] == query]
     same = top_candidates(weights, same, var, mean_rank, n)
@@ -208,8 +212,8 @@ def best_pairs(
         if len(chosen) >= n:
             break
         remaining = [int(r) for r in ranked if int(r) not in taken]
-        best_remaining = float(weights[remaining[0]]) if remaining else 0.0
-        if chosen and weights[p] < locality * best_remaining:
+        best_remaining = float(ref[remaining[0]]) if remaining else 0.0
+        if chosen and ref[p] < locality * best_remaining:
             break
         chosen.append(int(p))
         taken.add(int(p))

@@ -269,6 +269,7 @@ def sequential(
                 1,
                 prefer_query=previous if locality else None,
                 locality=prefer,
+                stored=engine.stored_over(w, ~engine.judged),
             )
         else:
             picked = engine.select(1, prefer_query=previous if locality else None)
@@ -336,7 +337,9 @@ class _Planner:
             w = w * (1.0 + self.jitter * self.rng.uniform(-1.0, 1.0, w.shape[0]))
         candidates = np.flatnonzero(~engine.judged)
         self.order = _order_candidates(w, candidates, engine.var, engine.collection.mean_rank)
-        self.weights = w
+        # as the app's planner stores them: the audit's pairs at the best real weight
+        self.weights = w.copy()
+        self.weights[candidates] = engine.stored_weights(candidates, w[candidates])
 
 
 def _claim(

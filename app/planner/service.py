@@ -27,13 +27,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.campaigns import results
 from app.db import session_scope
 from app.models import Campaign, utcnow
-from app.mtc.calibration import SystemEffectEngine
 from app.mtc.engine import MTCEngine
 from app.mtc.projection import Projection, project
 from app.planner import repository
@@ -274,14 +272,8 @@ def _plan_rows(
     if not candidates.any():
         return []
     ranked, weights = state.engine.ranked(plan_size, candidates)
-    audit = _audit_mask(state.engine)[ranked]
-    if audit.any():
-        # the audit's pairs head the plan with a made-up weight above every other; they
-        # are stored with the best real weight instead, so that an assessor whose query
-        # still has a pair worth half of it stays on that query and the audit's pair goes
-        # to one who moves on anyway (the LOCALITY rule of the judging path)
-        weights = weights.copy()
-        weights[audit] = float(weights[~audit].max()) if (~audit).any() else 1.0
+    # the audit's pairs at the best real weight (the judging path's locality rule)
+    weights = state.engine.stored_weights(ranked, weights)
     return [
         {
             "pair_id": plan.row_ids[int(p)],
@@ -292,14 +284,6 @@ def _plan_rows(
         }
         for rank, (p, w) in enumerate(zip(ranked, weights, strict=True))
     ]
-
-
-def _audit_mask(engine: MTCEngine) -> NDArray[np.bool_]:
-    """The pool pairs the engine's audit drew (all False without an audit)."""
-    mask = np.zeros(engine.collection.n_pairs, dtype=bool)
-    if isinstance(engine, SystemEffectEngine):
-        mask[engine.audit_pairs()] = True
-    return mask
 
 
 def _new_plan(session: Session, campaign: Campaign) -> _CampaignPlan:

@@ -367,3 +367,35 @@ def test_when_shared_and_unshared_results_err_alike_the_groups_add_nothing(
     assert grouped.group_effect is not None
     np.testing.assert_allclose(grouped.evaluation().mean, plain.evaluation().mean, atol=1e-9)
     np.testing.assert_allclose(grouped.evaluation().var, plain.evaluation().var, atol=1e-12)
+
+
+def test_the_audits_pair_comes_first_but_does_not_pull_an_assessor_off_their_query(
+    loaded: LoadedCollection,
+) -> None:
+    """Its made-up weight puts the audit's pair first; the preference for the assessor's
+    query compares that query with the best pair the policy chose, as a campaign's plan
+    does (docs/method.md §8.2)."""
+    c = loaded.collection
+    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(engine, SystemEffectEngine)
+    _judge_some(engine, loaded.judged_values, 20)  # the audit's pairs are due, unjudged
+    weights = engine.weights()
+    due = engine.audit_pairs()[~engine.judged[engine.audit_pairs()]]
+    assert due.size >= 1
+    assert int(engine.select(1)[0]) in due
+    real = np.where(engine.judged, -np.inf, weights)
+    real[due] = -np.inf
+    best_real = real.max()
+    best_of = {q: real[c.pair_query == q].max() for q in range(c.n_queries)}
+    query = next(
+        q
+        for q, w in best_of.items()
+        if q not in c.pair_query[due] and 0.5 * best_real <= w < best_real
+    )
+    picked = int(engine.select(1, prefer_query=query)[0])
+    assert c.pair_query[picked] == query
+    assert weights[picked] == best_of[query]
+    # the plan stores the audit's pair at the best real weight, first all the same
+    stored = engine.stored_over(weights, ~engine.judged)
+    assert stored[due] == pytest.approx(best_real)
+    assert stored[picked] == weights[picked]
