@@ -465,6 +465,8 @@ class MTCEngine:
             picked = self.rng.choice(cand, size=min(n, cand.size), replace=False)
             return np.asarray(picked, dtype=np.intp)
         weights = self.weights()
+        # the locality rule's weights: only a batch or an assessor's query compares them
+        alone = n == 1 and prefer_query is None
         return best_pairs(
             weights,
             available,
@@ -474,7 +476,7 @@ class MTCEngine:
             n,
             prefer_query=prefer_query,
             locality=self.config.locality,
-            stored=self.stored_over(weights, available),
+            stored=None if alone else self.stored_over(weights, available),
         )
 
     def stored_over(self, weights: FloatArray, available: NDArray[np.bool_]) -> FloatArray:
