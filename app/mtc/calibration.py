@@ -44,6 +44,7 @@ the confidence-weighted selection read, and the engine's variant hooks
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -608,16 +609,30 @@ class SystemEffectEngine(MTCEngine):
         return self._evaluation
 
 
-def _judged_residuals(
-    engine: SystemEffectEngine, model: RelevanceModel
-) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
-    """The judged entries, their pairs, the residual of each against its judgment-free
-    estimate, and that estimate's variance (the model's own, without a variance factor)."""
+class _JudgedResiduals(NamedTuple):
+    """The judged entries (sorted by pair), their pairs, the residual of each against its
+    judgment-free estimate, and that estimate's variance (the model's own, without a
+    variance factor): what every offset is learnt from, made once per recalibration."""
+
+    entries: IntArray
+    pairs: IntArray
+    residual: FloatArray
+    variance: FloatArray
+
+    def first_of_pair(self) -> IntArray:
+        """Index of each judged pair's first entry (the entries are sorted by pair)."""
+        p = self.pairs
+        return np.flatnonzero(np.concatenate(([True], p[1:] != p[:-1]))) if p.size else p
+
+
+def _judged_residuals(engine: SystemEffectEngine, model: RelevanceModel) -> _JudgedResiduals:
+    """:class:`_JudgedResiduals` of the engine's judgments under ``model``."""
     c = engine.collection
     base_mean, base_var = model.prior_estimates()
     entries = _judged_entries(c, engine.judged)
     pairs = c.entry_pair[entries]
-    return entries, pairs, engine.values[pairs] - base_mean[pairs], base_var[pairs]
+    residual = engine.values[pairs] - base_mean[pairs]
+    return _JudgedResiduals(entries, pairs, residual, base_var[pairs])
 
 
 def system_effect_from_judgments(
@@ -627,16 +642,18 @@ def system_effect_from_judgments(
     tau2_prior: float = 0.0,
     prior_weight: float = 0.0,
     learn_variance: bool = False,
+    judged: _JudgedResiduals | None = None,
 ) -> SystemEffect:
     """Per-system offsets from every judged pair, against its judgment-free estimate.
 
     Valid when the estimates do not depend on other judgments (M_out or a prior,
     no M_jud): the estimate a pair had just before its judgment is then its
     judgment-free one whatever the order of the judgments, so processes that
-    replay the same judgments in different orders agree.
+    replay the same judgments in different orders agree. ``judged``: the residuals if
+    already made (:func:`recalibrate` makes them once for every offset).
     """
     c = engine.collection
-    entries, pairs, residual, variance = _judged_residuals(engine, model)
+    entries, pairs, residual, variance = judged or _judged_residuals(engine, model)
     systems = c.entry_system[entries]
     effect = estimate_system_effect(
         systems,
@@ -699,14 +716,15 @@ def variance_scale(
 
 def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
     """Re-estimate the engine's system offsets from all its judgments."""
+    judged = _judged_residuals(engine, model)
     engine.effect = system_effect_from_judgments(
-        engine, model, learn_variance=engine.learn_variance
+        engine, model, learn_variance=engine.learn_variance, judged=judged
     )
     if engine.result_groups is not None:
-        engine.group_effect = group_effect_from_judgments(engine, model, engine.effect)
+        engine.group_effect = group_effect_from_judgments(engine, judged, engine.effect)
     if engine.factors:
         engine.factor_effects = factor_effects_from_judgments(
-            engine, model, engine.effect, engine.group_effect
+            engine, judged, engine.effect, engine.group_effect
         )
     engine.invalidate()
 
@@ -720,7 +738,7 @@ def shared_groups(collection: Collection) -> IntArray:
 
 
 def group_effect_from_judgments(
-    engine: SystemEffectEngine, model: RelevanceModel, system_effect: SystemEffect
+    engine: SystemEffectEngine, judged: _JudgedResiduals, system_effect: SystemEffect
 ) -> SystemEffect:
     """Empirical-Bayes offsets of each system's shared and unshared results around the
     system's own offset (docs/method.md §8.2).
@@ -731,18 +749,17 @@ def group_effect_from_judgments(
     alike, so the groups then add nothing. Each entry counts as in the system offsets."""
     assert engine.result_groups is not None
     c = engine.collection
-    entries, _, residual, variance = _judged_residuals(engine, model)
     return estimate_system_effect(
-        engine.result_groups[entries],
-        residual - system_effect.bias[c.entry_system[entries]],
-        system_effect.variance_scale * variance,
+        engine.result_groups[judged.entries],
+        judged.residual - system_effect.bias[c.entry_system[judged.entries]],
+        system_effect.variance_scale * judged.variance,
         2 * c.n_systems,
     )
 
 
 def factor_effects_from_judgments(
     engine: SystemEffectEngine,
-    model: RelevanceModel,
+    judged: _JudgedResiduals,
     system_effect: SystemEffect,
     group_effect: SystemEffect | None = None,
 ) -> dict[str, SystemEffect]:
@@ -750,22 +767,20 @@ def factor_effects_from_judgments(
     from the judged residuals, once the system (and group) offsets and the factors before it
     are taken out (one backfitting pass); each judged pair counts once."""
     c = engine.collection
-    base_mean, base_var = model.prior_estimates()
-    judged = np.flatnonzero(engine.judged)
-    entries = _judged_entries(c, engine.judged)
-    count = np.bincount(c.entry_pair[entries], minlength=c.n_pairs).astype(np.float64)
+    entries, pairs = judged.entries, judged.pairs
+    count = np.bincount(pairs, minlength=c.n_pairs).astype(np.float64)
     entry_offset = system_effect.bias[c.entry_system[entries]]
     if group_effect is not None and engine.result_groups is not None:
         entry_offset = entry_offset + group_effect.bias[engine.result_groups[entries]]
-    offset = np.bincount(c.entry_pair[entries], weights=entry_offset, minlength=c.n_pairs)
-    residual = (
-        engine.values[judged] - base_mean[judged] - offset[judged] / np.maximum(count[judged], 1.0)
-    )
-    variance = system_effect.variance_scale * base_var[judged]
+    offset = np.bincount(pairs, weights=entry_offset, minlength=c.n_pairs)
+    first = judged.first_of_pair()
+    judged_pairs = pairs[first]
+    residual = judged.residual[first] - offset[judged_pairs] / count[judged_pairs]
+    variance = system_effect.variance_scale * judged.variance[first]
     effects: dict[str, SystemEffect] = {}
     for name, level in engine.factors:
         n_levels = int(level.max()) + 1 if level.size else 0
-        lv = level[judged]
+        lv = level[judged_pairs]
         has = lv >= 0
         effect = estimate_system_effect(lv[has], residual[has], variance[has], max(n_levels, 1))
         effects[name] = effect
