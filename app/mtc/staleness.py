@@ -338,8 +338,7 @@ class _Planner:
         candidates = np.flatnonzero(~engine.judged)
         self.order = _order_candidates(w, candidates, engine.var, engine.collection.mean_rank)
         # as the app's planner stores them: the audit's pairs at the best real weight
-        self.weights = w.copy()
-        self.weights[candidates] = engine.stored_weights(candidates, w[candidates])
+        self.weights = engine.stored_over(w, ~engine.judged)
 
 
 def _claim(
