@@ -54,13 +54,8 @@ def margins_table(
     """One row per estimator, target and margin: wrong pairs (``sum (1 - accuracy) x
     pairs``), allowed (``sum (1 - target) x pairs``) and judgments over the uniform
     prior's judgments with the plain rule on the same replays."""
-    uniform_judged: dict[float, float] = defaultdict(float)
-    for record in records:
-        if record["estimator"] == "uniform":
-            for target in TARGETS:
-                uniform_judged[target] += stop(
-                    record["curve"], target, record.get("min_judgments", 0)
-                )[0]
+    # read from the curves like every margin's stop, so that margin 1 compares like with like
+    uniform_judged = _uniform_stops(records, exact=False)
     rows = []
     for margin in (1.0, *margins):
         for target in TARGETS:
@@ -94,17 +89,19 @@ def margins_table(
     return rows
 
 
-def _uniform_stops(records: Sequence[dict[str, Any]]) -> dict[float, float]:
-    """Judgments of the uniform prior at its own stop, per target, summed over replays
-    (the exact stops of the run where it recorded them, else read from the curve)."""
+def _uniform_stops(records: Sequence[dict[str, Any]], *, exact: bool = True) -> dict[float, float]:
+    """Judgments of the uniform prior at its own stop, per target, summed over replays:
+    with ``exact`` the stops the run recorded where it did, else (and without ``exact``)
+    read from the curve."""
     judged: dict[float, float] = defaultdict(float)
     for record in records:
         if record["estimator"] != "uniform":
             continue
-        exact = {s["target"]: s["judgments"] for s in record.get("stops", [])}
+        recorded = record.get("stops", []) if exact else []
+        stops = {s["target"]: s["judgments"] for s in recorded}
         for target in TARGETS:
-            if target in exact:
-                judged[target] += exact[target]
+            if target in stops:
+                judged[target] += stops[target]
             else:
                 judged[target] += stop(record["curve"], target, record.get("min_judgments", 0))[0]
     return judged
