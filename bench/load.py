@@ -536,11 +536,11 @@ class _Recorder:
     snapshot_failures: int = 0
     snapshot_violations: set[tuple[str, int, int]] = field(default_factory=set)
     dashboard_events: int = 0
+    dashboard_bytes: int = 0
+    dashboard_errors: int = 0
     # pairs handed out after an assessor's first, and those of the query they were on
     later_pairs: int = 0
     same_query_pairs: int = 0
-    dashboard_bytes: int = 0
-    dashboard_errors: int = 0
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
