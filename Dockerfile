@@ -14,7 +14,7 @@ WORKDIR /srv/mtcjudge
 # project with an empty package, then drop the project and keep its dependencies (PostgreSQL's
 # driver included: it is the `postgres` extra).
 COPY pyproject.toml README.md ./
-RUN mkdir app && touch app/__init__.py \
+RUN mkdir -p app/mtcjudge && touch app/mtcjudge/__init__.py \
     && pip install '.[postgres]' \
     && pip uninstall -y mtcjudge \
     && rm -rf app build
@@ -27,7 +27,7 @@ COPY app ./app
 COPY docker/entrypoint.sh /usr/local/bin/mtcjudge-entrypoint
 
 # Installed in place (-e), as in a checkout: setup.py maps migrations/, templates/ and static/
-# into the package (app._resources), where the app looks for them.
+# into the package (mtcjudge._resources), where the app looks for them.
 RUN pip install --no-deps -e . \
     && chmod 0755 /usr/local/bin/mtcjudge-entrypoint \
     && useradd --system --uid 10001 --user-group --home-dir /data --create-home mtcjudge

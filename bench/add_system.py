@@ -9,7 +9,7 @@ For every system S (``--systems``, default all), on a fully judged collection (M
 from ``--data DIR``, or ``--synthetic SEED`` for a seeded MIREX-shaped one):
 
 1. **phase 1**: MTC runs on the pool of the *other* systems with the engine a campaign builds
-   (:func:`app.mtc.calibration.campaign_engine`: the ``calibrated`` estimator, the
+   (:func:`mtcjudge.mtc.calibration.campaign_engine`: the ``calibrated`` estimator, the
    confidence-weighted policy, CG@5, target 0.95 unless told otherwise), judging with the
    true scores, pair by pair (judge, then ``recalibrate()``, as a campaign does), until its
    stopping rule holds;
@@ -52,23 +52,23 @@ from typing import Any, TextIO
 import numpy as np
 from numpy.typing import NDArray
 
-from app.cli.common import UsageError
-from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from app.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES, campaign_engine
-from app.mtc.collection import Collection, Metadata, build_collection
-from app.mtc.engine import MTCEngine
-from app.mtc.measures import (
+from mtcjudge.cli.common import UsageError
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from mtcjudge.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES, campaign_engine
+from mtcjudge.mtc.collection import Collection, Metadata, build_collection
+from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.measures import (
     MEASURES,
     RATIO_MEASURES,
     Evaluation,
     evaluate,
     inverse_denominators,
 )
-from app.mtc.replay import correct_signs, sign_accuracy
-from app.mtc.scales import FINE, Scale
-from app.mtc.selection import POLICIES, CoRetrieval, best_pairs, confidence_weights
-from app.mtc.synthetic import generate
+from mtcjudge.mtc.replay import correct_signs, sign_accuracy
+from mtcjudge.mtc.scales import FINE, Scale
+from mtcjudge.mtc.selection import POLICIES, CoRetrieval, best_pairs, confidence_weights
+from mtcjudge.mtc.synthetic import generate
 
 __all__ = [
     "DESCRIPTION",
@@ -272,7 +272,7 @@ def complete_means(
 
 def system_accuracy(estimated: FloatArray, true: FloatArray, system: int) -> float:
     """Share of the other systems that ``system`` is ordered against as under complete
-    judgments, true ties counted strictly as in :func:`app.mtc.replay.correct_signs`."""
+    judgments, true ties counted strictly as in :func:`mtcjudge.mtc.replay.correct_signs`."""
     a, b = np.triu_indices(true.shape[0], 1)
     involved = (a == system) | (b == system)
     return float(correct_signs(estimated, true)[involved].mean())

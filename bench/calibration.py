@@ -5,12 +5,12 @@ Usage::
     nice .venv/bin/python bench/calibration.py --collections 32 --mirex $MIREX2011 \\
         --json calibration.json --plot docs/calibration-reliability.png
 
-For every collection of the calibration suite (:func:`app.mtc.synthetic_zoo.suite_settings`:
+For every collection of the calibration suite (:func:`mtcjudge.mtc.synthetic_zoo.suite_settings`:
 sizes, teams, weak systems, judgment effects, heavy tails and metadata errors drawn from
 documented ranges; the measure and scale cycle with the collection's index) and, with
 ``--mirex DIR``, MIREX 2011 FINE under each of CG, DCG, nDCG and RBP, each estimator the
 project ships is replayed with the engine a campaign builds
-(:func:`app.mtc.calibration.campaign_engine`, confidence-weighted selection), judging with
+(:func:`mtcjudge.mtc.calibration.campaign_engine`, confidence-weighted selection), judging with
 the true scores, until the ranking confidence reaches the highest target (0.99). Selection
 does not depend on the target (the [U12] weights use the fixed ``confident`` level, the
 minimum of judgments is the same), so the stop at a lower target is read exactly from the
@@ -18,7 +18,7 @@ same trajectory: the first point where ``n_judged >= min_judgments`` and the con
 at least the target (or nothing is left to judge).
 
 At each stop the claimed confidence of every system pair is compared with the true order
-(complete judgments; true ties counted strictly, :func:`app.mtc.replay.correct_signs`).
+(complete judgments; true ties counted strictly, :func:`mtcjudge.mtc.replay.correct_signs`).
 Reported per estimator and target: pooled wrong pairs against what the target allows
 (``sum (1 - target) x pairs``) and against the claimed pair confidences
 (``sum (1 - pair confidence)``), mean accuracy against mean claimed confidence, the share of
@@ -47,16 +47,16 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from app.cli.common import UsageError, check_output_file
-from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from app.mtc.calibration import ESTIMATOR_CHOICES, campaign_engine
-from app.mtc.engine import MTCEngine
-from app.mtc.measures import MEASURES, evaluate
-from app.mtc.replay import correct_signs, true_ties
-from app.mtc.scales import get_scale
-from app.mtc.selection import POLICIES
-from app.mtc.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
+from mtcjudge.cli.common import UsageError, check_output_file
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, campaign_engine
+from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.measures import MEASURES, evaluate
+from mtcjudge.mtc.replay import correct_signs, true_ties
+from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.selection import POLICIES
+from mtcjudge.mtc.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
 
 __all__ = [
     "DESCRIPTION",

@@ -42,11 +42,11 @@ from scipy import optimize, special
 if __package__ in (None, ""):  # run as ``python bench/claim_shape.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.cli.common import UsageError, check_output_file
-from app.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, campaign_engine
-from app.mtc.measures import evaluate
-from app.mtc.scales import get_scale
 from bench.calibration import SELECTIONS, Task, _load, tasks_for
+from mtcjudge.cli.common import UsageError, check_output_file
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, campaign_engine
+from mtcjudge.mtc.measures import evaluate
+from mtcjudge.mtc.scales import get_scale
 
 #: claimed error probabilities ``1 - Phi(z)``, bin edges
 BINS = (0.0, 0.002, 0.01, 0.05, 0.1, 0.2, 0.5)

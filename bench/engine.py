@@ -6,9 +6,9 @@ Usage::
     .venv/bin/python bench/engine.py --json bench.json [--iterations N] [--skip-large]
         [--runs R --judgments J --metadata M]
 
-The engine is the one a campaign runs (:func:`app.mtc.calibration.campaign_engine`) with the
+The engine is the one a campaign runs (:func:`mtcjudge.mtc.calibration.campaign_engine`) with the
 default estimator of campaigns and of ``mtcjudge simulate`` (``DEFAULT_ESTIMATOR``: a
-:class:`~app.mtc.calibration.SystemEffectEngine`, M_out plus error offsets learnt from the
+:class:`~mtcjudge.mtc.calibration.SystemEffectEngine`, M_out plus error offsets learnt from the
 judgments), the CG measure and confidence-weighted selection. One iteration is what a
 campaign's loop does per judgment: ``judge`` (the pair's query's estimates and score
 statistics), ``recalibrate`` (the offsets from every judgment), the stopping check (the score
@@ -38,12 +38,12 @@ from typing import TextIO
 
 import numpy as np
 
-from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from app.mtc.calibration import DEFAULT_ESTIMATOR, SystemEffectEngine, campaign_engine
-from app.mtc.engine import MTCEngine
-from app.mtc.scales import FINE
-from app.mtc.synthetic import generate
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, SystemEffectEngine, campaign_engine
+from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.synthetic import generate
 
 __all__ = ["DESCRIPTION", "add_arguments", "engine_benchmark", "main", "run_from_args"]
 

@@ -37,7 +37,7 @@ DEFAULT_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 @contextmanager
 def _database(kind: str, admin_url: str, workdir: Path) -> Any:
     """A fresh, migrated database; Postgres ones are dropped afterwards."""
-    from app.db import make_engine, upgrade_database
+    from mtcjudge.db import make_engine, upgrade_database
 
     if kind == "sqlite":
         url = f"sqlite:///{workdir / 'bench.db'}"
@@ -63,15 +63,15 @@ def _database(kind: str, admin_url: str, workdir: Path) -> Any:
 
 def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir: Path) -> list[str]:
     """Create the campaign, plan it once, invite and consent the assessors; their tokens."""
-    from app.campaigns.service import CampaignSpec, create_campaign, invite_assessor
-    from app.db import session_scope
-    from app.ingest.formats import read_metadata, read_runs
-    from app.planner.service import Planner
+    from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+    from mtcjudge.db import session_scope
+    from mtcjudge.ingest.formats import read_metadata, read_runs
+    from mtcjudge.planner.service import Planner
 
     if args.data is not None:
         runs_path, meta_path = Path(args.data) / "runs.tsv", Path(args.data) / "metadata.tsv"
     else:
-        from app.mtc.synthetic import generate
+        from mtcjudge.mtc.synthetic import generate
 
         paths = generate(args.systems, args.queries, 5, seed=args.seed).write(workdir / "c")
         runs_path, meta_path = paths["runs"], paths["metadata"]
@@ -96,10 +96,10 @@ def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from app.db import make_engine, make_sessionmaker, session_scope
-    from app.judging import routes
-    from app.judging.schemas import JudgmentIn
-    from app.planner.service import Planner
+    from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+    from mtcjudge.judging import routes
+    from mtcjudge.judging.schemas import JudgmentIn
+    from mtcjudge.planner.service import Planner
 
     with tempfile.TemporaryDirectory() as tmp, _database(args.db, args.admin_url, Path(tmp)) as url:
         engine: Engine = make_engine(url)

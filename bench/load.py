@@ -299,7 +299,7 @@ def _start_one(
     config: LoadConfig, database_url: str, env: dict[str, str], log: Path, workers: int
 ) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
-    command = [config.python, "-m", "app.cli", "serve", "--host", "127.0.0.1"]
+    command = [config.python, "-m", "mtcjudge.cli", "serve", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--database-url", database_url]
     if workers > 1:
         command += ["--workers", str(workers)]
@@ -406,7 +406,7 @@ def _collection_texts(config: LoadConfig, workdir: Path) -> tuple[str, str | Non
             metadata.read_text() if metadata.is_file() else None,
             f"runs of {data}",
         )
-    from app.mtc.synthetic import generate
+    from mtcjudge.mtc.synthetic import generate
 
     collection = generate(
         config.systems,
@@ -1306,7 +1306,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from app.cli.common import HelpFormatter  # each default shown once, and no "None"
+    from mtcjudge.cli.common import HelpFormatter  # each default shown once, and no "None"
 
     parser = argparse.ArgumentParser(
         description="Simulated assessors against mtcjudge servers; see the module docstring.",

@@ -11,7 +11,7 @@ MTC is replayed pair by pair with the true judgments, with the engine a campaign
 (``--estimator``, the campaigns' default ``calibrated``), until the ranking confidence
 reaches the largest target. That gives, for each target T (0.90, 0.95, 0.99), the number
 N_T of judgments the replay actually needed. The replay is then run again, and at 25 %,
-50 % and 75 % of N_T (and at the start) :func:`app.mtc.projection.project` is called
+50 % and 75 % of N_T (and at the start) :func:`mtcjudge.mtc.projection.project` is called
 on the engine as it stands; its median projection is compared with the actual remaining
 ``N_T - n``. Printed and written (``--json``), per collection and pooled: the median
 relative error ``|projected - actual| / actual`` and the share of checkpoints where the
@@ -40,15 +40,15 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from app.mtc.calibration import ESTIMATOR_CHOICES
-from app.mtc.engine import MTCEngine
-from app.mtc.projection import project
-from app.mtc.scales import FINE
-from app.mtc.selection import best_pairs
-from app.mtc.staleness import campaign_engine
-from app.mtc.synthetic import generate
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES
+from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.projection import project
+from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.selection import best_pairs
+from mtcjudge.mtc.staleness import campaign_engine
+from mtcjudge.mtc.synthetic import generate
 
 __all__ = ["DESCRIPTION", "add_arguments", "main", "run_from_args"]
 
@@ -144,7 +144,7 @@ def continuation(
     """Further judgments to each target on one jittered replay path from ``engine``'s state.
 
     Selection weights are multiplied by ``1 + jitter * u`` (``u`` uniform in [-1, 1]) before
-    every choice, as ``app.mtc.staleness.sequential`` does: near-ties fall differently, so
+    every choice, as ``mtcjudge.mtc.staleness.sequential`` does: near-ties fall differently, so
     the spread of these counts is the path noise of the "actual" number itself.
     """
     sim = copy.deepcopy(

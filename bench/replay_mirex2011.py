@@ -9,7 +9,7 @@ Usage::
 (e.g. $MIREX2011, the MIREX 2011 AMS data; never copied into the repository). The
 script runs the published reproductions ([U12] uniform prior; [T] M_out -> M_jud
 for CG, DCG, nDCG and RBP; no judgments), the calibrated configurations of
-:mod:`app.mtc.calibration`, the same comparison on synthetic collections
+:mod:`mtcjudge.mtc.calibration`, the same comparison on synthetic collections
 (several seeds) and a residual diagnosis; it prints the table and writes the
 Markdown report and the figure. Runtime: a few minutes.
 """
@@ -25,15 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.ingest.loader import LoadedCollection, load_collection
-from app.mtc.calibration import dersimonian_laird
-from app.mtc.engine import EngineConfig
-from app.mtc.estimators import RelevanceModel
-from app.mtc.measures import evaluate
-from app.mtc.replay import ReplayConfig, ReplayResult, replay
-from app.mtc.scales import get_scale
-from app.mtc.synthetic import generate
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection
+from mtcjudge.mtc.calibration import dersimonian_laird
+from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.measures import evaluate
+from mtcjudge.mtc.replay import ReplayConfig, ReplayResult, replay
+from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.synthetic import generate
 
 LABEL = {"cg": "CG_l@5", "dcg": "DCG_l@5", "ndcg": "nDCG_l@5", "rbp": "RBP_l@5"}
 
@@ -498,7 +498,7 @@ Residuals of the published M_out on every pool pair, before any judgment
 ## Method of the best configuration: M_out + system effect
 
 Estimator: M_out (Table A.1) for every unjudged pair, *no M_jud*, plus a per-system error
-term (`app/mtc/calibration.py`, `ReplayConfig(use_m_jud=False, system_effect=True)`):
+term (`app/mtcjudge/mtc/calibration.py`, `ReplayConfig(use_m_jud=False, system_effect=True)`):
 
 ```
 r_d - E[R_d] = b_A + e_d        for an unjudged result d of system A,
@@ -546,7 +546,7 @@ no system-specific bias (tau^2_DL = 0).
 
 ## Synthetic test bed
 
-`app.mtc.synthetic.generate(seed, n_queries={SYN_QUERIES})`, same target and selection
+`mtcjudge.mtc.synthetic.generate(seed, n_queries={SYN_QUERIES})`, same target and selection
 (Table A.1 models, not refitted; the generator is not MIREX, so these numbers say only
 whether a method stays honest elsewhere):
 

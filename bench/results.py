@@ -10,7 +10,7 @@ with ``--runs``) and at 100 systems x 1,000 queries x k=10 (4,950 system pairs),
 calibrated engine a campaign runs, with a share of the pairs judged:
 
 * ``document``: what the planner does after new judgments, from its live engine to the JSON
-  text it stores (:func:`app.campaigns.results.engine_results` and ``stored_json``): the
+  text it stores (:func:`mtcjudge.campaigns.results.engine_results` and ``stored_json``): the
   evaluation (recomputed, as after a judgment), the [U12] significance rules of every system
   pair, the systems and pairs, the JSON;
 * ``request``: what ``GET /api/campaigns/{slug}/results`` does with the stored text besides
@@ -36,16 +36,16 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from app.campaigns import results
-from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from app.models import Campaign, utcnow
-from app.mtc.calibration import campaign_engine
-from app.mtc.projection import Projection, TargetProjection, project
-from app.mtc.scales import FINE
-from app.mtc.significance import significance_verdicts
-from app.mtc.synthetic import generate
-from app.planner.build import CampaignEngine
+from mtcjudge.campaigns import results
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from mtcjudge.models import Campaign, utcnow
+from mtcjudge.mtc.calibration import campaign_engine
+from mtcjudge.mtc.projection import Projection, TargetProjection, project
+from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.significance import significance_verdicts
+from mtcjudge.mtc.synthetic import generate
+from mtcjudge.planner.build import CampaignEngine
 
 __all__ = ["DESCRIPTION", "add_arguments", "main", "results_benchmark", "run_from_args"]
 

@@ -6,9 +6,9 @@ Usage::
         --synthetic-seeds 3 --jobs 2 --json staleness.json
 
 For each collection (MIREX 2011 AMS FINE with ``--data``, plus ``--synthetic-seeds``
-collections of :mod:`app.mtc.synthetic`) and estimator, it runs the sequential
-reference (:func:`app.mtc.staleness.sequential`) and the discrete-event simulation
-(:func:`app.mtc.staleness.simulate`) for every W in ``--assessors`` and T in
+collections of :mod:`mtcjudge.mtc.synthetic`) and estimator, it runs the sequential
+reference (:func:`mtcjudge.mtc.staleness.sequential`) and the discrete-event simulation
+(:func:`mtcjudge.mtc.staleness.simulate`) for every W in ``--assessors`` and T in
 ``--ticks``, over ``--sim-seeds`` draws of the arrival and listening times, plus two
 ensembles of jittered one-assessor runs (the sequential loop, and a planner whose plan
 is always fresh) that measure how much the count moves by chance. It prints the
@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from app.mtc.scales import get_scale
-from app.mtc.staleness import RunResult, SimConfig, plan_size, sequential, simulate
-from app.mtc.synthetic import generate
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.staleness import RunResult, SimConfig, plan_size, sequential, simulate
+from mtcjudge.mtc.synthetic import generate
 
 TARGET_EXTRA = 10.0  # per cent, the budget
 

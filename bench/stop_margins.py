@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from app.cli.common import UsageError
+from mtcjudge.cli.common import UsageError
 
 TARGETS = (0.90, 0.95, 0.99)
 

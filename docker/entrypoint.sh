@@ -15,7 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from app.db import make_engine, upgrade_database
+from mtcjudge.db import make_engine, upgrade_database
 
 url = os.environ["DATABASE_URL"]
 shown = make_url(url).render_as_string(hide_password=True)

@@ -1,1 +1,1 @@
-"""Alembic migrations: a package only so that wheels ship them (app/_resources)."""
+"""Alembic migrations: a package only so that wheels ship them (app/mtcjudge/_resources)."""

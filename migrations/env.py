@@ -7,8 +7,8 @@ import os
 from alembic import context
 from sqlalchemy import Connection
 
-from app.db import make_engine
-from app.models import Base
+from mtcjudge.db import make_engine
+from mtcjudge.models import Base
 
 config = context.config
 target_metadata = Base.metadata

@@ -1,1 +1,1 @@
-"""Static files of the pages: a package only so that wheels ship them (app/_resources)."""
+"""Static files of the pages: a package only so that wheels ship them (app/mtcjudge/_resources)."""

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import alembic_config, make_engine
+from mtcjudge.db import alembic_config, make_engine
 from tests.support import empty_database
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from app.db import make_engine
+from mtcjudge.db import make_engine
 
 
 def postgres_schema_url(url: str, schema: str) -> str:

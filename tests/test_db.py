@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-import app.db
-from app.db import make_engine
+import mtcjudge.db
+from mtcjudge.db import make_engine
 
 
 def test_sqlite_busy_is_retried_past_the_busy_timeout(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(app.db, "SQLITE_BUSY_TIMEOUT_MS", 100)
+    monkeypatch.setattr(mtcjudge.db, "SQLITE_BUSY_TIMEOUT_MS", 100)
     url = f"sqlite:///{tmp_path / 'busy.sqlite3'}"
     engine = make_engine(url)
     try:
@@ -51,8 +51,8 @@ def test_sqlite_busy_is_retried_past_the_busy_timeout(tmp_path: Path, monkeypatc
 
 
 def test_sqlite_gives_up_after_the_deadline(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(app.db, "SQLITE_BUSY_TIMEOUT_MS", 50)
-    monkeypatch.setattr(app.db, "SQLITE_LOCK_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(mtcjudge.db, "SQLITE_BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(mtcjudge.db, "SQLITE_LOCK_WAIT_SECONDS", 0.3)
     engine = make_engine(f"sqlite:///{tmp_path / 'stuck.sqlite3'}")
     try:
         holder = engine.connect()

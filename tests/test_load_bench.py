@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.cli import main
+from mtcjudge.cli import main
 
 
 def test_load_benchmark_smoke(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from app.db import alembic_config, make_engine
-from app.models import Base
+from mtcjudge.db import alembic_config, make_engine
+from mtcjudge.models import Base
 
 EXPECTED_TABLES = {
     "campaign",
@@ -86,10 +86,10 @@ def test_upgrading_keeps_every_row(scratch_url: str) -> None:
     invitation links keep working, and the pool can be built from the rows."""
     from sqlalchemy import func, select, text
 
-    from app.db import make_sessionmaker
-    from app.judging.repository import assessor_by_token
-    from app.models import Campaign, Judgment, Pair, Result
-    from app.planner.service import ensure_pool
+    from mtcjudge.db import make_sessionmaker
+    from mtcjudge.judging.repository import assessor_by_token
+    from mtcjudge.models import Campaign, Judgment, Pair, Result
+    from mtcjudge.planner.service import ensure_pool
 
     config = alembic_config(scratch_url)
     command.upgrade(config, "0001")

@@ -26,6 +26,7 @@ import pytest
 pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: about 15 s
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+SOURCE = REPO_ROOT / "app"  # the source folder of the import package mtcjudge
 NOT_SOURCE = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis")
 
 
@@ -69,6 +70,28 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The ``bin`` folder of a new venv holding the wheel (and this venv's dependencies)."""
+    bin_dir = _new_venv(tmp_path_factory)
+    env = _clean_environment()
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            bin_dir / "python",
+            "install",
+            "--no-deps",
+            "-q",
+            wheel,
+        ],
+        cwd=bin_dir,
+        env=env,
+    )
+    return bin_dir
+
+
+def _new_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``bin`` folder of a new venv that borrows this venv's dependencies."""
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
     python = venv / "bin" / "python"
@@ -81,12 +104,6 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     # A plain path line: the dependencies are importable, but the .pth files over there (the
     # editable install's finder of this checkout) are not run.
     Path(purelib, "borrowed_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    env = _clean_environment()
-    _run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-q", wheel],
-        cwd=venv,
-        env=env,
-    )
     return venv / "bin"
 
 
@@ -111,16 +128,110 @@ def test_the_wheel_carries_templates_static_files_and_migrations(wheel: Path) ->
             if path.is_file() and "__pycache__" not in path.parts
         }
         assert in_checkout
-        assert {f"app/_resources/{name}" for name in in_checkout} <= names
+        assert {f"mtcjudge/_resources/{name}" for name in in_checkout} <= names
     assert not [name for name in names if name.endswith(".pyc")]
     # nothing else: no module deleted since an earlier build
     resources = tuple(
-        f"app/_resources/{folder}/" for folder in ("templates", "static", "migrations")
+        f"mtcjudge/_resources/{folder}/" for folder in ("templates", "static", "migrations")
     )
-    modules = {name for name in names if name.startswith("app/") and not name.startswith(resources)}
-    assert modules == {
-        path.relative_to(REPO_ROOT).as_posix() for path in (REPO_ROOT / "app").rglob("*.py")
+    modules = {
+        name for name in names if name.startswith("mtcjudge/") and not name.startswith(resources)
     }
+    assert modules == {
+        path.relative_to(SOURCE).as_posix() for path in (SOURCE / "mtcjudge").rglob("*.py")
+    }
+
+
+def test_the_wheel_adds_one_top_level_name(wheel: Path) -> None:
+    """Only ``mtcjudge`` (and its metadata) lands in site-packages: nothing generic like ``app``."""
+    with zipfile.ZipFile(wheel) as archive:
+        top = {name.split("/", 1)[0] for name in archive.namelist()}
+    (metadata,) = [name for name in top if name.endswith(".dist-info")]
+    assert top == {"mtcjudge", metadata}
+    assert metadata.startswith("mtcjudge-")
+
+
+def test_another_package_named_app_leaves_mtcjudge_working(
+    wheel: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """A distribution shipping its own top-level ``app`` package, installed beside the wheel
+    (before and after it), and a working directory with an ``app/`` folder of its own, change
+    nothing: ``mtcjudge --version`` and the demo run."""
+    other_wheel = _wheel_with_an_app_package(tmp_path_factory.mktemp("other-dist"))
+    bin_dir = _new_venv(tmp_path_factory)
+    python = bin_dir / "python"
+    env = _clean_environment()
+    for package in (other_wheel, wheel):
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                python,
+                "install",
+                "--no-deps",
+                "-q",
+                package,
+            ],
+            cwd=tmp_path,
+            env=env,
+        )
+    workdir = tmp_path / "notebook"
+    (workdir / "app").mkdir(parents=True)
+    (workdir / "app" / "__init__.py").write_text("")
+    (workdir / "app" / "config.py").write_text("")
+    assert _run([bin_dir / "mtcjudge", "--version"], cwd=workdir, env=env).startswith("mtcjudge ")
+    located = _run(
+        [python, "-c", "import mtcjudge.config, app.config; print(app.config.__file__)"],
+        cwd=workdir,
+        env=env,
+    )
+    assert Path(located.strip()).parent == workdir / "app"
+    setup = _run(
+        [bin_dir / "mtcjudge", "demo", "--no-serve", "--data-dir", "demo", "--port", "8765"],
+        cwd=workdir,
+        env=env,
+    )
+    assert re.findall(r"http://127\.0\.0\.1:8765/a/\S+", setup), setup
+    # uninstalling the other package leaves every file of mtcjudge in place
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            python,
+            "uninstall",
+            "-y",
+            "-q",
+            "someone-elses-app",
+        ],
+        cwd=tmp_path,
+        env=env,
+    )
+    assert _run([python, "-m", "mtcjudge", "--version"], cwd=tmp_path, env=env).startswith(
+        "mtcjudge "
+    )
+
+
+def _wheel_with_an_app_package(folder: Path) -> Path:
+    """A minimal wheel of another distribution whose one package is a top-level ``app``."""
+    dist_info = "someone_elses_app-1.0.dist-info"
+    files = {
+        "app/__init__.py": '"""Somebody else\'s app."""\n',
+        "app/config.py": "SETTING = 1\n",
+        "app/main.py": "",
+        f"{dist_info}/METADATA": "Metadata-Version: 2.1\nName: someone-elses-app\nVersion: 1.0\n",
+        f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = "".join(f"{name},,\n" for name in files) + f"{dist_info}/RECORD,,\n"
+    path = folder / "someone_elses_app-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in {**files, f"{dist_info}/RECORD": record}.items():
+            archive.writestr(name, text)
+    return path
 
 
 def test_the_installed_package_serves_the_demo_from_any_directory(
@@ -130,7 +241,9 @@ def test_the_installed_package_serves_the_demo_from_any_directory(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     located = _run(
-        [installed / "python", "-c", "import app; print(app.__file__)"], cwd=elsewhere, env=env
+        [installed / "python", "-c", "import mtcjudge; print(mtcjudge.__file__)"],
+        cwd=elsewhere,
+        env=env,
     )
     assert Path(located.strip()).is_relative_to(installed.parent), "the checkout was imported"
 

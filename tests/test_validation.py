@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.validation import check_text, printable, text_problem
+from mtcjudge.validation import check_text, printable, text_problem
 
 
 @pytest.mark.parametrize(

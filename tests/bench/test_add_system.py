@@ -14,12 +14,12 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from app.cli import main
-from app.cli.bench import benchmark_module
-from app.ingest.loader import LoadedCollection, load_synthetic
-from app.mtc.collection import build_collection
-from app.mtc.scales import FINE
-from app.mtc.synthetic import generate
+from mtcjudge.cli import main
+from mtcjudge.cli.bench import benchmark_module
+from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
+from mtcjudge.mtc.collection import build_collection
+from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.synthetic import generate
 
 
 def _bench_module() -> ModuleType:

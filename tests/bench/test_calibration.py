@@ -9,12 +9,12 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from app.cli import main
-from app.cli.bench import benchmark_module
-from app.ingest.loader import load_synthetic
-from app.mtc.calibration import campaign_engine
-from app.mtc.scales import get_scale
-from app.mtc.synthetic_zoo import generate_zoo
+from mtcjudge.cli import main
+from mtcjudge.cli.bench import benchmark_module
+from mtcjudge.ingest.loader import load_synthetic
+from mtcjudge.mtc.calibration import campaign_engine
+from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.synthetic_zoo import generate_zoo
 
 
 def _bench_module() -> ModuleType:
@@ -275,7 +275,7 @@ def test_the_command_runs_its_replays_in_worker_processes(tmp_path) -> None:
     out = tmp_path / "two.json"
     argv = ["bench", "calibration", "--quick", "--collections", "2", "--estimator", "uniform"]
     done = subprocess.run(
-        [sys.executable, "-m", "app.cli", *argv, "--workers", "2", "--json", str(out)],
+        [sys.executable, "-m", "mtcjudge.cli", *argv, "--workers", "2", "--json", str(out)],
         capture_output=True,
         text=True,
         timeout=120,

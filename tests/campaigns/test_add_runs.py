@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
-from app import audit
-from app.campaigns.service import RUNS_ADDED, CampaignSpec, add_runs, create_campaign
-from app.cli import main as cli_main
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.errors import InvalidInput
-from app.ingest.formats import Judgments, Metadata, Runs
-from app.ingest.loader import load_collection
-from app.models import AuditEvent, Campaign, Document, Judgment, Pair, PlanEntry, Query, System
-from app.mtc.synthetic import generate
-from app.planner import repository as planner_repository
-from app.planner.service import Planner, Projector
+from mtcjudge import audit
+from mtcjudge.campaigns.service import RUNS_ADDED, CampaignSpec, add_runs, create_campaign
+from mtcjudge.cli import main as cli_main
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.errors import InvalidInput
+from mtcjudge.ingest.formats import Judgments, Metadata, Runs
+from mtcjudge.ingest.loader import load_collection
+from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, PlanEntry, Query, System
+from mtcjudge.mtc.synthetic import generate
+from mtcjudge.planner import repository as planner_repository
+from mtcjudge.planner.service import Planner, Projector
 
 OLD = ("S01", "S02", "S03", "S04")
 
@@ -293,8 +293,8 @@ def runs_text(runs: dict[str, dict[str, list[str]]]) -> str:
 def test_api_adds_runs_and_names_the_problem(db_session, session_factory) -> None:
     from fastapi.testclient import TestClient
 
-    from app.config import Settings
-    from app.main import create_app
+    from mtcjudge.config import Settings
+    from mtcjudge.main import create_app
 
     campaign, syn, _metadata, old_pool = make_settled(db_session)
     client = TestClient(

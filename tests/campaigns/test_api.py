@@ -11,9 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings
-from app.main import create_app
-from app.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.config import Settings
+from mtcjudge.main import create_app
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
 
 RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS1\tq2\td3\nS2\tq1\td2\nS2\tq2\td1\n"
@@ -299,8 +299,8 @@ def test_invite_validation(client: TestClient, body: dict[str, Any], status: int
 def test_a_failure_after_rows_were_written_saves_nothing(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.campaigns import service
-    from app.errors import InvalidInput
+    from mtcjudge.campaigns import service
+    from mtcjudge.errors import InvalidInput
 
     def fail(*args: Any, **kwargs: Any) -> Any:
         raise InvalidInput("judgments: broken on purpose")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from mtcjudge.cli import main
 
 BASE_URL = "https://judge.example.org"
 
@@ -232,7 +232,7 @@ def test_control_characters_in_names_are_printed_escaped(
 
 
 def test_list_on_a_fresh_database(database: str) -> None:
-    from app.db import upgrade_database
+    from mtcjudge.db import upgrade_database
 
     upgrade_database(database)  # a missing database is an error (tests/cli/test_database.py)
     code, out, _ = run("campaign", "list", "--database-url", database)

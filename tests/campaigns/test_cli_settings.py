@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.mtc.synthetic import generate
+from mtcjudge.cli import main
+from mtcjudge.mtc.synthetic import generate
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from app import audit
-from app.config import Settings
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.exports import service as exports
-from app.main import create_app
-from app.models import Campaign, System
-from app.organizers import service as organizers
+from mtcjudge import audit
+from mtcjudge.config import Settings
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.exports import service as exports
+from mtcjudge.main import create_app
+from mtcjudge.models import Campaign, System
+from mtcjudge.organizers import service as organizers
 from tests.exports.conftest import make_campaign
 from tests.organizers.conftest import PASSWORD
 from tests.support import serve_in_thread

@@ -9,10 +9,15 @@ from dataclasses import fields
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from app.campaigns.repository import CampaignCounts
-from app.campaigns.schemas import CampaignCountsOut, CampaignCreate, CampaignOut, ImportReportOut
-from app.campaigns.service import CampaignSpec, ImportReport
-from app.models import Campaign
+from mtcjudge.campaigns.repository import CampaignCounts
+from mtcjudge.campaigns.schemas import (
+    CampaignCountsOut,
+    CampaignCreate,
+    CampaignOut,
+    ImportReportOut,
+)
+from mtcjudge.campaigns.service import CampaignSpec, ImportReport
+from mtcjudge.models import Campaign
 
 REPORT = ImportReport(
     slug="ams",

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, aliased
 
-from app.campaigns.service import (
+from mtcjudge.campaigns.service import (
     CampaignSpec,
     assessor_link,
     create_campaign,
@@ -22,12 +22,12 @@ from app.campaigns.service import (
     slugify,
     update_campaign,
 )
-from app.config import Settings
-from app.errors import CampaignNotFound, InvalidInput
-from app.ingest.formats import Metadata, Runs, read_judgments, read_runs
-from app.ingest.loader import load_collection
-from app.models import Document, Judgment, Query, Result, System
-from app.mtc.synthetic import generate
+from mtcjudge.config import Settings
+from mtcjudge.errors import CampaignNotFound, InvalidInput
+from mtcjudge.ingest.formats import Metadata, Runs, read_judgments, read_runs
+from mtcjudge.ingest.loader import load_collection
+from mtcjudge.models import Document, Judgment, Query, Result, System
+from mtcjudge.mtc.synthetic import generate
 
 # two systems, two queries (q2 has no metadata row), d9 only in the metadata
 RUNS = Runs(
@@ -302,7 +302,7 @@ def test_invite_assessor(db_session: Session) -> None:
 
 
 def test_a_reissued_or_revoked_link_stops_working(db_session: Session) -> None:
-    from app.judging.repository import assessor_by_token
+    from mtcjudge.judging.repository import assessor_by_token
 
     campaign, _ = create_campaign(db_session, CampaignSpec("x"), RUNS)
     alice, old = invite_assessor(db_session, campaign, "Alice")

@@ -1,10 +1,10 @@
-"""Tests of the command line (app/cli)."""
+"""Tests of the command line (app/mtcjudge/cli)."""
 
 from __future__ import annotations
 
 import io
 
-from app.cli import main
+from mtcjudge.cli import main
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.cli import main
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
 from tests.cli import run
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from importlib.metadata import version
 
 import pytest
 
-from app.cli import build_parser, main
+from mtcjudge.cli import build_parser, main
 
 
 def parsers(

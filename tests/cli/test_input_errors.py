@@ -41,7 +41,7 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     import io
     import json
 
-    from app.cli import main
+    from mtcjudge.cli import main
 
     class ClosedPipe(io.StringIO):
         def write(self, text: str) -> int:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.mtc.calibration import DEFAULT_ESTIMATOR
-from app.mtc.synthetic import generate
+from mtcjudge.cli import main
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.mtc.synthetic import generate
 from tests.cli import run
 
 
@@ -248,7 +248,7 @@ def test_an_output_in_a_missing_directory_fails_before_the_replay(
     def no_replay(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the replay ran before the output was checked")
 
-    monkeypatch.setattr("app.cli.simulate.replay", no_replay)
+    monkeypatch.setattr("mtcjudge.cli.simulate.replay", no_replay)
     missing = tmp_path / "missing-dir" / name
     code, out, err = run(*simulate_args(collection_dir, option, str(missing)))
     assert (code, out) == (2, "")
@@ -321,7 +321,7 @@ def test_progress_in_a_log_is_periodic_lines_ending_where_the_replay_stopped(
 def test_progress_lines_come_every_interval_not_at_the_first_call() -> None:
     import io
 
-    from app.cli.progress import LOG_INTERVAL, ProgressBar
+    from mtcjudge.cli.progress import LOG_INTERVAL, ProgressBar
 
     now = [100.0]
     log = io.StringIO()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.mtc.calibration import DEFAULT_ESTIMATOR
-from app.mtc.synthetic import generate
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.mtc.synthetic import generate
 from tests.cli import run
 
 
@@ -57,7 +57,7 @@ def test_the_estimator_actually_used_is_named_in_summary_json_and_plot(
 ) -> None:
     titles: list[str] = []
     monkeypatch.setattr(
-        "app.cli.plot.plot_replay", lambda _result, _path, title, _target: titles.append(title)
+        "mtcjudge.cli.plot.plot_replay", lambda _result, _path, title, _target: titles.append(title)
     )
     report = tmp_path / "r.json"
     code, out, err = simulate(

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.demo.audio import (
+from mtcjudge.demo.audio import (
     INSTRUMENTS,
     artist_style,
     genre_style,

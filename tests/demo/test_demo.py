@@ -21,14 +21,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from app.campaigns import repository
-from app.campaigns.service import CampaignSpec, create_campaign
-from app.cli import main
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.demo.setup import DEMO_SLUG, DemoInfo, demo_collection, ensure_demo
-from app.errors import InvalidInput
-from app.ingest.formats import Runs
-from app.models import Campaign, Document
+from mtcjudge.campaigns import repository
+from mtcjudge.campaigns.service import CampaignSpec, create_campaign
+from mtcjudge.cli import main
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.demo.setup import DEMO_SLUG, DemoInfo, demo_collection, ensure_demo
+from mtcjudge.errors import InvalidInput
+from mtcjudge.ingest.formats import Runs
+from mtcjudge.models import Campaign, Document
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
 
 
@@ -224,7 +224,7 @@ def test_serve_migrates_and_answers(tmp_path: Path) -> None:
     env["MTCJUDGE_ORGANIZER_TOKEN"] = ORGANIZER_TOKEN
     command = ["serve", "--port", str(port), "--database-url", sqlite_url(tmp_path)]
     server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", *command],
+        [sys.executable, "-m", "mtcjudge.cli", *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env=env,

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.evaluation.ground_truth import GroundTruth, read_ground_truth
-from app.evaluation.service import evaluate_files, mirex_analysis
-from app.ingest.formats import InputError
-from app.mtc.adr import adr_partial_order
+from mtcjudge.evaluation.ground_truth import GroundTruth, read_ground_truth
+from mtcjudge.evaluation.service import evaluate_files, mirex_analysis
+from mtcjudge.ingest.formats import InputError
+from mtcjudge.mtc.adr import adr_partial_order
 from tests.evaluation.support import write_ground_truth, write_qrels, write_trec_runs
 
 # Section 3: ground truth <(1, 2), (3, 4, 5)>, result <2, 3, 1, 5, 7, 8, 9, 4>, ADR 0.86;

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main as cli_main
+from mtcjudge.cli import main as cli_main
 from tests.evaluation.support import write_ground_truth, write_qrels, write_trec_runs
 
 MEASURES = ["cg@5", "dcg@5", "ndcg@5", "rbp@5", "p@5", "recall@5", "recall", "ap", "rr", "judged@5"]

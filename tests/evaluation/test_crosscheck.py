@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.evaluation.service import evaluate_files
+from mtcjudge.evaluation.service import evaluate_files
 from tests.evaluation.support import write_qrels, write_trec_runs
 
 ir_measures = pytest.importorskip("ir_measures")

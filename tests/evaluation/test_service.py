@@ -9,8 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.evaluation.service import evaluate_files, mirex_analysis, significance_rules, tukey_groups
-from app.ingest.formats import InputError
+from mtcjudge.evaluation.service import (
+    evaluate_files,
+    mirex_analysis,
+    significance_rules,
+    tukey_groups,
+)
+from mtcjudge.ingest.formats import InputError
 from tests.evaluation.support import write_qrels, write_trec_runs
 
 LOG3 = math.log2(3)
@@ -202,11 +207,11 @@ def test_graded_measures_are_the_engines_on_a_fully_judged_collection(
     tmp_path: Path, scale: str
 ) -> None:
     """With the qrels judging the whole pool, evaluate's cg, dcg, ndcg and rbp are the
-    engine's own per-query scores (app.mtc.measures.per_query_scores)."""
-    from app.ingest.loader import load_synthetic
-    from app.mtc.measures import per_query_scores
-    from app.mtc.scales import get_scale
-    from app.mtc.synthetic import generate
+    engine's own per-query scores (mtcjudge.mtc.measures.per_query_scores)."""
+    from mtcjudge.ingest.loader import load_synthetic
+    from mtcjudge.mtc.measures import per_query_scores
+    from mtcjudge.mtc.scales import get_scale
+    from mtcjudge.mtc.synthetic import generate
 
     synthetic = generate(5, 8, 5, n_genres=3, docs_per_genre=40, n_artists=30, seed=3)
     truth = synthetic.fine if scale == "fine" else synthetic.broad

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from app.campaigns.service import CampaignSpec, create_campaign
-from app.ingest.formats import Judgments, Metadata, Runs
-from app.models import Campaign
-from app.mtc.synthetic import SyntheticCollection, generate
+from mtcjudge.campaigns.service import CampaignSpec, create_campaign
+from mtcjudge.ingest.formats import Judgments, Metadata, Runs
+from mtcjudge.models import Campaign
+from mtcjudge.mtc.synthetic import SyntheticCollection, generate
 
 
 @dataclass

@@ -8,8 +8,8 @@ import zipfile
 
 import pytest
 
-from app.cli import main as cli_main
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.cli import main as cli_main
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from tests.exports.conftest import make_campaign
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.exports import service
+from mtcjudge.exports import service
 
 LMAX = {"fine": 100, "broad": 2}
 K = 5

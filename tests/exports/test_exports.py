@@ -16,12 +16,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import insert
 
-from app.config import Settings
-from app.errors import CampaignNotFound, InvalidInput
-from app.exports import service
-from app.exports.formats import aggregate, round_half_up
-from app.main import create_app
-from app.models import Assessor, Judgment, utcnow
+from mtcjudge.config import Settings
+from mtcjudge.errors import CampaignNotFound, InvalidInput
+from mtcjudge.exports import service
+from mtcjudge.exports.formats import aggregate, round_half_up
+from mtcjudge.main import create_app
+from mtcjudge.models import Assessor, Judgment, utcnow
 from tests.exports.conftest import make_campaign
 
 TOKEN = "organizer-test-token"
@@ -353,7 +353,7 @@ def _add_judgments(session, n_assessors: int, pairs) -> None:
 def test_streaming_memory_does_not_grow_with_the_judgments(db_session) -> None:
     import tracemalloc
 
-    from app.models import Pair
+    from mtcjudge.models import Pair
 
     peaks = {}
     for n_judgments in (2_000, 20_000):
@@ -432,7 +432,7 @@ def test_judgments_through_the_judging_page_carry_their_lease_and_selection(
 def test_bundle_of_a_campaign_whose_assessors_disagree_on_broad(db_session) -> None:
     """Two assessors give a pair BROAD 1 and 2: the pair counts as 2 (mean rounded half up)
     everywhere, in the engine (results, estimates) as in the qrels."""
-    from app.models import Pair
+    from mtcjudge.models import Pair
 
     campaign = make_campaign(db_session, share=0.0).campaign
     pair = db_session.query(Pair).filter_by(campaign_id=campaign.id).first()

@@ -14,16 +14,16 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import delete, func, select
 
-from app.campaigns import service as campaigns
-from app.config import Settings
-from app.errors import InvalidInput
-from app.exports import service
-from app.exports.restore import open_bundle, restore_campaign
-from app.ingest.formats import InputError
-from app.main import create_app
-from app.models import Assessor, Campaign, Judgment, Lease, Pair, utcnow
-from app.mtc.calibration import AUDIT_EVERY
-from app.planner.service import Planner
+from mtcjudge.campaigns import service as campaigns
+from mtcjudge.config import Settings
+from mtcjudge.errors import InvalidInput
+from mtcjudge.exports import service
+from mtcjudge.exports.restore import open_bundle, restore_campaign
+from mtcjudge.ingest.formats import InputError
+from mtcjudge.main import create_app
+from mtcjudge.models import Assessor, Campaign, Judgment, Lease, Pair, utcnow
+from mtcjudge.mtc.calibration import AUDIT_EVERY
+from mtcjudge.planner.service import Planner
 from tests.exports.conftest import make_campaign
 
 T1 = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
@@ -335,7 +335,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def run(*argv: str) -> tuple[int, str, str]:
-    from app.cli import main as cli_main
+    from mtcjudge.cli import main as cli_main
 
     out, err = io.StringIO(), io.StringIO()
     status = cli_main(list(argv), out=out, err=err)
@@ -343,7 +343,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 def test_cli_imports_a_bundle_and_refuses_a_changed_one(empty_database_url, tmp_path) -> None:
-    from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+    from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 
     url = empty_database_url
     upgrade_database(url)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from app.ingest import formats
-from app.ingest.formats import (
+from mtcjudge.ingest import formats
+from mtcjudge.ingest.formats import (
     InputError,
     Judgments,
     Runs,

@@ -11,11 +11,11 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings
-from app.judging.repository import hash_token
-from app.main import create_app
-from app.models import Assessor, Campaign, Document, Query, Result, System, utcnow
-from app.planner.service import ensure_pool
+from mtcjudge.config import Settings
+from mtcjudge.judging.repository import hash_token
+from mtcjudge.main import create_app
+from mtcjudge.models import Assessor, Campaign, Document, Query, Result, System, utcnow
+from mtcjudge.planner.service import ensure_pool
 
 
 @dataclass

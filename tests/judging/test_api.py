@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, update
 
-from app.models import Assessor, Judgment, Lease, Pair, PlannerState, utcnow
+from mtcjudge.models import Assessor, Judgment, Lease, Pair, PlannerState, utcnow
 from tests.judging.conftest import build_campaign
 
 
@@ -369,9 +369,9 @@ def test_a_pair_from_outside_the_plan_says_so(db_session, session_factory) -> No
     from fastapi.testclient import TestClient
     from sqlalchemy import delete
 
-    from app.config import Settings
-    from app.main import create_app
-    from app.models import PlanEntry
+    from mtcjudge.config import Settings
+    from mtcjudge.main import create_app
+    from mtcjudge.models import PlanEntry
 
     fx = build_campaign(db_session)
     db_session.execute(delete(PlanEntry))  # the plan is used up, or not made yet
@@ -409,10 +409,10 @@ def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
     newcomer takes the audit's pair, and the lease says it was the audit's random draw."""
     from fastapi.testclient import TestClient
 
-    from app.config import Settings
-    from app.main import create_app
-    from app.models import PlanEntry
-    from app.planner.service import Planner
+    from mtcjudge.config import Settings
+    from mtcjudge.main import create_app
+    from mtcjudge.models import PlanEntry
+    from mtcjudge.planner.service import Planner
 
     fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="joint", target=1.0)
     assert Planner(session_factory).run_once() == [fx.campaign.id]

@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.models import Judgment, Lease, Pair, utcnow
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.models import Judgment, Lease, Pair, utcnow
 from tests.judging.conftest import build_campaign
 from tests.judging.workers import Workers
 

@@ -7,8 +7,8 @@ from dataclasses import asdict, fields
 
 from pydantic import TypeAdapter
 
-from app.judging.schemas import ProgressOut
-from app.judging.service import Progress
+from mtcjudge.judging.schemas import ProgressOut
+from mtcjudge.judging.service import Progress
 
 
 def test_progress_answers_with_the_fields_of_the_domain_type() -> None:

@@ -16,10 +16,10 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db import make_engine, make_sessionmaker, session_scope
-from app.errors import DomainError
-from app.judging import service
-from app.models import Lease
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+from mtcjudge.errors import DomainError
+from mtcjudge.judging import service
+from mtcjudge.models import Lease
 
 Factory = sessionmaker[Session]
 

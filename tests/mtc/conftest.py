@@ -8,9 +8,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from app.mtc.collection import Collection, Metadata, build_collection
-from app.mtc.estimators import RelevanceModel
-from app.mtc.scales import BROAD
+from mtcjudge.mtc.collection import Collection, Metadata, build_collection
+from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.scales import BROAD
 
 # docs/method.md §2.6(d): documents d1..d8 are indices 0..7, one query, Broad, k = 5
 TOY_RUNS = [

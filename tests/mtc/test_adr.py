@@ -1,11 +1,11 @@
-"""Tests for app.mtc.adr: original [TVW] ADR, graded ADR@k (2.17) and user ADR@k (3.9)."""
+"""Tests for mtcjudge.mtc.adr: original [TVW] ADR, graded ADR@k (2.17) and user ADR@k (3.9)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app.mtc.adr import adr_graded, adr_partial_order, adr_user
+from mtcjudge.mtc.adr import adr_graded, adr_partial_order, adr_user
 
 TVW_GROUPS = ((1, 2), (3, 4, 5))
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.ingest.loader import load_synthetic
-from app.mtc.calibration import SystemEffectEngine, recalibrate, system_effect_from_judgments
-from app.mtc.engine import EngineConfig, MTCEngine
-from app.mtc.estimators import RelevanceModel
-from app.mtc.replay import ReplayConfig, replay
-from app.mtc.scales import FINE
-from app.mtc.synthetic import generate
+from mtcjudge.ingest.loader import load_synthetic
+from mtcjudge.mtc.calibration import SystemEffectEngine, recalibrate, system_effect_from_judgments
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.replay import ReplayConfig, replay
+from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.synthetic import generate
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,13 @@
-"""System-effect calibration (app.mtc.calibration) and the replay options using it."""
+"""System-effect calibration (mtcjudge.mtc.calibration) and the replay options using it."""
 
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from app.ingest.formats import read_judgments, read_metadata, read_runs
-from app.ingest.loader import LoadedCollection, load_collection
-from app.mtc.calibration import (
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection
+from mtcjudge.mtc.calibration import (
     ResidualLog,
     SystemEffect,
     SystemEffectEngine,
@@ -15,11 +15,11 @@ from app.mtc.calibration import (
     estimate_system_effect,
     source_variance_factors,
 )
-from app.mtc.engine import EngineConfig, MTCEngine
-from app.mtc.estimators import SOURCE_M_OUT, RelevanceModel
-from app.mtc.replay import ReplayConfig, replay
-from app.mtc.scales import get_scale
-from app.mtc.synthetic import generate
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.estimators import SOURCE_M_OUT, RelevanceModel
+from mtcjudge.mtc.replay import ReplayConfig, replay
+from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.synthetic import generate
 
 K = 3
 

@@ -9,16 +9,16 @@ import copy
 import numpy as np
 import pytest
 
-from app.ingest.loader import LoadedCollection, load_synthetic
-from app.mtc.calibration import (
+from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
+from mtcjudge.mtc.calibration import (
     SystemEffect,
     SystemEffectEngine,
     campaign_engine,
     estimate_system_effect,
 )
-from app.mtc.measures import inverse_denominators
-from app.mtc.scales import FINE
-from app.mtc.synthetic import generate
+from mtcjudge.mtc.measures import inverse_denominators
+from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.synthetic import generate
 
 
 class ScratchEngine(SystemEffectEngine):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.mtc.collection import build_collection
-from app.mtc.engine import EngineConfig, MTCEngine, absolute_threshold
-from app.mtc.estimators import SOURCE_JUDGED, RelevanceModel
-from app.mtc.measures import MEASURES, evaluate
-from app.mtc.scales import BROAD, FINE
-from app.mtc.selection import POLICIES
+from mtcjudge.mtc.collection import build_collection
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine, absolute_threshold
+from mtcjudge.mtc.estimators import SOURCE_JUDGED, RelevanceModel
+from mtcjudge.mtc.measures import MEASURES, evaluate
+from mtcjudge.mtc.scales import BROAD, FINE
+from mtcjudge.mtc.selection import POLICIES
 
 N_DOCS, N_QUERIES = 12, 4
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.ingest.loader import load_synthetic
-from app.mtc.engine import EngineConfig, MTCEngine
-from app.mtc.estimators import RelevanceModel
-from app.mtc.measures import evaluate, per_query_scores
-from app.mtc.scales import FINE
-from app.mtc.significance import Outcome, agk_bounds
-from app.mtc.synthetic import generate
+from mtcjudge.ingest.loader import load_synthetic
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.measures import evaluate, per_query_scores
+from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.significance import Outcome, agk_bounds
+from mtcjudge.mtc.synthetic import generate
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,7 @@ def test_per_query_scores_validates(loaded) -> None:
 
 def identical_twins(loaded) -> MTCEngine:
     """The collection with its first system listed twice: every bound of the pair is 0."""
-    from app.mtc.collection import build_collection
+    from mtcjudge.mtc.collection import build_collection
 
     c = loaded.collection
     runs = c.rank_matrix()  # (n_systems, n_pairs) ranks, 0 = not retrieved
@@ -120,7 +120,7 @@ def identical_twins(loaded) -> MTCEngine:
 
 @pytest.mark.parametrize("n_judged", [0, 1, 25, 60, "all", "twins", "twins-all"])
 def test_pairwise_verdicts_equal_those_of_the_bound_matrices(loaded, n_judged) -> None:
-    from app.mtc.significance import significance_verdicts
+    from mtcjudge.mtc.significance import significance_verdicts
 
     c = loaded.collection
     if str(n_judged).startswith("twins"):
@@ -147,7 +147,7 @@ def test_pairwise_verdicts_equal_those_of_the_bound_matrices(loaded, n_judged) -
 
 
 def test_pairwise_verdicts_validate_their_input() -> None:
-    from app.mtc.significance import pairwise_significance_verdicts as verdicts
+    from mtcjudge.mtc.significance import pairwise_significance_verdicts as verdicts
 
     best = np.array([[2.0, 3.0, 1.0], [1.0, 2.0, 2.0], [0.5, 1.0, 1.5]])
     worst = best - 0.5

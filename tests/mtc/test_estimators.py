@@ -7,8 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from app.mtc.collection import Collection, Metadata, build_collection
-from app.mtc.estimators import (
+from mtcjudge.mtc.collection import Collection, Metadata, build_collection
+from mtcjudge.mtc.estimators import (
     SOURCE_JUDGED,
     SOURCE_M_JUD,
     SOURCE_M_OUT,
@@ -20,7 +20,7 @@ from app.mtc.estimators import (
     output_features,
     refit_model,
 )
-from app.mtc.scales import BROAD, FINE, get_scale
+from mtcjudge.mtc.scales import BROAD, FINE, get_scale
 
 # Appendix A features: fSYS, OV, fSYS:OV, fART, sGEN, fGEN, sGEN:fGEN
 APPENDIX_A_X = np.array([[0.25, 0.8053, 0.25 * 0.8053, 0.0217, 1.0, 0.8478, 1.0 * 0.8478]])

@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from app.ingest.loader import LoadedCollection, load_synthetic
-from app.mtc.calibration import (
+from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
+from mtcjudge.mtc.calibration import (
     AUDIT_EVERY,
     CALIBRATED,
     JOINT,
@@ -20,12 +20,12 @@ from app.mtc.calibration import (
     metadata_factors,
     shared_groups,
 )
-from app.mtc.collection import Metadata
-from app.mtc.engine import EngineConfig
-from app.mtc.measures import evaluate
-from app.mtc.replay import ReplayConfig, replay
-from app.mtc.scales import FINE
-from app.mtc.synthetic import generate
+from mtcjudge.mtc.collection import Metadata
+from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.measures import evaluate
+from mtcjudge.mtc.replay import ReplayConfig, replay
+from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.synthetic import generate
 
 K = 3
 
@@ -42,7 +42,7 @@ def _judge_some(engine: SystemEffectEngine, truth: np.ndarray, n: int, seed: int
 
 
 def test_the_factors_are_query_artist_and_genre_cell_with_unknowns_left_out() -> None:
-    from app.mtc.collection import build_collection
+    from mtcjudge.mtc.collection import build_collection
 
     # 2 queries, 3 documents; document 2 has no artist, document 1 no genre
     runs = np.array([[[0, 1], [1, 2]], [[2, 0], [0, 1]]])  # systems x queries x k
@@ -308,7 +308,7 @@ def _with_and_without_groups(
 
 
 def test_the_groups_are_each_systems_shared_and_unshared_results() -> None:
-    from app.mtc.collection import build_collection
+    from mtcjudge.mtc.collection import build_collection
 
     # query 0: system 0 alone retrieves document 2; both retrieve 0 and 1
     runs = np.array([[[0, 1, 2]], [[1, 0, 3]]])  # systems x queries x k

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from app.mtc.collection import build_collection
-from app.mtc.measures import (
+from mtcjudge.mtc.collection import build_collection
+from mtcjudge.mtc.measures import (
     MEASURES,
     confidence_from_moments,
     evaluate,
@@ -21,7 +21,7 @@ from app.mtc.measures import (
     rank_discount,
     t_quantile,
 )
-from app.mtc.scales import BROAD, FINE
+from mtcjudge.mtc.scales import BROAD, FINE
 
 # docs/method.md §3.3: (E, Var) of systems A, B, C
 ABSOLUTE = {

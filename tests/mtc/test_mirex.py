@@ -1,4 +1,4 @@
-"""Tests for app.mtc.mirex: Friedman + Tukey HSD (docs/method.md §6), paired tests (§9)."""
+"""Tests for mtcjudge.mtc.mirex: Friedman + Tukey HSD (docs/method.md §6), paired tests (§9)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from app.mtc.mirex import MirexAnalysis, PairedTests, friedman_tukey, paired_tests
+from mtcjudge.mtc.mirex import MirexAnalysis, PairedTests, friedman_tukey, paired_tests
 
 # docs/method.md §6: 6 queries, systems A, B, C, Broad AG@5.
 SPEC6_SCORES = np.array(

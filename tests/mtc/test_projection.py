@@ -1,19 +1,19 @@
-"""Projection of the judgments still needed (app/mtc/projection.py, docs/projection.md)."""
+"""Projection of the judgments still needed (app/mtcjudge/mtc/projection.py, docs/projection.md)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app.ingest.loader import LoadedCollection, load_synthetic
-from app.mtc import projection
-from app.mtc.calibration import SystemEffect, SystemEffectEngine
-from app.mtc.engine import EngineConfig, MTCEngine
-from app.mtc.estimators import RelevanceModel
-from app.mtc.projection import Projection, TargetProjection, draw_unjudged, project
-from app.mtc.scales import BROAD, FINE
-from app.mtc.staleness import campaign_engine
-from app.mtc.synthetic import generate
+from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
+from mtcjudge.mtc import projection
+from mtcjudge.mtc.calibration import SystemEffect, SystemEffectEngine
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.projection import Projection, TargetProjection, draw_unjudged, project
+from mtcjudge.mtc.scales import BROAD, FINE
+from mtcjudge.mtc.staleness import campaign_engine
+from mtcjudge.mtc.synthetic import generate
 
 TARGETS = (0.90, 0.95, 0.99)
 
@@ -263,7 +263,7 @@ def test_validation(fine, kwargs, message) -> None:
 
 
 def test_the_method_line_names_the_offsets_the_continuations_learn(fine) -> None:
-    from app.mtc.calibration import campaign_engine
+    from mtcjudge.mtc.calibration import campaign_engine
 
     c = fine.collection
     for estimator, wanted in (

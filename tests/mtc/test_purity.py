@@ -8,8 +8,8 @@ FORBIDDEN = ("fastapi", "starlette", "sqlalchemy", "pydantic")
 
 SCRIPT = f"""
 import importlib, json, pkgutil, sys
-import app.mtc
-modules = [m.name for m in pkgutil.iter_modules(app.mtc.__path__, "app.mtc.")]
+import mtcjudge.mtc
+modules = [m.name for m in pkgutil.iter_modules(mtcjudge.mtc.__path__, "mtcjudge.mtc.")]
 for name in modules:
     importlib.import_module(name)
 print(json.dumps({{
@@ -25,5 +25,7 @@ def test_importing_every_engine_module_loads_no_web_or_orm_package() -> None:
     )
     report = json.loads(done.stdout.strip().splitlines()[-1])
     # the walk really covered the engine
-    assert {"app.mtc.engine", "app.mtc.measures", "app.mtc.estimators"} <= set(report["modules"])
+    assert {"mtcjudge.mtc.engine", "mtcjudge.mtc.measures", "mtcjudge.mtc.estimators"} <= set(
+        report["modules"]
+    )
     assert report["loaded"] == []

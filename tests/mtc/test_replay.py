@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from app.ingest.formats import Judgments, Runs
-from app.ingest.formats import Metadata as MetadataFile
-from app.ingest.loader import LoadedCollection, load_collection
-from app.mtc.engine import EngineConfig
-from app.mtc.measures import Evaluation, evaluate
-from app.mtc.replay import (
+from mtcjudge.ingest.formats import Judgments, Runs
+from mtcjudge.ingest.formats import Metadata as MetadataFile
+from mtcjudge.ingest.loader import LoadedCollection, load_collection
+from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.measures import Evaluation, evaluate
+from mtcjudge.mtc.replay import (
     CONFIDENCE_BINS,
     ReplayConfig,
     ReplayResult,
@@ -21,8 +21,8 @@ from app.mtc.replay import (
     replay,
     sign_accuracy,
 )
-from app.mtc.scales import BROAD, FINE
-from app.mtc.synthetic import generate
+from mtcjudge.mtc.scales import BROAD, FINE
+from mtcjudge.mtc.synthetic import generate
 
 N_SYSTEMS = 6
 N_SYSTEM_PAIRS = N_SYSTEMS * (N_SYSTEMS - 1) // 2

@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from app.mtc.engine import EngineConfig, MTCEngine
-from app.mtc.measures import (
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.measures import (
     MEASURES,
     confidence_from_moments,
     entry_coefficients,
@@ -16,8 +16,8 @@ from app.mtc.measures import (
     ideal_moments,
     rank_discount,
 )
-from app.mtc.scales import BROAD
-from app.mtc.selection import (
+from mtcjudge.mtc.scales import BROAD
+from mtcjudge.mtc.selection import (
     CoRetrieval,
     absolute_weights,
     best_pairs,

@@ -1,4 +1,4 @@
-"""Tests for app.mtc.significance: [U12] bounds, power threshold and rules (docs/method.md §5)."""
+"""mtcjudge.mtc.significance: [U12] bounds, power threshold and rules (docs/method.md §5)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from numpy.typing import NDArray
 from scipy import stats
 
-from app.mtc.significance import (
+from mtcjudge.mtc.significance import (
     Bounds,
     Outcome,
     Verdict,

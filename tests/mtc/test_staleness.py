@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.ingest.loader import load_synthetic
-from app.mtc.calibration import DEFAULT_ESTIMATOR
-from app.mtc.scales import FINE
-from app.mtc.staleness import SimConfig, campaign_engine, plan_size, sequential, simulate
-from app.mtc.synthetic import generate
+from mtcjudge.ingest.loader import load_synthetic
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.staleness import SimConfig, campaign_engine, plan_size, sequential, simulate
+from mtcjudge.mtc.synthetic import generate
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.mtc.synthetic import SyntheticCollection, generate
+from mtcjudge.mtc.synthetic import SyntheticCollection, generate
 
 K = 5
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy.stats import kurtosis
 
-from app.mtc.measures import MEASURES
-from app.mtc.synthetic import SyntheticCollection, generate
-from app.mtc.synthetic_zoo import (
+from mtcjudge.mtc.measures import MEASURES
+from mtcjudge.mtc.synthetic import SyntheticCollection, generate
+from mtcjudge.mtc.synthetic_zoo import (
     RANGES,
     SCALES,
     ZooSettings,

@@ -1,1 +1,1 @@
-"""Tests of organizer accounts, sign-in, authorization and the audit log (app/organizers)."""
+"""Tests of organizer accounts, sign-in, authorization and the audit log (mtcjudge.organizers)."""

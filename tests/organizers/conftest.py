@@ -12,11 +12,11 @@ from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from app import audit
-from app.config import Settings
-from app.main import create_app
-from app.organizers import passwords
-from app.organizers import service as organizers
+from mtcjudge import audit
+from mtcjudge.config import Settings
+from mtcjudge.main import create_app
+from mtcjudge.organizers import passwords
+from mtcjudge.organizers import service as organizers
 from tests.support import ORGANIZER_TOKEN
 
 PASSWORD = "correct horse battery"

@@ -12,9 +12,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app import audit
-from app.db import make_engine, make_sessionmaker
-from app.models import AuditEvent, Campaign
+from mtcjudge import audit
+from mtcjudge.db import make_engine, make_sessionmaker
+from mtcjudge.models import AuditEvent, Campaign
 from tests.cli import run
 from tests.organizers.conftest import PASSWORD, session_csrf
 from tests.support import ORGANIZER_HEADERS

@@ -22,10 +22,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.routing import Mount
 
-from app import audit
-from app.config import Settings
-from app.deps import require_organizer
-from app.organizers import service as organizers
+from mtcjudge import audit
+from mtcjudge.config import Settings
+from mtcjudge.deps import require_organizer
+from mtcjudge.organizers import service as organizers
 from tests.organizers.conftest import sign_in
 from tests.support import ORGANIZER_HEADERS
 

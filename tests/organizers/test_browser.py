@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from app import audit
-from app.campaigns.service import CampaignSpec, create_campaign
-from app.config import Settings
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.ingest.formats import Runs
-from app.main import create_app
-from app.organizers import service as organizers
+from mtcjudge import audit
+from mtcjudge.campaigns.service import CampaignSpec, create_campaign
+from mtcjudge.config import Settings
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.ingest.formats import Runs
+from mtcjudge.main import create_app
+from mtcjudge.organizers import service as organizers
 from tests.organizers.conftest import PASSWORD
 from tests.support import serve_in_thread
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.cli import main
-from app.db import make_engine, make_sessionmaker
-from app.organizers import service as organizers
+from mtcjudge.cli import main
+from mtcjudge.db import make_engine, make_sessionmaker
+from mtcjudge.organizers import service as organizers
 from tests.cli import run
 from tests.organizers.conftest import PASSWORD
 
@@ -184,7 +184,7 @@ def test_list_passwd_disable_enable(
 
 
 def test_list_without_organizers(database: str, read_session: sessionmaker[Session]) -> None:
-    from app.db import upgrade_database
+    from mtcjudge.db import upgrade_database
 
     upgrade_database(database)
     code, out, _err = run("organizer", "list", "--database-url", database)

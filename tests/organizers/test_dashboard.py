@@ -13,14 +13,14 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from app import audit
-from app.campaigns.service import CampaignSpec, create_campaign, invite_assessor
-from app.config import Settings
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.ingest.formats import Runs
-from app.main import create_app
-from app.models import utcnow
-from app.organizers import service as organizers
+from mtcjudge import audit
+from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.config import Settings
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.ingest.formats import Runs
+from mtcjudge.main import create_app
+from mtcjudge.models import utcnow
+from mtcjudge.organizers import service as organizers
 from tests.organizers.conftest import PASSWORD, csrf_field
 from tests.support import ORGANIZER_HEADERS, serve_in_thread
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
@@ -168,7 +168,7 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
 def test_an_open_event_stream_ends_when_its_organizer_signs_out(
     live: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.campaigns import results_routes
+    from mtcjudge.campaigns import results_routes
 
     monkeypatch.setattr(results_routes, "RECHECK_SECONDS", 0.0)
     base, token = live

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app.config import Settings
-from app.demo.setup import DEMO_ORGANIZER, ensure_demo
-from app.main import create_app
+from mtcjudge.config import Settings
+from mtcjudge.demo.setup import DEMO_ORGANIZER, ensure_demo
+from mtcjudge.main import create_app
 from tests.organizers.conftest import sign_in
 
 

@@ -11,13 +11,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.audit import Actor
-from app.config import Settings
-from app.db import make_sessionmaker, upgrade_database
-from app.main import create_app
-from app.models import OrganizerSession, utcnow
-from app.organizers import service as organizers
-from app.organizers.routes import safe_next
+from mtcjudge.audit import Actor
+from mtcjudge.config import Settings
+from mtcjudge.db import make_sessionmaker, upgrade_database
+from mtcjudge.main import create_app
+from mtcjudge.models import OrganizerSession, utcnow
+from mtcjudge.organizers import service as organizers
+from mtcjudge.organizers.routes import safe_next
 from tests.organizers.conftest import PASSWORD, csrf_field, session_csrf, sign_in
 from tests.support import ORGANIZER_HEADERS
 

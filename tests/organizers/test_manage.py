@@ -13,10 +13,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app import audit
-from app.campaigns import preview as previews
-from app.campaigns.service import CampaignSpec
-from app.models import Assessor, AuditEvent, Campaign
+from mtcjudge import audit
+from mtcjudge.campaigns import preview as previews
+from mtcjudge.campaigns.service import CampaignSpec
+from mtcjudge.models import Assessor, AuditEvent, Campaign
 from tests.organizers.conftest import session_csrf
 from tests.support import ORGANIZER_HEADERS, write_tone
 

@@ -8,7 +8,7 @@ from typing import Literal
 import pytest
 from argon2 import PasswordHasher
 
-from app.organizers import passwords
+from mtcjudge.organizers import passwords
 from tests.organizers.conftest import CHEAP_HASHER
 
 

@@ -1,4 +1,4 @@
-"""Organizer accounts and sessions (app.organizers.service), on the test database."""
+"""Organizer accounts and sessions (mtcjudge.organizers.service), on the test database."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from argon2 import PasswordHasher
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app import audit
-from app.config import Settings
-from app.errors import Conflict, InvalidInput, NotFound
-from app.models import AuditEvent, Organizer, OrganizerSession, utcnow
-from app.organizers import passwords
-from app.organizers import service as organizers
+from mtcjudge import audit
+from mtcjudge.config import Settings
+from mtcjudge.errors import Conflict, InvalidInput, NotFound
+from mtcjudge.models import AuditEvent, Organizer, OrganizerSession, utcnow
+from mtcjudge.organizers import passwords
+from mtcjudge.organizers import service as organizers
 from tests.organizers.conftest import PASSWORD
 
 ACTOR = audit.Actor("test")
@@ -208,7 +208,7 @@ def test_a_short_first_password_stops_the_start(session_factory: sessionmaker[Se
 def test_processes_starting_together_make_one_first_account(
     empty_database_url: str,
 ) -> None:
-    from app.db import make_engine, make_sessionmaker, upgrade_database
+    from mtcjudge.db import make_engine, make_sessionmaker, upgrade_database
 
     upgrade_database(empty_database_url)
     settings = Settings(admin_username="admin", admin_password=PASSWORD)

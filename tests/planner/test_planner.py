@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select, update
 
-from app.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
-from app.mtc.calibration import SystemEffectEngine
-from app.planner.build import build_engine
-from app.planner.service import Planner, ensure_pool
+from mtcjudge.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
+from mtcjudge.mtc.calibration import SystemEffectEngine
+from mtcjudge.planner.build import build_engine
+from mtcjudge.planner.service import Planner, ensure_pool
 from tests.judging.conftest import build_campaign
 
 

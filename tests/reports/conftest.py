@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from app.models import Assessor, Document, Judgment, Lease, Pair, Query, utcnow
+from mtcjudge.models import Assessor, Document, Judgment, Lease, Pair, Query, utcnow
 from tests.exports.conftest import Judged, make_campaign
 
 #: (broad, fine) given by A1 and A2 to the first pool pairs (by query and document id)

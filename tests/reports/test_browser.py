@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from app import audit
-from app.config import Settings
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.main import create_app
-from app.organizers import passwords
-from app.organizers import service as organizers
+from mtcjudge import audit
+from mtcjudge.config import Settings
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.main import create_app
+from mtcjudge.organizers import passwords
+from mtcjudge.organizers import service as organizers
 from tests.exports.conftest import make_campaign
 from tests.organizers.conftest import CHEAP_HASHER, PASSWORD
 from tests.support import serve_in_thread

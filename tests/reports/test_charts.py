@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.reports import charts
+from mtcjudge.reports import charts
 
 
 def _ranking(names: list[str]) -> dict:

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from app.campaigns.results import results_for
-from app.config import Settings
-from app.errors import CampaignNotFound, InvalidInput
-from app.main import create_app
-from app.mtc.measures import MEASURES
-from app.reports import service
-from app.reports.agreement import agreement
-from app.reports.analysis import group_labels
+from mtcjudge.campaigns.results import results_for
+from mtcjudge.config import Settings
+from mtcjudge.errors import CampaignNotFound, InvalidInput
+from mtcjudge.main import create_app
+from mtcjudge.mtc.measures import MEASURES
+from mtcjudge.reports import service
+from mtcjudge.reports.agreement import agreement
+from mtcjudge.reports.analysis import group_labels
 from tests.reports.conftest import ASSESSED, LISTEN_MS, SECONDS
 
 TOKEN = "report-test-token"

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from app.config import Settings
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.judging.repository import hash_token
-from app.main import create_app
-from app.models import Assessor, Campaign, Document, Judgment, Query, Result, System
+from mtcjudge.config import Settings
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.judging.repository import hash_token
+from mtcjudge.main import create_app
+from mtcjudge.models import Assessor, Campaign, Document, Judgment, Query, Result, System
 from tests.support import serve_in_thread, write_tone
 
 CHROMIUM = Path("/usr/bin/chromium")

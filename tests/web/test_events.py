@@ -28,16 +28,16 @@ import httpx
 import pytest
 import uvicorn
 
-from app.campaigns.events import ResultsFeeds
-from app.campaigns.service import CampaignSpec, create_campaign, invite_assessor
-from app.config import Settings
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.ingest.formats import Metadata, Runs
-from app.main import create_app
-from app.models import utcnow
-from app.mtc.synthetic import generate
-from app.planner import repository
-from app.planner.service import Planner, Projector
+from mtcjudge.campaigns.events import ResultsFeeds
+from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.config import Settings
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.ingest.formats import Metadata, Runs
+from mtcjudge.main import create_app
+from mtcjudge.models import utcnow
+from mtcjudge.mtc.synthetic import generate
+from mtcjudge.planner import repository
+from mtcjudge.planner.service import Planner, Projector
 from tests.web.test_multiprocess import free_port
 
 TOKEN = "organizer-events-token"
@@ -166,7 +166,7 @@ def spawn_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``mtcjudge serve`` on a free port; :func:`wait_until_up` waits for it."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": url, "MTCJUDGE_ORGANIZER_TOKEN": TOKEN}
-    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "mtcjudge.cli", "serve", "--port", str(port)]
     with log.open("wb") as stream:
         proc = subprocess.Popen(
             [*command, "--database-url", url], env=env, stdout=stream, stderr=subprocess.STDOUT
@@ -373,7 +373,7 @@ def test_polls_cost_one_read_per_tick_whatever_the_streams(campaign_database, mo
         reads.append(cid)
         return original(session, cid)
 
-    monkeypatch.setattr("app.campaigns.events.repository.results_version", counted)
+    monkeypatch.setattr("mtcjudge.campaigns.events.repository.results_version", counted)
     engine = make_engine(url)
 
     async def follow_many() -> None:

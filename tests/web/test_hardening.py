@@ -30,11 +30,11 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from app import db
-from app.config import Settings
-from app.db import upgrade_database
-from app.main import create_app
-from app.middleware import (
+from mtcjudge import db
+from mtcjudge.config import Settings
+from mtcjudge.db import upgrade_database
+from mtcjudge.main import create_app
+from mtcjudge.middleware import (
     CONTENT_SECURITY_POLICY,
     BodySizeLimit,
     RedactAssessorTokens,
@@ -503,7 +503,7 @@ def test_only_an_unavailable_database_is_a_503_and_a_bug_is_still_a_500_envelope
     status: int,
     code: str,
 ) -> None:
-    from app.campaigns import service
+    from mtcjudge.campaigns import service
 
     def fail(*args: Any) -> Any:
         raise error

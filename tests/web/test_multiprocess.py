@@ -20,11 +20,11 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from app.campaigns.service import CampaignSpec, create_campaign, invite_assessor
-from app.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from app.ingest.formats import Metadata, Runs
-from app.models import Judgment, Lease, utcnow
-from app.mtc.synthetic import generate
+from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.ingest.formats import Metadata, Runs
+from mtcjudge.models import Judgment, Lease, utcnow
+from mtcjudge.mtc.synthetic import generate
 
 
 def free_port() -> int:
@@ -74,7 +74,7 @@ def servers(shared_url: str, tmp_path: Path) -> Iterator[tuple[str, list[str], l
                 [
                     sys.executable,
                     "-m",
-                    "app.cli",
+                    "mtcjudge.cli",
                     "serve",
                     "--host",
                     "127.0.0.1",

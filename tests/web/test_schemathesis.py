@@ -22,8 +22,8 @@ from schemathesis.specs.openapi.checks import (
 )
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import Settings
-from app.main import create_app
+from mtcjudge.config import Settings
+from mtcjudge.main import create_app
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
 
 FORM = {"content-type": "application/x-www-form-urlencoded"}

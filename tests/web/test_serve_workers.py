@@ -23,7 +23,7 @@ def free_port() -> int:
 def test_two_workers_serve_and_stop_on_sigterm(empty_database_url: str, tmp_path: Path) -> None:
     port = free_port()
     log = tmp_path / "serve.log"
-    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers", "2"]
+    command = [sys.executable, "-m", "mtcjudge.cli", "serve", "--port", str(port), "--workers", "2"]
     with log.open("wb") as stream:
         proc = subprocess.Popen(
             [*command, "--database-url", empty_database_url],

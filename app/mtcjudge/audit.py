@@ -1,0 +1,221 @@
+"""The audit log: who changed what in a campaign (or in the organizer accounts), and when.
+
+Every organizer change goes through :func:`record`, in the transaction that makes the change,
+so an event exists exactly when the change was committed. The actor is who did it, as shown to
+organizers: an organizer's username, ``"API token"``, or ``"command line (user@host)"``.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from mtcjudge.models import AuditEvent, Campaign, as_utc
+
+if TYPE_CHECKING:
+    from mtcjudge.campaigns.service import ImportReport
+
+__all__ = [
+    "ACTION_LABELS",
+    "API_TOKEN",
+    "ASSESSOR_INVITED",
+    "ASSESSOR_RELINKED",
+    "ASSESSOR_REVOKED",
+    "CAMPAIGN_CREATED",
+    "ORGANIZER_CREATED",
+    "ORGANIZER_DISABLED",
+    "ORGANIZER_ENABLED",
+    "ORGANIZER_PASSWORD_CHANGED",
+    "SETTINGS_CHANGED",
+    "STATUS_CHANGED",
+    "Actor",
+    "ShownEvent",
+    "command_line_actor",
+    "events",
+    "planned_changes",
+    "recent_events",
+    "record",
+    "record_campaign_created",
+    "record_campaign_update",
+]
+
+CAMPAIGN_CREATED = "campaign_created"
+STATUS_CHANGED = "status_changed"
+SETTINGS_CHANGED = "settings_changed"
+ASSESSOR_INVITED = "assessor_invited"
+ASSESSOR_REVOKED = "assessor_revoked"
+ASSESSOR_RELINKED = "assessor_relinked"
+ORGANIZER_CREATED = "organizer_created"
+ORGANIZER_PASSWORD_CHANGED = "organizer_password_changed"
+ORGANIZER_DISABLED = "organizer_disabled"
+ORGANIZER_ENABLED = "organizer_enabled"
+
+#: what each action says on a page
+ACTION_LABELS = {
+    CAMPAIGN_CREATED: "created the campaign",
+    STATUS_CHANGED: "changed the status",
+    SETTINGS_CHANGED: "changed settings",
+    ASSESSOR_INVITED: "invited an assessor",
+    ASSESSOR_REVOKED: "revoked an assessor's link",
+    ASSESSOR_RELINKED: "gave an assessor a new link",
+    ORGANIZER_CREATED: "created an organizer account",
+    ORGANIZER_PASSWORD_CHANGED: "changed an organizer's password",
+    ORGANIZER_DISABLED: "disabled an organizer account",
+    ORGANIZER_ENABLED: "enabled an organizer account",
+}
+
+_ACTOR_MAX = 200  # AuditEvent.actor is a String(200)
+_SHOWN_TEXT = 60  # a changed name is shown up to this length in the detail
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who made a change: the name shown in the log, and the organizer account if any."""
+
+    name: str
+    organizer_id: int | None = None
+
+
+#: a request authenticated with ``MTCJUDGE_ORGANIZER_TOKEN``
+API_TOKEN = Actor("API token")
+
+
+def command_line_actor() -> Actor:
+    """``command line (user@host)``: the command line talks to the database directly, so the
+    account it runs under is the best name there is."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # a container's uid without a passwd entry
+        user = f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
+    return Actor(f"command line ({user}@{socket.gethostname()})"[:_ACTOR_MAX])
+
+
+def record(
+    session: Session,
+    campaign_id: int | None,
+    actor: Actor | str,
+    action: str,
+    detail: str = "",
+) -> AuditEvent:
+    """Add an event to the log (flushed; the caller's transaction commits it).
+
+    ``campaign_id`` is None for changes outside any campaign (organizer accounts).
+    """
+    who = actor if isinstance(actor, Actor) else Actor(actor)
+    event = AuditEvent(
+        campaign_id=campaign_id,
+        organizer_id=who.organizer_id,
+        actor=who.name[:_ACTOR_MAX],
+        action=action,
+        detail=detail,
+    )
+    session.add(event)
+    session.flush()
+    return event
+
+
+def events(session: Session, campaign_id: int | None, limit: int = 50) -> list[AuditEvent]:
+    """The campaign's latest events, newest first (``campaign_id`` None: the events outside
+    any campaign)."""
+    where = (
+        AuditEvent.campaign_id.is_(None)
+        if campaign_id is None
+        else AuditEvent.campaign_id == campaign_id
+    )
+    query = (
+        select(AuditEvent)
+        .where(where)
+        .order_by(AuditEvent.created_at.desc(), AuditEvent.id.desc())
+        .limit(limit)
+    )
+    return list(session.scalars(query))
+
+
+@dataclass(frozen=True)
+class ShownEvent:
+    """An event as a page lists it."""
+
+    at: datetime
+    actor: str
+    action: str
+    detail: str
+    campaign_slug: str | None
+    campaign_name: str | None
+
+    @property
+    def label(self) -> str:
+        return ACTION_LABELS.get(self.action, self.action.replace("_", " "))
+
+
+def recent_events(session: Session, limit: int = 10) -> list[ShownEvent]:
+    """The latest events of all campaigns and accounts, newest first, with their campaign."""
+    rows = session.execute(
+        select(AuditEvent, Campaign.slug, Campaign.name)
+        .outerjoin(Campaign, Campaign.id == AuditEvent.campaign_id)
+        .order_by(AuditEvent.created_at.desc(), AuditEvent.id.desc())
+        .limit(limit)
+    ).all()
+    return [
+        ShownEvent(as_utc(e.created_at), e.actor, e.action, e.detail, slug, name)
+        for e, slug, name in rows
+    ]
+
+
+def record_campaign_created(
+    session: Session, campaign: Campaign, actor: Actor, report: ImportReport
+) -> AuditEvent:
+    """Record a new campaign: its status and what it holds, in a few words."""
+    detail = (
+        f"{campaign.status}; {report.n_systems} systems × {report.n_queries} queries, "
+        f"{report.n_pool_pairs} pool pairs"
+    )
+    if report.n_judgments:
+        detail += f", {report.n_judgments} imported judgments"
+    if report.n_unplayable_pairs:
+        detail += f", {report.n_unplayable_pairs} pairs without playable audio"
+    return record(session, campaign.id, actor, CAMPAIGN_CREATED, detail)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        text = value if len(value) <= _SHOWN_TEXT else value[: _SHOWN_TEXT - 1] + "…"
+        return repr(text)
+    return str(value)
+
+
+def planned_changes(campaign: Campaign, changes: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The events an update of ``campaign`` to ``changes`` makes, as (action, detail): read
+    before the update is applied, recorded once it succeeded."""
+    planned: list[tuple[str, str]] = []
+    settings: list[str] = []
+    for name, new in changes.items():
+        old = getattr(campaign, name)
+        if old == new:
+            continue
+        if name == "status":
+            planned.append((STATUS_CHANGED, f"{old} → {new}"))
+        elif name == "description":
+            settings.append("description changed")
+        else:
+            settings.append(f"{name.replace('_', ' ')} {_shown(old)} → {_shown(new)}")
+    if settings:
+        planned.append((SETTINGS_CHANGED, ", ".join(settings)))
+    return planned
+
+
+def record_campaign_update(
+    session: Session, campaign_id: int, actor: Actor, planned: list[tuple[str, str]]
+) -> None:
+    """Record the events of :func:`planned_changes` (nothing when nothing changed)."""
+    for action, detail in planned:
+        record(session, campaign_id, actor, action, detail)

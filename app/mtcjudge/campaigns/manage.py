@@ -1,0 +1,428 @@
+"""Organizer pages that change a campaign: ``GET /new-campaign`` (upload, preview, create)
+and ``/campaigns/{slug}/manage`` (invite, revoke and relink assessors, open, pause, close,
+reopen, and the audit log).
+
+The new-campaign page is a form whose script (static/js/manage.js) reads the chosen files
+and sends them to the organizer API (``POST /api/campaigns/preview``, then
+``/api/campaigns/import``), as the dashboard reads its figures from the API. The management
+page is plain forms (each with the session's CSRF token) answered here: it works without
+JavaScript, which only adds the copy buttons. New links are shown once, on the answer to the
+form that made them (only their hash is stored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Annotated, Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Depends, Request
+from fastapi import Path as PathParameter
+from fastapi.responses import RedirectResponse, Response
+
+from mtcjudge import audit
+from mtcjudge.campaigns import repository
+from mtcjudge.campaigns import service as campaigns
+from mtcjudge.campaigns.limits import INT_SETTINGS
+from mtcjudge.campaigns.routes import CHECK_SLUG
+from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
+from mtcjudge.errors import CampaignNotFound, InvalidInput
+from mtcjudge.models import Assessor, Campaign, as_utc
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
+from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
+from mtcjudge.mtc.selection import POLICIES
+from mtcjudge.organizers.service import Principal
+from mtcjudge.validation import INT32_MAX
+from mtcjudge.web import NO_STORE, templates
+
+__all__ = ["MAX_INVITES", "SETTINGS_FIELDS", "STATUS_ACTIONS", "router"]
+
+router = APIRouter(include_in_schema=False)
+
+#: names one invitation form may hold
+MAX_INVITES = 200
+#: status -> the changes offered from it: (new status, button, what it does)
+STATUS_ACTIONS: dict[str, list[tuple[str, str, str]]] = {
+    "draft": [
+        ("open", "Open", "assessors' links start handing out pairs"),
+        ("closed", "Close", "no more judging; the results stay"),
+    ],
+    "open": [
+        ("draft", "Pause", "back to draft: assessors are told to come back later"),
+        ("closed", "Close", "no more judging; the results stay"),
+    ],
+    "closed": [("open", "Reopen", "assessors' links hand out pairs again")],
+}
+#: what a finished change says at the top of the page (``?done=``)
+_DONE = {
+    "created": "The campaign is created. Invite assessors, then open it when you are ready.",
+    "open": "The campaign is open: assessors' links hand out pairs.",
+    "draft": "The campaign is paused (draft): assessors are asked to come back later.",
+    "closed": "The campaign is closed.",
+    "revoked": "The assessor's link no longer works; their judgments stay.",
+    "settings": "The settings are saved.",
+    "runs": "The systems are added: every judgment is kept, and assessors are now asked for "
+    "the pairs that tell the new systems apart (see the dashboard).",
+    "restored": "The campaign is restored from its bundle. Its assessors are A1, A2, …: give "
+    "each a new link before they judge again.",
+}
+#: settings the management page changes (the others define what the judgments mean)
+SETTINGS_FIELDS = ("name", "description", "target", "lease_minutes", "judgments_per_pair")
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """The fields of an urlencoded form (the body is already limited; see mtcjudge.middleware)."""
+    content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if content_type != "application/x-www-form-urlencoded":
+        return {}
+    try:
+        text = (await request.body()).decode("utf-8")
+    except UnicodeDecodeError:
+        return {}
+    return {name: values[0] for name, values in parse_qs(text, keep_blank_values=True).items()}
+
+
+FormDep = Annotated[dict[str, str], Depends(_form)]
+AssessorId = Annotated[int, PathParameter(ge=1, le=INT32_MAX)]
+
+
+@dataclass(frozen=True)
+class NewLink:
+    """A link made by the form just sent: shown this once."""
+
+    name: str
+    link: str
+
+
+@dataclass(frozen=True)
+class Choice:
+    value: str
+    label: str
+
+
+# --------------------------------------------------------------------------- new campaign
+
+_SCALES = [
+    Choice("fine", "FINE (0–100 slider)"),
+    Choice("broad", "BROAD (not similar / somewhat / very similar)"),
+]
+_ESTIMATORS = {DEFAULT_ESTIMATOR: f"{DEFAULT_ESTIMATOR} (recommended)"}
+_POLICIES = {"confidence": "confidence (recommended)"}
+
+
+def _choices(values: tuple[str, ...], labels: dict[str, str]) -> list[Choice]:
+    return [Choice(v, labels.get(v, v)) for v in values]
+
+
+@router.get("/new-campaign", name="new_campaign")
+def new_campaign(request: Request, settings: SettingsDep, organizer: CurrentOrganizer) -> Response:
+    """The upload form: files, the audio folder, the settings; then the preview."""
+    defaults = {f.name: f.default for f in fields(campaigns.CampaignSpec)}
+    return templates.TemplateResponse(
+        request,
+        "campaign_new.html",
+        {
+            "organizer": organizer,
+            "defaults": defaults,
+            "ranges": INT_SETTINGS,
+            "scales": _SCALES,
+            "measures": _choices(MEASURES, MEASURE_TITLES),
+            "estimators": _choices(ESTIMATOR_CHOICES, _ESTIMATORS),
+            "policies": _choices(POLICIES, _POLICIES),
+            "max_import_bytes": settings.max_import_bytes,
+        },
+        headers=NO_STORE,
+    )
+
+
+# --------------------------------------------------------------------------- management
+
+
+def _page(
+    request: Request,
+    session: SessionDep,
+    campaign: Campaign,
+    organizer: Principal,
+    *,
+    notice: str = "",
+    error: str = "",
+    new_links: list[NewLink] | None = None,
+    names: str = "",
+    names_error: str = "",
+    settings_values: dict[str, Any] | None = None,
+    settings_errors: dict[str, str] | None = None,
+    status_code: int = 200,
+) -> Response:
+    assessors = campaigns.list_assessors(session, campaign)
+    events = [
+        audit.ShownEvent(as_utc(e.created_at), e.actor, e.action, e.detail, None, None)
+        for e in audit.events(session, campaign.id, limit=100)
+    ]
+    return templates.TemplateResponse(
+        request,
+        "campaign_manage.html",
+        {
+            "organizer": organizer,
+            "campaign": campaign,
+            "counts": repository.campaign_counts(session, campaign.id),
+            "assessors": [(a, _assessor_state(a)) for a in assessors],
+            "events": events,
+            "actions": STATUS_ACTIONS.get(campaign.status, []),
+            "notice": notice,
+            "error": error,
+            "new_links": new_links or [],
+            "names": names,
+            "names_error": names_error,
+            "max_invites": MAX_INVITES,
+            "settings": settings_values
+            or {name: getattr(campaign, name) for name in (*SETTINGS_FIELDS, "keep_collecting")},
+            "settings_errors": settings_errors or {},
+            "ranges": INT_SETTINGS,
+        },
+        status_code=status_code,
+        headers=NO_STORE,
+    )
+
+
+def _assessor_state(assessor: Assessor) -> str:
+    if assessor.revoked_at is not None:
+        return "revoked"
+    return "consented" if assessor.consented_at is not None else "invited"
+
+
+def _not_found(request: Request, organizer: Principal, message: str) -> Response:
+    return templates.TemplateResponse(
+        request,
+        "error.html",
+        {"status": 404, "message": message, "organizer": organizer},
+        status_code=404,
+        headers=NO_STORE,
+    )
+
+
+def _campaign(session: SessionDep, slug: str) -> Campaign | None:
+    try:
+        return campaigns.get_campaign(session, slug)
+    except CampaignNotFound:
+        return None
+
+
+def _manage_url(campaign: Campaign, done: str) -> str:
+    return f"/campaigns/{campaign.slug}/manage?done={done}"
+
+
+@router.get("/campaigns/{slug}/manage", name="manage_campaign", dependencies=[CHECK_SLUG])
+def manage(
+    slug: str,
+    request: Request,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+    done: str | None = None,
+) -> Response:
+    """Assessors, status and the audit log of a campaign."""
+    campaign = _campaign(session, slug)
+    if campaign is None:
+        return _not_found(request, organizer, f"no campaign {slug!r}")
+    return _page(request, session, campaign, organizer, notice=_DONE.get(done or "", ""))
+
+
+@router.post("/campaigns/{slug}/manage/invite", dependencies=[CHECK_SLUG])
+def invite(
+    slug: str,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """Invite one assessor per line of ``names``; the answer shows their links, once."""
+    campaign = _campaign(session, slug)
+    if campaign is None:
+        return _not_found(request, organizer, f"no campaign {slug!r}")
+    text = form.get("names", "")
+    names = [line.strip() for line in text.splitlines() if line.strip()]
+    problem = ""
+    if not names:
+        problem = "Give at least one name (one per line)."
+    elif len(names) > MAX_INVITES:
+        problem = f"At most {MAX_INVITES} names at a time; found {len(names)}."
+    elif len(set(names)) < len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        problem = f"Each name once, please: {', '.join(twice)} appear(s) twice."
+    elif taken := sorted(
+        set(names) & {a.name for a in campaigns.list_assessors(session, campaign)}
+    ):
+        problem = (
+            f"Already invited: {', '.join(taken)}. Give another name, or give them a new "
+            "link from the list of assessors."
+        )
+    if not problem:
+        made: list[NewLink] = []
+        try:
+            # all of the list or none of it
+            with session.begin_nested():
+                made = _invite_all(session, settings, campaign, organizer, names)
+        except InvalidInput as exc:
+            problem = exc.message
+        else:
+            invited = "1 assessor" if len(made) == 1 else f"{len(made)} assessors"
+            notice = f"Invited {invited}. Copy the links now: they are shown only once."
+            return _page(request, session, campaign, organizer, notice=notice, new_links=made)
+    return _page(
+        request,
+        session,
+        campaign,
+        organizer,
+        names=text,
+        names_error=problem,
+        status_code=400,
+    )
+
+
+def _invite_all(
+    session: SessionDep,
+    settings: SettingsDep,
+    campaign: Campaign,
+    organizer: Principal,
+    names: list[str],
+) -> list[NewLink]:
+    made: list[NewLink] = []
+    for number, name in enumerate(names, start=1):
+        try:
+            assessor, token = campaigns.invite_assessor(session, campaign, name)
+        except InvalidInput as exc:
+            raise InvalidInput(f"Line {number}: {exc.message}") from exc
+        audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_INVITED, assessor.name)
+        made.append(NewLink(assessor.name, campaigns.assessor_link(settings, token)))
+    return made
+
+
+def _assessor(session: SessionDep, campaign: Campaign, assessor_id: int) -> Assessor | None:
+    for assessor in campaigns.list_assessors(session, campaign):
+        if assessor.id == assessor_id:
+            return assessor
+    return None
+
+
+@router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/revoke", dependencies=[CHECK_SLUG])
+def revoke(
+    slug: str,
+    assessor_id: AssessorId,
+    request: Request,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """The assessor's link stops working (their judgments stay)."""
+    campaign = _campaign(session, slug)
+    assessor = None if campaign is None else _assessor(session, campaign, assessor_id)
+    if campaign is None or assessor is None:
+        return _not_found(request, organizer, "no such assessor in this campaign")
+    if assessor.revoked_at is None:
+        campaigns.revoke_link(session, assessor)
+        audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_REVOKED, assessor.name)
+    return RedirectResponse(_manage_url(campaign, "revoked"), status_code=303)
+
+
+@router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/relink", dependencies=[CHECK_SLUG])
+def relink(
+    slug: str,
+    assessor_id: AssessorId,
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """A new link for the assessor (the old one stops working), shown once."""
+    campaign = _campaign(session, slug)
+    assessor = None if campaign is None else _assessor(session, campaign, assessor_id)
+    if campaign is None or assessor is None:
+        return _not_found(request, organizer, "no such assessor in this campaign")
+    token = campaigns.reissue_link(session, assessor)
+    audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_RELINKED, assessor.name)
+    link = NewLink(assessor.name, campaigns.assessor_link(settings, token))
+    notice = (
+        f"{assessor.name} has a new link; the old one no longer works. "
+        "Copy it now: it is shown only once."
+    )
+    return _page(request, session, campaign, organizer, notice=notice, new_links=[link])
+
+
+@router.post("/campaigns/{slug}/manage/status", dependencies=[CHECK_SLUG])
+def change_status(
+    slug: str,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """Open, pause (back to draft), close or reopen."""
+    campaign = _campaign(session, slug)
+    if campaign is None:
+        return _not_found(request, organizer, f"no campaign {slug!r}")
+    new_status = form.get("status", "")
+    allowed = [status for status, _label, _what in STATUS_ACTIONS.get(campaign.status, [])]
+    if new_status not in allowed:
+        message = (
+            f"A {campaign.status} campaign can change to {' or '.join(allowed)}, "
+            f"not {new_status!r}."
+        )
+        return _page(request, session, campaign, organizer, error=message, status_code=400)
+    changes: dict[str, Any] = {"status": new_status}
+    campaigns.update_campaign(session, campaign, organizer.actor, **changes)
+    return RedirectResponse(_manage_url(campaign, new_status), status_code=303)
+
+
+def _settings_changes(form: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The settings form read: (changes, errors by field)."""
+    changes: dict[str, Any] = {
+        "name": form.get("name", "").strip(),
+        "description": form.get("description", "").strip(),
+        "keep_collecting": "keep_collecting" in form,
+    }
+    errors: dict[str, str] = {}
+    try:
+        changes["target"] = float(form.get("target", ""))
+    except ValueError:
+        errors["target"] = "Give a number between 0.5 and 1, such as 0.95."
+    for name in ("lease_minutes", "judgments_per_pair"):
+        minimum, maximum = INT_SETTINGS[name]
+        try:
+            changes[name] = int(form.get(name, ""))
+        except ValueError:
+            errors[name] = f"Give a whole number from {minimum} to {maximum}."
+    return changes, errors
+
+
+@router.post("/campaigns/{slug}/manage/settings", dependencies=[CHECK_SLUG])
+def change_settings(
+    slug: str,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """Name, description, target, lease time, judgments per pair, keep collecting."""
+    campaign = _campaign(session, slug)
+    if campaign is None:
+        return _not_found(request, organizer, f"no campaign {slug!r}")
+    changes, errors = _settings_changes(form)
+    if not errors:
+        try:
+            # checked as a new campaign's settings are; nothing changes when one is wrong
+            campaigns.update_campaign(session, campaign, organizer.actor, **changes)
+        except InvalidInput as exc:
+            field = exc.message.split(" ", 1)[0]
+            errors[field if field in SETTINGS_FIELDS else "name"] = exc.message
+        else:
+            return RedirectResponse(_manage_url(campaign, "settings"), status_code=303)
+    values = {**changes, **{k: form.get(k, "") for k in errors}}
+    return _page(
+        request,
+        session,
+        campaign,
+        organizer,
+        error="The settings were not saved: see the messages under the fields.",
+        settings_values=values,
+        settings_errors=errors,
+        status_code=400,
+    )

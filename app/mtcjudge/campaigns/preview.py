@@ -1,0 +1,429 @@
+"""What a new campaign would be, before anything is saved: the validation preview.
+
+The organizer's upload (run files, metadata, judgments, the name of an audio folder on the
+server) is read with the same readers as the command line and the API, then summarised:
+systems, queries, pool size at ``k``, how much the systems overlap, clips found and
+missing, every problem by file and line, and the judgments a campaign would need to reach
+its target, from a short simulated campaign (:func:`mtcjudge.mtc.projection.project`) on the
+engine the campaign would run. Nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mtcjudge.campaigns.audio import scan_audio
+from mtcjudge.campaigns.service import CampaignSpec
+from mtcjudge.ingest.formats import (
+    InputError,
+    Judgments,
+    Metadata,
+    Runs,
+    read_judgments,
+    read_metadata,
+    read_runs,
+)
+from mtcjudge.ingest.loader import LoadedCollection, load_collection
+from mtcjudge.mtc.calibration import campaign_engine
+from mtcjudge.mtc.projection import default_resolution, project
+from mtcjudge.mtc.scales import get_scale
+
+__all__ = [
+    "AudioSummary",
+    "ParsedUpload",
+    "Preview",
+    "Problem",
+    "ProjectedTarget",
+    "ProjectionSummary",
+    "SystemOverlap",
+    "Upload",
+    "UploadedFile",
+    "build_preview",
+    "check_audio_dir",
+    "read_upload",
+]
+
+_Parsed = TypeVar("_Parsed")
+
+#: targets whose cost is shown beside the campaign's own
+OTHER_TARGETS = (0.90, 0.95, 0.99)
+#: time given to the simulated campaign (at least two runs are always done)
+PROJECTION_SECONDS = 2.0
+#: simulated runs asked for
+PROJECTION_RUNS = 16
+#: retrieved results above which no simulation is attempted in a request: the two runs
+#: project() always makes take about 3.5 s there on one core (50,000 results, calibrated)
+PROJECTION_MAX_RESULTS = 50_000
+#: above this many results the simulated batches grow by at least COARSE_RESOLUTION of the
+#: run's judgments (fewer engine steps; the crossing is still interpolated in its batch)
+COARSE_ABOVE = 10_000
+COARSE_RESOLUTION = 0.2
+#: system pairs shown in the overlap table (more systems: the summary only)
+OVERLAP_MAX_SYSTEMS = 25
+#: missing clips named in the preview (the count is always given)
+MISSING_SHOWN = 20
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class UploadedFile:
+    """A file as the browser sent it: its name on the organizer's machine and its text."""
+
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Upload:
+    """The files of a new campaign. ``runs`` holds one file or several (one per system, as
+    TREC runs often come); all must be in the same format."""
+
+    runs: Sequence[UploadedFile]
+    metadata: UploadedFile | None = None
+    judgments_fine: UploadedFile | None = None
+    judgments_broad: UploadedFile | None = None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that stops the campaign from being created, where it is.
+
+    ``input`` names the form field (runs, metadata, judgments_fine, judgments_broad,
+    audio_dir or a setting), ``file`` the uploaded file, ``line`` its 1-based line."""
+
+    input: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file or self.input
+        if self.line is not None:
+            where += f", line {self.line}"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ParsedUpload:
+    """The upload read, or the problems found reading it."""
+
+    runs: Runs | None
+    metadata: Metadata | None
+    judgments_fine: Judgments | None
+    judgments_broad: Judgments | None
+    problems: list[Problem]
+
+
+@dataclass(frozen=True)
+class SystemOverlap:
+    """Two systems' shared pool pairs: ``shared`` of the ``union`` both retrieve at ``k``."""
+
+    a: str
+    b: str
+    shared: int
+    union: int
+
+    @property
+    def jaccard(self) -> float:
+        return self.shared / self.union if self.union else 0.0
+
+
+@dataclass(frozen=True)
+class AudioSummary:
+    """The clips of the audio folder for the documents that need one."""
+
+    directory: str
+    needed: int
+    found: int
+    missing: int
+    missing_examples: list[str]
+    unreadable: list[tuple[str, str]]
+    unplayable_pairs: int
+
+
+@dataclass(frozen=True)
+class ProjectedTarget:
+    target: float
+    reached: bool
+    judgments_median: int | None
+    judgments_low: int | None
+    judgments_high: int | None
+
+
+@dataclass(frozen=True)
+class ProjectionSummary:
+    """Judgments a campaign would need, from a short simulated campaign."""
+
+    target: ProjectedTarget
+    others: list[ProjectedTarget]
+    runs: int
+    seconds: float
+    method: str
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What the campaign would hold. ``problems`` empty: it can be created as it is."""
+
+    problems: list[Problem]
+    systems: list[str] = field(default_factory=list)
+    n_queries: int = 0
+    n_documents: int = 0
+    k: int = 0
+    n_results: int = 0
+    pool_pairs: int = 0
+    n_filtered: int = 0
+    overlap_ratio: float = 1.0
+    pairs_by_systems: list[int] = field(default_factory=list)
+    overlap: list[SystemOverlap] = field(default_factory=list)
+    judgments_given: int = 0
+    judgments_in_pool: int = 0
+    audio: AudioSummary | None = None
+    projection: ProjectionSummary | None = None
+    projection_note: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def read_upload(upload: Upload) -> ParsedUpload:
+    """Read every file, collecting each file's first problem (file, line, field) rather
+    than stopping at the first file that has one."""
+    problems: list[Problem] = []
+    with tempfile.TemporaryDirectory(prefix="mtcjudge-preview-") as directory:
+        shown: dict[str, str] = {}  # temporary path -> the uploaded name
+
+        def store(folder: str, index: int, uploaded: UploadedFile) -> str:
+            os.makedirs(folder, exist_ok=True)
+            safe = _SAFE_NAME.sub("_", os.path.basename(uploaded.name)).lstrip(".") or "file"
+            # the readers go through a folder's files in name order: keep the upload's
+            path = os.path.join(folder, f"{index:04d}-{safe}")
+            with open(path, "w", encoding="utf-8", newline="") as handle:
+                handle.write(uploaded.text)
+            shown[path] = uploaded.name or safe
+            return path
+
+        def read(kind: str, path: str, reader: Callable[[str], _Parsed]) -> _Parsed | None:
+            try:
+                return reader(path)
+            except InputError as exc:
+                message = exc.message
+                for temporary, name in shown.items():
+                    message = message.replace(temporary, name)
+                message = message.replace(directory + os.sep, "")
+                problems.append(
+                    Problem(kind, message, shown.get(exc.path, kind), exc.line, exc.field)
+                )
+                return None
+
+        runs = None
+        if not upload.runs:
+            problems.append(Problem("runs", "choose at least one run file"))
+        else:
+            folder = os.path.join(directory, "runs")
+            for i, uploaded in enumerate(upload.runs):
+                store(folder, i, uploaded)
+            runs = read("runs", folder, read_runs)
+
+        def one(
+            kind: str, uploaded: UploadedFile | None, reader: Callable[[str], _Parsed]
+        ) -> _Parsed | None:
+            if uploaded is None:
+                return None
+            return read(kind, store(os.path.join(directory, kind), 0, uploaded), reader)
+
+        metadata = one("metadata", upload.metadata, read_metadata)
+        fine = one("judgments_fine", upload.judgments_fine, lambda p: read_judgments(p, "fine"))
+        broad = one("judgments_broad", upload.judgments_broad, lambda p: read_judgments(p, "broad"))
+    return ParsedUpload(runs, metadata, fine, broad, problems)
+
+
+def check_audio_dir(audio_dir: str | None) -> tuple[Path | None, Problem | None]:
+    """The audio folder on the server: it must exist, be a folder and be readable."""
+    if audio_dir is None or not audio_dir.strip():
+        return None, None
+    path = Path(audio_dir.strip())
+    problem: str | None = None
+    if not path.is_absolute():
+        problem = "give the folder's full path on the server (starting with /)"
+    elif not path.exists():
+        problem = f"{path}: no such folder on the server"
+    elif not path.is_dir():
+        problem = f"{path}: not a folder"
+    elif not os.access(path, os.R_OK | os.X_OK):
+        problem = f"{path}: the server may not read this folder"
+    if problem is not None:
+        return None, Problem("audio_dir", problem, field="audio_dir")
+    return path, None
+
+
+def build_preview(
+    spec: CampaignSpec,
+    parsed: ParsedUpload,
+    audio_dir: str | None,
+    *,
+    projection_seconds: float = PROJECTION_SECONDS,
+) -> Preview:
+    """Summarise what the campaign of ``spec`` would hold, and project its cost."""
+    problems = list(parsed.problems)
+    audio_path, audio_problem = check_audio_dir(audio_dir)
+    if audio_problem is not None:
+        problems.append(audio_problem)
+    runs = parsed.runs
+    if runs is None:
+        return Preview(problems=problems)
+    on_scale = parsed.judgments_broad if spec.scale == "broad" else parsed.judgments_fine
+    try:
+        loaded = load_collection(runs, spec.k, parsed.metadata, on_scale)
+    except ValueError as exc:  # e.g. a single system: nothing to rank
+        problems.append(Problem("runs", str(exc)))
+        return Preview(problems=problems, systems=runs.systems, n_queries=len(runs.queries))
+    collection = loaded.collection
+    given = {
+        pair
+        for judgments in (parsed.judgments_fine, parsed.judgments_broad)
+        if judgments is not None
+        for pair in judgments.mean()
+    }
+    judged = int(np.count_nonzero(~np.isnan(loaded.judged_values)))
+    notes: list[str] = []
+    if given and on_scale is None:
+        notes.append(
+            f"no {spec.scale.upper()} judgments were given: the imported ones are stored but "
+            f"the campaign runs on the {spec.scale.upper()} scale and starts from none"
+        )
+
+    audio = None
+    if audio_path is not None:
+        needed = sorted(
+            {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
+            | set(runs.queries)
+        )
+        try:
+            scan = scan_audio(audio_path, needed)
+        except (ValueError, OSError) as exc:
+            problems.append(Problem("audio_dir", str(exc), field="audio_dir"))
+        else:
+            playable = set(scan.found)
+            unplayable = sum(
+                1
+                for p in range(collection.n_pairs)
+                if loaded.queries[int(collection.pair_query[p])] not in playable
+                or loaded.docs[int(collection.pair_doc[p])] not in playable
+            )
+            audio = AudioSummary(
+                directory=str(audio_path),
+                needed=len(needed),
+                found=len(scan.found),
+                missing=len(scan.missing),
+                missing_examples=scan.missing[:MISSING_SHOWN],
+                unreadable=scan.unreadable[:MISSING_SHOWN],
+                unplayable_pairs=unplayable,
+            )
+
+    projection, projection_note = _projection(spec, loaded, projection_seconds)
+    by_systems = np.bincount(collection.n_retrieving, minlength=collection.n_systems + 1)
+    return Preview(
+        problems=problems,
+        systems=loaded.systems,
+        n_queries=collection.n_queries,
+        n_documents=len(loaded.docs),
+        k=spec.k,
+        n_results=collection.n_results,
+        pool_pairs=collection.n_pairs,
+        n_filtered=loaded.n_filtered,
+        overlap_ratio=collection.ov,
+        pairs_by_systems=[int(n) for n in by_systems[1:]],
+        overlap=_overlap(loaded.systems, collection.entry_system, collection.entry_pair),
+        judgments_given=len(given),
+        judgments_in_pool=judged,
+        audio=audio,
+        projection=projection,
+        projection_note=projection_note,
+        notes=notes,
+    )
+
+
+def _overlap(
+    systems: list[str], entry_system: NDArray[np.intp], entry_pair: NDArray[np.intp]
+) -> list[SystemOverlap]:
+    """Shared pool pairs of every two systems (none past :data:`OVERLAP_MAX_SYSTEMS`)."""
+    n = len(systems)
+    if n < 2 or n > OVERLAP_MAX_SYSTEMS:
+        return []
+    n_pairs = int(entry_pair.max()) + 1 if entry_pair.size else 0
+    retrieved = np.zeros((n, n_pairs), dtype=np.int64)
+    retrieved[entry_system, entry_pair] = 1
+    shared = retrieved @ retrieved.T
+    sizes = np.diag(shared)
+    return [
+        SystemOverlap(
+            systems[a], systems[b], int(shared[a, b]), int(sizes[a] + sizes[b] - shared[a, b])
+        )
+        for a in range(n)
+        for b in range(a + 1, n)
+    ]
+
+
+def _projection(
+    spec: CampaignSpec, loaded: LoadedCollection, seconds: float
+) -> tuple[ProjectionSummary | None, str]:
+    collection = loaded.collection
+    if collection.n_systems < 2:
+        return None, "a ranking needs at least two systems: nothing to project"
+    if collection.n_results > PROJECTION_MAX_RESULTS:
+        return None, (
+            f"{collection.n_results:,} retrieved results are too many to simulate while you "
+            "wait; the dashboard projects the cost once the campaign runs"
+        )
+    started = time.perf_counter()
+    try:
+        engine, _model = campaign_engine(
+            collection,
+            loaded.metadata,
+            get_scale(spec.scale),
+            spec.estimator,
+            measure=spec.measure,
+            policy=spec.policy,
+            target=spec.target,
+            seed=spec.seed,
+            judged_values=loaded.judged_values,
+        )
+        budget = max(1e-3, seconds - (time.perf_counter() - started))
+        targets = sorted({spec.target, *OTHER_TARGETS})
+        resolution = default_resolution(engine)
+        if collection.n_results > COARSE_ABOVE:
+            resolution = max(resolution, COARSE_RESOLUTION)
+        result = project(
+            engine,
+            targets,
+            runs=PROJECTION_RUNS,
+            seed=spec.seed,
+            max_seconds=budget,
+            resolution=resolution,
+        )
+    except ValueError as exc:
+        return None, f"the projection could not be made: {exc}"
+    shown = {
+        t.target: ProjectedTarget(
+            t.target, t.reached, t.judgments_median, t.judgments_low, t.judgments_high
+        )
+        for t in result.targets
+    }
+    summary = ProjectionSummary(
+        target=shown[spec.target],
+        others=[shown[t] for t in targets if t != spec.target],
+        runs=result.runs,
+        seconds=time.perf_counter() - started,
+        method=result.method,
+    )
+    return summary, ""

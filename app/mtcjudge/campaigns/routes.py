@@ -1,0 +1,397 @@
+"""Organizer JSON API: create campaigns from run files (or preview them first), list them,
+change them, invite, revoke and relink assessors."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Depends, status
+from fastapi import Path as PathParameter
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from mtcjudge import audit
+from mtcjudge.campaigns import preview as previews
+from mtcjudge.campaigns import repository, service
+from mtcjudge.campaigns.limits import INT_SETTINGS
+from mtcjudge.campaigns.schemas import (
+    AssessorCreate,
+    AssessorInvited,
+    CampaignCreate,
+    CampaignCreated,
+    CampaignDetail,
+    CampaignOut,
+    CampaignUpdate,
+)
+from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
+from mtcjudge.errors import InvalidInput, NotFound
+from mtcjudge.ingest.formats import (
+    InputError,
+    Judgments,
+    Metadata,
+    Runs,
+    read_judgments,
+    read_metadata,
+    read_runs,
+)
+from mtcjudge.models import Assessor, Campaign
+from mtcjudge.schemas import CleanText, ErrorOut, UtcDateTime, error_responses
+from mtcjudge.validation import INT32_MAX
+
+__all__ = ["CampaignUpload", "PreviewOut", "router"]
+
+_Parsed = TypeVar("_Parsed")
+
+# every route is the organizer's (CurrentOrganizer: the bearer token, or a signed-in session
+# and its CSRF token on changes); every change is recorded in the audit log
+router = APIRouter(
+    prefix="/api/campaigns", tags=["organizer"], responses=error_responses(401, 403, 422, 503)
+)
+
+
+def _slug(
+    slug: Annotated[str, PathParameter(pattern=service.SLUG_PATTERN, max_length=service.SLUG_MAX)],
+) -> None:
+    """A slug no campaign can have is a 404 (see ``mtcjudge.main``), without a query."""
+
+
+CHECK_SLUG = Depends(_slug)
+_CHANGE_ERRORS = error_responses(400, 404, 413)
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, responses=error_responses(400, 413))
+def create_campaign(
+    body: CampaignCreate, session: SessionDep, organizer: CurrentOrganizer
+) -> CampaignCreated:
+    try:
+        spec = body.spec()
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from exc
+    runs, metadata, fine, broad = _read_texts(body)
+    audio_dir = Path(body.audio_dir) if body.audio_dir else None
+    try:
+        campaign, report = service.create_campaign(
+            session, spec, runs, metadata, fine, broad, audio_dir, body.teams
+        )
+    except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
+        raise InvalidInput(f"runs: {exc}") from exc
+    audit.record_campaign_created(session, campaign, organizer.actor, report)
+    return CampaignCreated.of(campaign, report)
+
+
+@router.get("")
+def list_campaigns(session: SessionDep, _organizer: CurrentOrganizer) -> list[CampaignOut]:
+    return [CampaignOut.model_validate(c) for c in service.list_campaigns(session)]
+
+
+@router.get("/{slug}", dependencies=[CHECK_SLUG], responses=error_responses(404))
+def get_campaign(slug: str, session: SessionDep, _organizer: CurrentOrganizer) -> CampaignDetail:
+    campaign = service.get_campaign(session, slug)
+    return CampaignDetail.of(campaign, repository.campaign_counts(session, campaign.id))
+
+
+@router.patch("/{slug}", dependencies=[CHECK_SLUG], responses=_CHANGE_ERRORS)
+def update_campaign(
+    slug: str, body: CampaignUpdate, session: SessionDep, organizer: CurrentOrganizer
+) -> CampaignDetail:
+    campaign = service.get_campaign(session, slug)
+    changes = body.model_dump(exclude_unset=True)
+    service.update_campaign(session, campaign, organizer.actor, **changes)
+    return CampaignDetail.of(campaign, repository.campaign_counts(session, campaign.id))
+
+
+@router.post(
+    "/{slug}/assessors",
+    status_code=status.HTTP_201_CREATED,
+    dependencies=[CHECK_SLUG],
+    responses=_CHANGE_ERRORS,
+)
+def invite_assessor(
+    slug: str,
+    body: AssessorCreate,
+    session: SessionDep,
+    settings: SettingsDep,
+    organizer: CurrentOrganizer,
+) -> AssessorInvited:
+    campaign = service.get_campaign(session, slug)
+    assessor, token = service.invite_assessor(session, campaign, body.name, body.email)
+    audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_INVITED, assessor.name)
+    return AssessorInvited(
+        id=assessor.id,
+        name=assessor.name,
+        token=token,
+        link=service.assessor_link(settings, token),
+    )
+
+
+def _read_texts(
+    body: CampaignCreate,
+) -> tuple[Runs, Metadata | None, Judgments | None, Judgments | None]:
+    """Parse the uploaded texts with the file readers, naming the field in every error."""
+    fine_field, fine_text = "judgments_fine", body.judgments_fine
+    broad_field, broad_text = "judgments_broad", body.judgments_broad
+    if body.judgments is not None:
+        # docs/web-architecture.md's single "judgments" field: on the campaign's scale
+        if body.scale == "broad":
+            if broad_text is not None:
+                raise InvalidInput("send the BROAD judgments as judgments or judgments_broad")
+            broad_field, broad_text = "judgments", body.judgments
+        else:
+            if fine_text is not None:
+                raise InvalidInput("send the FINE judgments as judgments or judgments_fine")
+            fine_field, fine_text = "judgments", body.judgments
+    with tempfile.TemporaryDirectory(prefix="mtcjudge-import-") as directory:
+
+        def read(field: str, text: str, reader: Callable[[str], _Parsed]) -> _Parsed:
+            path = os.path.join(directory, field)
+            with open(path, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            try:
+                return reader(path)
+            except InputError as exc:
+                # the temporary path means nothing to the client: name the field instead
+                message = exc.message.replace(path, field)
+                where = field if exc.line is None else f"{field}: line {exc.line}"
+                raise InvalidInput(f"{where}: {message}") from exc
+
+        runs = read("runs", body.runs, read_runs)
+        metadata = None if body.metadata is None else read("metadata", body.metadata, read_metadata)
+        fine = None
+        if fine_text is not None:
+            fine = read(fine_field, fine_text, lambda path: read_judgments(path, "fine"))
+        broad = None
+        if broad_text is not None:
+            broad = read(broad_field, broad_text, lambda path: read_judgments(path, "broad"))
+    return runs, metadata, fine, broad
+
+
+# --------------------------------------------------------------------------- from the browser
+
+
+class UploadedFileIn(BaseModel):
+    """A file as the browser read it: its name (shown in problems) and its text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: CleanText = Field(max_length=255)
+    text: str
+
+
+def _setting(name: str, default: int) -> Any:
+    minimum, maximum = INT_SETTINGS[name]
+    return Field(default, ge=minimum, le=maximum)
+
+
+class CampaignUpload(BaseModel):
+    """A new campaign as the browser's form sends it: the settings of
+    :class:`~mtcjudge.campaigns.service.CampaignSpec` and the files by name (several run files,
+    one per system, as TREC runs often come)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""
+    slug: str | None = None
+    description: str = ""
+    scale: str = service.CampaignSpec.scale
+    k: int = _setting("k", service.CampaignSpec.k)
+    measure: str = service.CampaignSpec.measure
+    estimator: str = service.CampaignSpec.estimator
+    policy: str = service.CampaignSpec.policy
+    target: float = service.CampaignSpec.target
+    lease_minutes: int = _setting("lease_minutes", service.CampaignSpec.lease_minutes)
+    judgments_per_pair: int = _setting(
+        "judgments_per_pair", service.CampaignSpec.judgments_per_pair
+    )
+    seed: int = _setting("seed", service.CampaignSpec.seed)
+    keep_collecting: bool = False
+    status: str = "draft"
+    runs: list[UploadedFileIn] = Field(default_factory=list, max_length=1000)
+    metadata: UploadedFileIn | None = None
+    judgments_fine: UploadedFileIn | None = None
+    judgments_broad: UploadedFileIn | None = None
+    audio_dir: CleanText | None = Field(
+        default=None, max_length=4096, description="folder of <doc_id>.<ext> clips on the server"
+    )
+
+    def values(self) -> dict[str, Any]:
+        """The settings by name (an empty slug: none)."""
+        values = {f.name: getattr(self, f.name) for f in fields(service.CampaignSpec)}
+        values["slug"] = self.slug or None
+        return values
+
+    def spec(self) -> service.CampaignSpec:
+        """The settings; ``ValueError`` when one is out of range."""
+        return service.CampaignSpec(**self.values())
+
+    def upload(self) -> previews.Upload:
+        def file(uploaded: UploadedFileIn | None) -> previews.UploadedFile | None:
+            return None if uploaded is None else previews.UploadedFile(uploaded.name, uploaded.text)
+
+        return previews.Upload(
+            runs=[previews.UploadedFile(f.name, f.text) for f in self.runs],
+            metadata=file(self.metadata),
+            judgments_fine=file(self.judgments_fine),
+            judgments_broad=file(self.judgments_broad),
+        )
+
+
+@pydantic_dataclass(frozen=True)
+class PreviewOut(previews.Preview):
+    """The validation preview; ``ok``: the campaign can be created as it is."""
+
+    ok: bool = False
+
+    @classmethod
+    def of(cls, preview: previews.Preview) -> PreviewOut:
+        values = {f.name: getattr(preview, f.name) for f in fields(previews.Preview)}
+        return cls(**values, ok=not preview.problems)
+
+
+_PREVIEW_JSON = TypeAdapter(PreviewOut)
+
+
+def _preview_spec(body: CampaignUpload) -> tuple[list[previews.Problem], service.CampaignSpec]:
+    """The settings to preview with: each wrong one is a problem and its default stands in,
+    so the preview still shows the collection at the chosen cut-off."""
+    defaults = {f.name: f.default for f in fields(service.CampaignSpec)}
+    defaults["name"] = "preview"  # a preview needs no name yet
+    values = body.values()
+    if not body.name.strip():
+        values["name"] = "preview"
+    problems: list[previews.Problem] = []
+    for _ in range(len(values)):
+        try:
+            return problems, service.CampaignSpec(**values)
+        except ValueError as exc:
+            problem = _setting_problem(exc)
+            problems.append(problem)
+            if problem.input not in values or values[problem.input] == defaults[problem.input]:
+                break
+            values[problem.input] = defaults[problem.input]
+    return problems, service.CampaignSpec(name="preview")
+
+
+def _setting_problem(exc: ValueError) -> previews.Problem:
+    """A setting out of range, named by the field the message starts with."""
+    message = str(exc)
+    first = message.split(" ", 1)[0]
+    known = {f.name for f in fields(service.CampaignSpec)}
+    return previews.Problem(first if first in known else "settings", message, field=first)
+
+
+@router.post(
+    "/preview",
+    responses=error_responses(400, 413),
+)
+def preview_campaign(body: CampaignUpload, _organizer: CurrentOrganizer) -> Any:
+    """What the campaign would hold, and the judgments it would need to reach its target
+    (a short simulated campaign); nothing is saved. Problems (by file and line, the audio
+    folder, the settings) make a 400 ``invalid_input`` whose body also holds the preview
+    (``preview``, with its ``problems``)."""
+    problems, spec = _preview_spec(body)
+    parsed = previews.read_upload(body.upload())
+    result = previews.build_preview(spec, parsed, body.audio_dir)
+    result = previews.Preview(
+        **{
+            **{f.name: getattr(result, f.name) for f in fields(result)},
+            "problems": problems + result.problems,
+        }
+    )
+    out = PreviewOut.of(result)
+    if out.ok:
+        return out
+    # the error envelope, and the preview beside it for the page to show
+    rejected = {
+        **ErrorOut(error="invalid_input", detail="; ".join(map(str, result.problems))).model_dump(),
+        "preview": _PREVIEW_JSON.dump_python(out, mode="json"),
+    }
+    return JSONResponse(rejected, status_code=400)
+
+
+@router.post("/import", status_code=status.HTTP_201_CREATED, responses=error_responses(400, 413))
+def import_campaign(
+    body: CampaignUpload, session: SessionDep, organizer: CurrentOrganizer
+) -> CampaignCreated:
+    """Create a campaign from files by name (the browser's form): as ``POST /api/campaigns``."""
+    try:
+        spec = body.spec()
+    except ValueError as exc:
+        raise InvalidInput(str(exc)) from exc
+    parsed = previews.read_upload(body.upload())
+    audio_dir, audio_problem = previews.check_audio_dir(body.audio_dir)
+    problems = parsed.problems + ([audio_problem] if audio_problem else [])
+    if problems or parsed.runs is None:
+        raise InvalidInput("; ".join(str(p) for p in problems))
+    try:
+        campaign, report = service.create_campaign(
+            session,
+            spec,
+            parsed.runs,
+            parsed.metadata,
+            parsed.judgments_fine,
+            parsed.judgments_broad,
+            audio_dir,
+        )
+    except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
+        raise InvalidInput(f"runs: {exc}") from exc
+    audit.record_campaign_created(session, campaign, organizer.actor, report)
+    return CampaignCreated.of(campaign, report)
+
+
+AssessorId = Annotated[int, PathParameter(ge=1, le=INT32_MAX)]
+
+
+class AssessorOut(BaseModel):
+    id: int
+    name: str
+    revoked_at: UtcDateTime | None
+
+
+def _assessor(session: SessionDep, campaign: Campaign, assessor_id: int) -> Assessor:
+    for assessor in service.list_assessors(session, campaign):
+        if assessor.id == assessor_id:
+            return assessor
+    raise NotFound(f"no assessor {assessor_id} in campaign {campaign.slug!r}")
+
+
+@router.post(
+    "/{slug}/assessors/{assessor_id}/revoke", dependencies=[CHECK_SLUG], responses=_CHANGE_ERRORS
+)
+def revoke_assessor(
+    slug: str, assessor_id: AssessorId, session: SessionDep, organizer: CurrentOrganizer
+) -> AssessorOut:
+    """The assessor's link stops working and their pair returns to the pool; their
+    judgments stay."""
+    campaign = service.get_campaign(session, slug)
+    assessor = _assessor(session, campaign, assessor_id)
+    if assessor.revoked_at is None:
+        service.revoke_link(session, assessor)
+        audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_REVOKED, assessor.name)
+    return AssessorOut(id=assessor.id, name=assessor.name, revoked_at=assessor.revoked_at)
+
+
+@router.post(
+    "/{slug}/assessors/{assessor_id}/relink", dependencies=[CHECK_SLUG], responses=_CHANGE_ERRORS
+)
+def relink_assessor(
+    slug: str,
+    assessor_id: AssessorId,
+    session: SessionDep,
+    settings: SettingsDep,
+    organizer: CurrentOrganizer,
+) -> AssessorInvited:
+    """A new link for the assessor (the old one stops working; a revoked link works again
+    as the new one). The link is shown this once."""
+    campaign = service.get_campaign(session, slug)
+    assessor = _assessor(session, campaign, assessor_id)
+    token = service.reissue_link(session, assessor)
+    audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_RELINKED, assessor.name)
+    return AssessorInvited(
+        id=assessor.id, name=assessor.name, token=token, link=service.assessor_link(settings, token)
+    )

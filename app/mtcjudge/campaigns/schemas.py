@@ -1,0 +1,194 @@
+"""Request and response bodies of the organizer API (the engine and services never see them).
+
+The integer settings carry their ranges (:data:`~mtcjudge.campaigns.limits.INT_SETTINGS`): the
+OpenAPI schema documents them, and a value outside is a 422 like any other malformed payload
+(wrong types, unknown or missing fields). The other checks of
+:class:`~mtcjudge.campaigns.service.CampaignSpec` (choices, the slug's form, the target, texts)
+and those of the files are a 400 ``invalid_input`` like any other domain error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from typing import Annotated, Any, cast
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+from pydantic.dataclasses import dataclass
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+
+from mtcjudge.campaigns.limits import INT_SETTINGS
+from mtcjudge.campaigns.repository import CampaignCounts
+from mtcjudge.campaigns.service import CampaignSpec, ImportReport
+from mtcjudge.models import Campaign
+from mtcjudge.schemas import CleanText, UtcDateTime, domain_schema
+
+__all__ = [
+    "AssessorCreate",
+    "AssessorInvited",
+    "AudioProblem",
+    "CampaignCountsOut",
+    "CampaignCreate",
+    "CampaignCreated",
+    "CampaignDetail",
+    "CampaignOut",
+    "CampaignUpdate",
+    "ImportReportOut",
+]
+
+
+def _int_setting(name: str, default: int | None) -> Any:
+    minimum, maximum = INT_SETTINGS[name]
+    return Field(default, ge=minimum, le=maximum)
+
+
+@dataclass(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))
+class CampaignCreate(CampaignSpec):
+    """The settings of :class:`CampaignSpec` and the files, as texts."""
+
+    k: int = _int_setting("k", CampaignSpec.k)
+    lease_minutes: int = _int_setting("lease_minutes", CampaignSpec.lease_minutes)
+    judgments_per_pair: int = _int_setting("judgments_per_pair", CampaignSpec.judgments_per_pair)
+    seed: int = _int_setting("seed", CampaignSpec.seed)
+
+    runs: str = Field(description="TREC run or TSV system<TAB>query<TAB>doc text")
+    metadata: str | None = Field(default=None, description="TSV doc<TAB>artist<TAB>genre text")
+    judgments: str | None = Field(
+        default=None,
+        description="judgments on the campaign's scale (qrels or TSV query<TAB>doc<TAB>score)",
+    )
+    judgments_fine: str | None = Field(default=None, description="FINE judgments (0..100)")
+    judgments_broad: str | None = Field(default=None, description="BROAD judgments (0, 1, 2)")
+    audio_dir: CleanText | None = Field(
+        default=None, description="directory of <doc_id>.<ext> clips on the server"
+    )
+    teams: dict[str, str] | None = Field(default=None, description="system -> team")
+
+    def __post_init__(self) -> None:
+        """Nothing: :meth:`spec` checks the settings, a 400 rather than a malformed body's 422."""
+
+    def spec(self) -> CampaignSpec:
+        """The settings; raises ``ValueError`` when one is out of range."""
+        return CampaignSpec(**{f.name: getattr(self, f.name) for f in fields(CampaignSpec)})
+
+
+class CampaignUpdate(BaseModel):
+    """The settings that may change; only the fields sent are changed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str | None = None
+    keep_collecting: bool | None = None
+    target: float | None = None
+    lease_minutes: int | None = _int_setting("lease_minutes", None)
+    judgments_per_pair: int | None = _int_setting("judgments_per_pair", None)
+    name: str | None = None
+    description: str | None = None
+
+
+class CampaignOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    slug: str
+    name: str
+    description: str
+    status: str
+    scale: str
+    k: int
+    measure: str
+    estimator: str
+    policy: str
+    target: float
+    lease_minutes: int
+    judgments_per_pair: int
+    seed: int
+    keep_collecting: bool
+    collection_version: int = Field(
+        description="how many times systems were added to the campaign (0: never)"
+    )
+    created_at: UtcDateTime
+    updated_at: UtcDateTime
+
+
+class AudioProblem(BaseModel):
+    doc: str
+    reason: str
+
+
+@dataclass(
+    frozen=True,
+    config=domain_schema(
+        n_unplayable_pairs="pool pairs never handed out: a clip's audio is missing or unreadable"
+    ),
+)
+class ImportReportOut(ImportReport):
+    """What the import stored, and what it could not use."""
+
+    slug: Annotated[str, Field(exclude=True)]  # the campaign's, sent beside the report
+    # objects in the answer where the domain has (doc, reason) pairs
+    audio_unreadable: list[AudioProblem]  # type: ignore[assignment]
+
+    @classmethod
+    def of(cls, report: ImportReport) -> ImportReportOut:
+        problems = [AudioProblem(doc=doc, reason=reason) for doc, reason in report.audio_unreadable]
+        return cls(**{**asdict(report), "audio_unreadable": problems})
+
+    # The answer keeps the order the API has always had, the counts before what the audio
+    # scan found (the domain's order puts two counts with defaults last), and its documented
+    # schema stays the fields' own rather than the reordering function's "any object".
+    @model_serializer(mode="wrap")
+    def _counts_first(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        answer = handler(self)
+        return dict(sorted(answer.items(), key=lambda item: item[0].startswith("audio_")))
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        fields_only = {k: v for k, v in core_schema.items() if k != "serialization"}
+        return handler(cast(CoreSchema, fields_only))
+
+
+class CampaignCreated(CampaignOut):
+    report: ImportReportOut
+
+    @classmethod
+    def of(cls, campaign: Campaign, report: ImportReport) -> CampaignCreated:
+        base = CampaignOut.model_validate(campaign).model_dump()
+        return cls(**base, report=ImportReportOut.of(report))
+
+
+@dataclass(frozen=True, config=domain_schema())
+class CampaignCountsOut(CampaignCounts):
+    """How many rows of each kind the campaign has."""
+
+
+class CampaignDetail(CampaignOut):
+    counts: CampaignCountsOut
+
+    @classmethod
+    def of(cls, campaign: Campaign, counts: CampaignCounts) -> CampaignDetail:
+        base = CampaignOut.model_validate(campaign).model_dump()
+        return cls(**base, counts=CampaignCountsOut(**asdict(counts)))
+
+
+class AssessorCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    email: str | None = None
+
+
+class AssessorInvited(BaseModel):
+    id: int
+    name: str
+    token: str
+    link: str

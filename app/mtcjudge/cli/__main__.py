@@ -1,0 +1,5 @@
+"""``python -m mtcjudge.cli``: the same as the ``mtcjudge`` command."""
+
+from mtcjudge.cli import main
+
+raise SystemExit(main())

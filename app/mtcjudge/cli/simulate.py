@@ -1,0 +1,529 @@
+"""``mtcjudge simulate`` (replay the MTC loop on a judged collection) and ``mtcjudge synthetic``.
+
+Every check that can fail is done before the replay: options, output files, then the input
+files (one line naming the file and line, exit status 2); nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from mtcjudge.cli.common import (
+    SubParsers,
+    UsageError,
+    add_parser,
+    check_output_file,
+    confidence,
+    integer,
+)
+from mtcjudge.cli.progress import ProgressBar
+from mtcjudge.ingest.formats import InputError, read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
+from mtcjudge.mtc.calibration import CALIBRATED, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, JOINT
+from mtcjudge.mtc.engine import STOP_RULES, EngineConfig
+from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES, per_query_scores
+from mtcjudge.mtc.mirex import MirexAnalysis, friedman_tukey
+from mtcjudge.mtc.replay import ReplayConfig, ReplayResult, replay, true_ties
+from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.selection import POLICIES
+from mtcjudge.validation import printable
+
+__all__ = ["register"]
+
+_PLOT_SUFFIXES = (".png", ".svg")
+
+
+def register(sub: SubParsers) -> None:
+    sim = add_parser(
+        sub,
+        "simulate",
+        "replay the MTC loop on a fully judged collection",
+        description=(
+            "Replay the MTC loop on a fully judged collection: judge the pairs the engine asks "
+            "for, reading the answers from --judgments, until the stopping rule holds; report "
+            "the effort and how accurate the ranking was at the stop."
+        ),
+    )
+    sim.add_argument(
+        "--runs",
+        required=True,
+        type=Path,
+        metavar="PATH",
+        help="TREC run file(s) (a file or a directory) or TSV system<TAB>query<TAB>doc",
+    )
+    sim.add_argument(
+        "--judgments",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="TREC qrels or TSV query<TAB>doc<TAB>score, covering every run pair",
+    )
+    sim.add_argument(
+        "--metadata",
+        type=Path,
+        metavar="FILE",
+        help="TSV doc<TAB>artist<TAB>genre (enables the ordinal models and the MIREX "
+        "same-artist filter)",
+    )
+    sim.add_argument("--k", type=integer("k", 1), default=5, help="evaluation cut-off")
+    sim.add_argument("--scale", choices=("broad", "fine"), default="fine", help="judgment scale")
+    sim.add_argument(
+        "--measure",
+        choices=MEASURES,
+        default="cg",
+        help="effectiveness measure: cg = CG@k; dcg = MIREX nDCG@k, normalised by an "
+        "all-maximum list (the 2012/2013 papers); ndcg = trec_eval/ir_measures nDCG@k, "
+        "normalised by the ideal ordering of the pool; rbp = RBP (p = 0.8) normalised by the "
+        "ideal ordering",
+    )
+    sim.add_argument(
+        "--model",
+        choices=ESTIMATOR_CHOICES,
+        help=f"relevance estimator (default: {DEFAULT_ESTIMATOR}, as for a new campaign; "
+        "calibrated = ordinal M_out with --system-effect --no-m-jud; docs/calibration.md "
+        "measures how honest each one's confidence is)",
+    )
+    sim.add_argument(
+        "--policy", choices=POLICIES, default="confidence", help="which pair to judge next"
+    )
+    sim.add_argument(
+        "--target",
+        type=confidence("target"),
+        default=0.95,
+        help="ranking confidence at which to stop",
+    )
+    sim.add_argument(
+        "--confident",
+        type=confidence("confident"),
+        help="pairs of systems this sure leave the confidence weights (default 0.99)",
+    )
+    sim.add_argument(
+        "--distribution",
+        choices=("t", "normal"),
+        default="t",
+        help="t with n_Q-1 df ([T]) or the normal ([U12])",
+    )
+    sim.add_argument(
+        "--stop",
+        choices=STOP_RULES,
+        default="confidence",
+        help="stopping rule: the target confidence, score intervals narrow enough (absolute), "
+        "or every pair judged (complete)",
+    )
+    sim.add_argument(
+        "--batch",
+        type=integer("batch", 1),
+        default=1,
+        metavar="N",
+        help="pairs judged per round (N concurrent assessors)",
+    )
+    sim.add_argument("--seed", type=int, default=0, help="seed of the random choices")
+    sim.add_argument(
+        "--max-judgments",
+        type=integer("max judgments", 1),
+        metavar="N",
+        help="give up after N judgments (default: when the stopping rule holds)",
+    )
+    sim.add_argument(
+        "--calibrate-variance",
+        action="store_true",
+        help="inflate estimator variances by their observed error",
+    )
+    sim.add_argument(
+        "--system-effect",
+        action="store_true",
+        help="learn a per-system offset of the estimation errors from the judged pairs and "
+        "account for it (honest confidence; see docs/replay-mirex2011.md)",
+    )
+    sim.add_argument(
+        "--no-m-jud",
+        action="store_true",
+        help="with --model ordinal, keep M_out throughout instead of switching to M_jud",
+    )
+    sim.add_argument(
+        "--refit-every",
+        type=integer("refit every", 0),
+        default=0,
+        metavar="N",
+        help="refit the ordinal models every N judgments (0 = never)",
+    )
+    sim.add_argument(
+        "--no-artist-filter",
+        action="store_true",
+        help="keep results by the query's artist (MIREX removes them)",
+    )
+    sim.add_argument(
+        "--various-artists",
+        action="append",
+        metavar="ID",
+        help="artist id that links nothing (repeatable; default: "
+        + ", ".join(sorted(DEFAULT_VARIOUS_ARTISTS))
+        + ")",
+    )
+    sim.add_argument(
+        "--json", type=Path, metavar="FILE", help="write every figure to this JSON file"
+    )
+    sim.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE",
+        help="draw confidence and accuracy against judgments (.png or .svg)",
+    )
+    sim.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    sim.set_defaults(run=run_simulate)
+
+    syn = add_parser(
+        sub,
+        "synthetic",
+        "write a synthetic, fully judged AMS collection",
+        description="Write a seeded synthetic collection (runs.tsv, judgments-fine.tsv, "
+        "judgments-broad.tsv, metadata.tsv) with MIREX-like structure, to try simulate on.",
+    )
+    syn.add_argument("directory", type=Path, help="where to write the files (created if missing)")
+    syn.add_argument("--systems", type=integer("systems", 2), default=18, help="number of systems")
+    syn.add_argument("--queries", type=integer("queries", 1), default=100, help="number of queries")
+    syn.add_argument("--k", type=integer("k", 1), default=5, help="length of every result list")
+    syn.add_argument("--seed", type=int, default=0, help="seed of the generator")
+    syn.set_defaults(run=run_synthetic)
+
+
+def load_inputs(args: argparse.Namespace) -> LoadedCollection:
+    """Read and validate the three files; raise InputError naming the culprit."""
+    for name in ("runs", "judgments", "metadata"):
+        path = getattr(args, name, None)
+        if path is not None and not Path(path).exists():
+            raise InputError(str(path), None, f"--{name}: no such file or directory")
+    runs = read_runs(args.runs)
+    judgments = read_judgments(args.judgments, args.scale)
+    metadata = read_metadata(args.metadata) if args.metadata else None
+    various = args.various_artists if args.various_artists else DEFAULT_VARIOUS_ARTISTS
+    loaded = load_collection(
+        runs,
+        args.k,
+        metadata,
+        judgments,
+        filter_same_artist=not args.no_artist_filter,
+        various_artists=various,
+    )
+    missing = [p for p in range(loaded.collection.n_pairs) if math.isnan(loaded.judged_values[p])]
+    if missing:
+        shown = ", ".join("query {} doc {}".format(*loaded.pair_ids(p)) for p in missing[:3])
+        more = ", ..." if len(missing) > 3 else ""
+        raise InputError(
+            str(args.judgments),
+            None,
+            f"{len(missing)} run pairs have no judgment in the top {args.k} "
+            f"(first: {shown}{more}); simulate needs a fully judged collection",
+        )
+    return loaded
+
+
+def replay_config(args: argparse.Namespace, model: str) -> ReplayConfig:
+    """The replay the options ask for; ``calibrated`` is ordinal M_out with the system effect,
+    ``joint`` that with the shared offsets of queries, artists and genre cells too."""
+    calibrated = model in (CALIBRATED, JOINT)
+    return ReplayConfig(
+        engine=EngineConfig(
+            measure=args.measure,
+            policy=args.policy,
+            target=args.target,
+            confident=args.confident,
+            distribution=args.distribution,
+            stop=args.stop,
+        ),
+        model="ordinal" if calibrated else model,
+        batch=args.batch,
+        seed=args.seed,
+        max_judgments=args.max_judgments,
+        calibrate_variance=args.calibrate_variance,
+        refit_every=args.refit_every,
+        system_effect=args.system_effect or calibrated,
+        use_m_jud=not (args.no_m_jud or calibrated),
+        shared_errors=model == JOINT,
+    )
+
+
+def estimator_name(config: ReplayConfig) -> str:
+    """The name of the estimator a replay actually runs, whatever options spelled it.
+
+    ``--model ordinal --system-effect --no-m-jud`` is the ``calibrated`` estimator and is
+    named so; other combinations name the base model and each option that changes it.
+    """
+    if config.shared_errors and not (config.calibrate_variance or config.refit_every):
+        return JOINT
+    base = config.model
+    if base == "ordinal" and not config.use_m_jud:
+        base = "ordinal (M_out only)"
+    if (
+        config.model == "ordinal"
+        and config.system_effect
+        and not config.use_m_jud
+        and not config.calibrate_variance
+        and not config.refit_every
+    ):
+        return CALIBRATED
+    parts = [base]
+    if config.system_effect:
+        parts.append("system effect")
+    if config.calibrate_variance:
+        parts.append("variance calibration")
+    if config.refit_every:
+        parts.append(f"refit every {config.refit_every}")
+    return " + ".join(parts)
+
+
+def metadata_coverage(loaded: LoadedCollection) -> dict[str, int] | None:
+    """How much of the pool the metadata covers (None without metadata).
+
+    M_out needs the genre of the query and of the document (docs/method.md §2.4), so the
+    pool pairs it can estimate are those with both known.
+    """
+    meta = loaded.metadata
+    if meta is None:
+        return None
+    c = loaded.collection
+    pool_docs = np.unique(c.pair_doc)
+    query_known = meta.query_genre >= 0
+    genre_known = (meta.doc_genre[c.pair_doc] >= 0) & query_known[c.pair_query]
+    return {
+        "queries": c.n_queries,
+        "queries_with_genre": int(query_known.sum()),
+        "pool_documents": int(pool_docs.shape[0]),
+        "pool_documents_with_genre": int((meta.doc_genre[pool_docs] >= 0).sum()),
+        "pool_documents_with_artist": int((meta.doc_artist[pool_docs] >= 0).sum()),
+        "pool_pairs": c.n_pairs,
+        "pool_pairs_with_genres": int(genre_known.sum()),
+    }
+
+
+def coverage_warnings(coverage: dict[str, int] | None, model: str, path: Path | None) -> list[str]:
+    """What the metadata leaves out, and what that does to the estimator (none: empty)."""
+    if coverage is None:
+        return []
+    uses_m_out = model in ("ordinal", CALIBRATED, JOINT)
+    consequence = (
+        "M_out cannot estimate {} and the historical prior is used there"
+        if uses_m_out
+        else "the same-artist filter cannot apply there"
+    )
+    queries, docs = coverage["queries"], coverage["pool_documents"]
+    q_known, d_known = coverage["queries_with_genre"], coverage["pool_documents_with_genre"]
+    if coverage["pool_pairs_with_genres"] == 0:
+        what = "any pool pair" if uses_m_out else ""
+        return [
+            f"--metadata {path} covers none of the pool: {q_known} of {queries} queries and "
+            f"{d_known} of {docs} pooled documents have a genre (are the ids the runs' ids?); "
+            + consequence.format(what)
+        ]
+    warnings = []
+    if q_known < queries:
+        warnings.append(
+            f"--metadata {path} has no genre for {queries - q_known} of {queries} queries; "
+            + consequence.format("their pairs")
+        )
+    if d_known < docs:
+        warnings.append(
+            f"--metadata {path} has no genre for {docs - d_known} of {docs} pooled documents; "
+            + consequence.format("their pairs")
+        )
+    return warnings
+
+
+def mirex_analysis(loaded: LoadedCollection, args: argparse.Namespace) -> MirexAnalysis:
+    """Friedman + Tukey HSD on the per-query scores under complete judgments (docs/method.md §6)."""
+    scores = per_query_scores(
+        loaded.collection, loaded.judged_values, args.measure, get_scale(args.scale)
+    )
+    return friedman_tukey(scores)
+
+
+def format_summary(
+    result: ReplayResult,
+    loaded: LoadedCollection,
+    args: argparse.Namespace,
+    estimator: str,
+    mirex: MirexAnalysis,
+) -> str:
+    label = f"{MEASURE_TITLES[args.measure]}@{args.k}"
+    default = " (the default)" if args.model is None and estimator == DEFAULT_ESTIMATOR else ""
+    ns = len(loaded.systems)
+    ties = int(true_ties(result.true_means).sum())
+    lines = [
+        f"mtcjudge simulate: {args.scale.upper()}, {label}, estimator {estimator}{default}, "
+        f"policy {args.policy}, target {args.target:.2f}",
+        f"  systems x queries        {loaded.collection.n_systems} x {loaded.collection.n_queries}",
+        f"  pool size                {result.pool_size}",
+        f"  judgments to target      {result.judgments_to_target} "
+        f"({100 * result.fraction_judged:.1f} %)",
+        f"  stopped because          {result.stop_reason}",
+        f"  confidence at 0 / stop   {result.initial_confidence:.4f} / "
+        f"{result.final_confidence:.4f}",
+        f"  sign accuracy            {result.sign_accuracy:.4f} (true ties: {ties} of "
+        f"{ns * (ns - 1) // 2} pairs, counted strictly)",
+        f"  Kendall tau              {result.kendall_tau:.4f}",
+        f"  mean abs error           {result.mean_abs_error:.4f}",
+        f"  RMSE of differences      {result.rmse_difference:.4f}",
+        f"  replay time              {result.seconds:.2f} s",
+    ]
+    if result.judgments_to_target == 0 and result.stop_reason != "max_judgments":
+        lines += [
+            "",
+            "  Nothing had to be judged: before any judgment, the estimates alone put the ranking",
+            f"  at confidence {result.initial_confidence:.4f}, at or above the target "
+            f"{args.target:.2f} (sign accuracy then: {result.initial_accuracy:.4f}). A higher",
+            "  --target or another --model makes the loop judge; docs/replay-mirex2011.md shows "
+            "how far",
+            "  the confidence of the ordinal models can be trusted.",
+        ]
+    lines += [
+        "",
+        "  calibration at the stop (pairs binned by confidence)",
+        "    bin           pairs  accuracy  mean conf",
+    ]
+    for b in result.calibration:
+        acc = "     -" if b.count == 0 else f"{b.accuracy:9.3f}"
+        conf = "      -" if b.count == 0 else f"{b.mean_confidence:10.3f}"
+        close = "]" if b.high == 1.0 else ")"
+        lines.append(f"    [{b.low:.2f}, {b.high:.2f}{close}  {b.count:5d} {acc} {conf}")
+    n_sig = int(mirex.significant[np.triu_indices(ns, 1)].sum())
+    lines += [
+        "",
+        "  MIREX analysis under complete judgments (Friedman + Tukey HSD on per-query scores)",
+        f"    Friedman chi2 {mirex.chi2:.2f}, df {mirex.df}, p {mirex.p_value:.3g}; "
+        f"{n_sig} of {ns * (ns - 1) // 2} pairs significantly different at "
+        f"{mirex.alpha:.2f}",
+        "",
+        "  ranking (estimated at the stop vs complete judgments)",
+        "    rank  system              estimated   true",
+    ]
+    order = sorted(range(ns), key=lambda i: -result.estimated_means[i])
+    for pos, i in enumerate(order, 1):
+        lines.append(
+            f"    {pos:4d}  {printable(loaded.systems[i]):<18} {result.estimated_means[i]:9.4f}"
+            f"  {result.true_means[i]:.4f}"
+        )
+    return "\n".join(lines)
+
+
+def _payload(
+    result: ReplayResult,
+    loaded: LoadedCollection,
+    args: argparse.Namespace,
+    model: str,
+    config: ReplayConfig,
+    mirex: MirexAnalysis,
+) -> dict[str, Any]:
+    return {
+        "estimator": {
+            "name": estimator_name(config),
+            "default": args.model is None and estimator_name(config) == model,
+            "metadata_coverage": metadata_coverage(loaded),
+        },
+        "true_ties": int(true_ties(result.true_means).sum()),
+        "settings": {
+            "runs": str(args.runs),
+            "judgments": str(args.judgments),
+            "metadata": str(args.metadata) if args.metadata else None,
+            "k": args.k,
+            "scale": args.scale,
+            "measure": args.measure,
+            "model": model,
+            "policy": args.policy,
+            "target": args.target,
+            "batch": args.batch,
+            "seed": args.seed,
+            "distribution": args.distribution,
+            "confident": config.engine.confident_level,
+            "calibrate_variance": args.calibrate_variance,
+            "refit_every": args.refit_every,
+            "system_effect": config.system_effect,
+            "m_jud": config.use_m_jud,
+        },
+        **result.summary(),
+        "mirex_analysis": {
+            "friedman_chi2": mirex.chi2,
+            "df": mirex.df,
+            "p_value": mirex.p_value,
+            "tukey_critical_difference": mirex.critical_difference,
+            "significant_pairs": [
+                [loaded.systems[i], loaded.systems[j]]
+                for i, j in zip(*np.nonzero(np.triu(mirex.significant, 1)), strict=True)
+            ],
+        },
+        "systems": [
+            {
+                "system": s,
+                "estimated": float(result.estimated_means[i]),
+                "true": float(result.true_means[i]),
+            }
+            for i, s in enumerate(loaded.systems)
+        ],
+    }
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Output files are checked before the replay, which can take minutes."""
+    check_output_file("--json", args.json)
+    check_output_file("--plot", args.plot, _PLOT_SUFFIXES)
+    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
+        raise UsageError(
+            "--plot needs matplotlib, which is not installed: pip install 'mtcjudge[plot]'"
+        )
+
+
+def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _check_outputs(args)
+    loaded = load_inputs(args)
+    model = args.model or DEFAULT_ESTIMATOR
+    if model in ("ordinal", CALIBRATED, JOINT) and args.metadata is None:
+        err.write(
+            f"mtcjudge: note: the {model} estimator without --metadata falls back to the "
+            "historical prior where M_jud does not apply\n"
+        )
+    for warning in coverage_warnings(metadata_coverage(loaded), model, args.metadata):
+        err.write(f"mtcjudge: warning: {warning}\n")
+    config = replay_config(args, model)
+    estimator = estimator_name(config)
+    bar = ProgressBar(err, loaded.collection.n_pairs, args.target, enabled=not args.quiet)
+    try:
+        result = replay(
+            loaded.collection,
+            loaded.metadata,
+            loaded.judged_values,
+            get_scale(args.scale),
+            config,
+            progress=bar,
+        )
+    finally:
+        bar.close()
+    mirex = mirex_analysis(loaded, args)
+    out.write(format_summary(result, loaded, args, estimator, mirex) + "\n")
+    if args.json is not None:
+        payload = _payload(result, loaded, args, model, config, mirex)
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+    if args.plot is not None:
+        from mtcjudge.cli.plot import plot_replay
+
+        title = (
+            f"MTC replay: {args.scale.upper()} {MEASURE_TITLES[args.measure]}@{args.k}, "
+            f"{estimator}, {args.policy}"
+        )
+        plot_replay(result, args.plot, title, args.target)
+    return 0
+
+
+def run_synthetic(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:  # noqa: ARG001
+    from mtcjudge.mtc.synthetic import generate
+
+    args.directory.mkdir(parents=True, exist_ok=True)
+    paths = generate(args.systems, args.queries, args.k, seed=args.seed).write(args.directory)
+    for name, path in paths.items():
+        out.write(f"{name:16s} {path}\n")
+    return 0

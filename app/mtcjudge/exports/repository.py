@@ -1,0 +1,357 @@
+"""Queries of the exports: every one streams its rows (``yield_per``: a server-side cursor on
+Postgres), ordered by external ids so that an export is the same bytes on SQLite and Postgres.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, aliased
+
+from mtcjudge.models import (
+    Assessor,
+    Document,
+    Judgment,
+    Lease,
+    Pair,
+    Query,
+    Result,
+    System,
+    TrajectoryPoint,
+)
+
+__all__ = [
+    "assessor_pseudonyms",
+    "counts",
+    "judgment_rows",
+    "max_rank",
+    "pair_values",
+    "recount_pairs",
+    "result_rows",
+    "state_assessors",
+    "state_audit",
+    "state_documents",
+    "state_judgments",
+    "state_leases",
+    "state_systems",
+    "state_trajectory",
+]
+
+#: rows fetched at a time from the cursor
+CHUNK = 1000
+
+
+def _sorted(session: Session, column: Any) -> Any:
+    """``column`` ordered byte-wise on both databases (Postgres would otherwise use the
+    locale's collation, which ignores case and punctuation)."""
+    if session.get_bind().dialect.name == "postgresql":
+        return column.collate("C")
+    return column
+
+
+def assessor_pseudonyms(session: Session, campaign_id: int) -> dict[int, str]:
+    """A1, A2, ... in the order assessors were invited: the results document's pseudonyms."""
+    ids = session.scalars(
+        select(Assessor.id).where(Assessor.campaign_id == campaign_id).order_by(Assessor.id)
+    ).all()
+    return {int(a): f"A{n}" for n, a in enumerate(ids, start=1)}
+
+
+def judgment_rows(session: Session, campaign_id: int) -> Iterator[Any]:
+    """Every judgment of the campaign with its pair's external ids and its lease, by query,
+    document, assessor (imported judgments first) and judgment."""
+    query_doc = aliased(Document)
+    candidate = aliased(Document)
+    lease = _numbered_leases(campaign_id)
+    stmt = (
+        select(
+            query_doc.external_id.label("query"),
+            candidate.external_id.label("document"),
+            Judgment.broad,
+            Judgment.fine,
+            Judgment.assessor_id,
+            Judgment.source,
+            Judgment.created_at,
+            Judgment.updated_at,
+            Judgment.revision,
+            Judgment.query_listen_ms,
+            Judgment.candidate_listen_ms,
+            lease.c.number.label("lease_id"),
+            lease.c.leased_at,
+            lease.c.selection_rank,
+            lease.c.selection_weight,
+            lease.c.selection_rule,
+        )
+        .join(Query, Query.id == Judgment.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate, candidate.id == Judgment.document_id)
+        .outerjoin(lease, lease.c.id == Judgment.lease_id)
+        .where(Judgment.campaign_id == campaign_id)
+        .order_by(
+            _sorted(session, query_doc.external_id),
+            _sorted(session, candidate.external_id),
+            func.coalesce(Judgment.assessor_id, 0),
+            Judgment.id,
+        )
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def _numbered_leases(campaign_id: int) -> Any:
+    """The campaign's leases with their number in it (1 = the first pair handed out): what
+    the exports call a lease, the database id being shared by every campaign."""
+    return (
+        select(
+            Lease.id,
+            Lease.leased_at,
+            Lease.selection_rank,
+            Lease.selection_weight,
+            Lease.selection_rule,
+            func.row_number().over(order_by=Lease.id).label("number"),
+        )
+        .where(Lease.campaign_id == campaign_id)
+        .subquery()
+    )
+
+
+def pair_values(session: Session, campaign_id: int, scale: str) -> Iterator[Any]:
+    """(query, document, value) of every judgment with a value on ``scale``, by pair: the
+    judgments of one pair come one after the other."""
+    column = Judgment.fine if scale == "fine" else Judgment.broad
+    query_doc = aliased(Document)
+    candidate = aliased(Document)
+    stmt = (
+        select(
+            query_doc.external_id.label("query"),
+            candidate.external_id.label("document"),
+            column.label("value"),
+        )
+        .join(Query, Query.id == Judgment.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate, candidate.id == Judgment.document_id)
+        .where(Judgment.campaign_id == campaign_id, column.is_not(None))
+        .order_by(
+            _sorted(session, query_doc.external_id),
+            _sorted(session, candidate.external_id),
+            Judgment.id,
+        )
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def max_rank(session: Session, campaign_id: int) -> int:
+    return int(
+        session.scalar(select(func.max(Result.rank)).where(Result.campaign_id == campaign_id)) or 0
+    )
+
+
+def result_rows(session: Session, campaign_id: int) -> Iterator[Any]:
+    """(system, query, document, rank, query artist, document artist) of every result, by
+    system name, query and rank."""
+    query_doc = aliased(Document)
+    candidate = aliased(Document)
+    stmt = (
+        select(
+            System.name.label("system"),
+            query_doc.external_id.label("query"),
+            candidate.external_id.label("document"),
+            Result.rank,
+            query_doc.artist.label("query_artist"),
+            candidate.artist.label("document_artist"),
+            (candidate.id == query_doc.id).label("is_query"),
+        )
+        .join(System, System.id == Result.system_id)
+        .join(Query, Query.id == Result.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate, candidate.id == Result.document_id)
+        .where(Result.campaign_id == campaign_id)
+        .order_by(
+            _sorted(session, System.name), _sorted(session, query_doc.external_id), Result.rank
+        )
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def counts(session: Session, campaign_id: int) -> dict[str, int]:
+    """Judgment rows, judged pairs (any), pool pairs and judged pool pairs."""
+    judgment_rows_n = session.scalar(
+        select(func.count()).where(Judgment.campaign_id == campaign_id)
+    )
+    judged = (
+        select(Judgment.query_id, Judgment.document_id)
+        .where(Judgment.campaign_id == campaign_id)
+        .group_by(Judgment.query_id, Judgment.document_id)
+        .subquery()
+    )
+    judged_pairs = session.scalar(select(func.count()).select_from(judged))
+    pool_pairs = session.scalar(select(func.count()).where(Pair.campaign_id == campaign_id))
+    judged_pool = session.scalar(
+        select(func.count())
+        .select_from(judged)
+        .join(
+            Pair,
+            (Pair.campaign_id == campaign_id)
+            & (Pair.query_id == judged.c.query_id)
+            & (Pair.document_id == judged.c.document_id),
+        )
+    )
+    return {
+        "judgment_rows": int(judgment_rows_n or 0),
+        "judged_pairs": int(judged_pairs or 0),
+        "pool_pairs": int(pool_pairs or 0),
+        "judged_pool_pairs": int(judged_pool or 0),
+    }
+
+
+# ------------------------------------------------------------------ the bundle's state members
+
+
+def state_systems(session: Session, campaign_id: int) -> Iterator[Any]:
+    """(system, team) by name."""
+    stmt = (
+        select(System.name.label("system"), System.team)
+        .where(System.campaign_id == campaign_id)
+        .order_by(_sorted(session, System.name))
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def state_documents(session: Session, campaign_id: int) -> Iterator[Any]:
+    """(document, artist, genre, query: whether it is a query) by external id."""
+    stmt = (
+        select(
+            Document.external_id.label("document"),
+            Document.artist,
+            Document.genre,
+            (Query.id.is_not(None)).label("query"),
+        )
+        .outerjoin(Query, Query.document_id == Document.id)
+        .where(Document.campaign_id == campaign_id)
+        .order_by(_sorted(session, Document.external_id))
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def state_assessors(session: Session, campaign_id: int) -> list[Any]:
+    """(id, created_at, revoked_at) in the order they were invited (their pseudonyms')."""
+    return list(
+        session.execute(
+            select(Assessor.id, Assessor.created_at, Assessor.revoked_at)
+            .where(Assessor.campaign_id == campaign_id)
+            .order_by(Assessor.id)
+        ).all()
+    )
+
+
+def state_leases(session: Session, campaign_id: int) -> Iterator[Any]:
+    """Every lease of the campaign in the order they were handed out, with its pair's
+    external ids."""
+    query_doc = aliased(Document)
+    candidate = aliased(Document)
+    stmt = (
+        select(
+            query_doc.external_id.label("query"),
+            candidate.external_id.label("document"),
+            Lease.assessor_id,
+            Lease.state,
+            Lease.leased_at,
+            Lease.expires_at,
+            Lease.selection_rank,
+            Lease.selection_weight,
+            Lease.selection_rule,
+        )
+        .join(Query, Query.id == Lease.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate, candidate.id == Lease.document_id)
+        .where(Lease.campaign_id == campaign_id)
+        .order_by(Lease.id)
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def state_audit(session: Session, campaign_id: int) -> Iterator[Any]:
+    """The pairs drawn into the audit sample, by external ids, sorted byte-wise."""
+    query_doc = aliased(Document)
+    candidate = aliased(Document)
+    stmt = (
+        select(query_doc.external_id.label("query"), candidate.external_id.label("document"))
+        .select_from(Pair)
+        .join(Query, Query.id == Pair.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate, candidate.id == Pair.document_id)
+        .where(Pair.campaign_id == campaign_id, Pair.audit.is_(True))
+        .order_by(_sorted(session, query_doc.external_id), _sorted(session, candidate.external_id))
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def state_judgments(session: Session, campaign_id: int) -> Iterator[Any]:
+    """Every judgment in the order it was stored, with its lease's number."""
+    query_doc = aliased(Document)
+    candidate = aliased(Document)
+    lease = _numbered_leases(campaign_id)
+    stmt = (
+        select(
+            query_doc.external_id.label("query"),
+            candidate.external_id.label("document"),
+            Judgment.assessor_id,
+            Judgment.source,
+            Judgment.broad,
+            Judgment.fine,
+            Judgment.created_at,
+            Judgment.updated_at,
+            Judgment.revision,
+            Judgment.query_listen_ms,
+            Judgment.candidate_listen_ms,
+            lease.c.number.label("lease"),
+        )
+        .join(Query, Query.id == Judgment.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate, candidate.id == Judgment.document_id)
+        .outerjoin(lease, lease.c.id == Judgment.lease_id)
+        .where(Judgment.campaign_id == campaign_id)
+        .order_by(Judgment.id)
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def state_trajectory(session: Session, campaign_id: int) -> Iterator[Any]:
+    """The confidence curve's points in the order they were made."""
+    stmt = (
+        select(
+            TrajectoryPoint.judged_pairs,
+            TrajectoryPoint.ranking_confidence,
+            TrajectoryPoint.system_pairs_settled,
+            TrajectoryPoint.at,
+        )
+        .where(TrajectoryPoint.campaign_id == campaign_id)
+        .order_by(TrajectoryPoint.at, TrajectoryPoint.id)
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def recount_pairs(session: Session, campaign_id: int) -> None:
+    """Set each pool pair's counters from the judgment and lease rows (after a restore):
+    ``judged`` and ``changes`` from its judgments (and their revisions), ``leased`` and
+    ``leased_until`` from its live leases."""
+    same_pair = (
+        (Judgment.campaign_id == Pair.campaign_id)
+        & (Judgment.query_id == Pair.query_id)
+        & (Judgment.document_id == Pair.document_id)
+    )
+    live = (Lease.pair_id == Pair.id) & (Lease.state == "live")
+    judged = select(func.count()).where(same_pair).scalar_subquery()
+    revisions = select(func.coalesce(func.sum(Judgment.revision), 0)).where(same_pair)
+    session.execute(
+        update(Pair)
+        .where(Pair.campaign_id == campaign_id)
+        .values(
+            judged=judged,
+            changes=judged + revisions.scalar_subquery(),
+            leased=select(func.count()).where(live).scalar_subquery(),
+            leased_until=select(func.max(Lease.expires_at)).where(live).scalar_subquery(),
+        )
+        .execution_options(synchronize_session=False)
+    )

@@ -1,0 +1,712 @@
+"""A campaign from an export bundle: ``mtcjudge campaign import-bundle`` and
+``POST /api/campaigns/import-bundle`` (docs/exports.md, "Importing a bundle").
+
+The bundle is checked whole before anything is stored: a zip with the manifest of an mtcjudge
+bundle of this format version, every member listed in it with the SHA-256 it gives, nothing
+else. The campaign is then rebuilt from the manifest's settings and the ``state/`` members
+(:mod:`mtcjudge.exports.state`) in the caller's transaction, so a problem found halfway (a row
+naming a system the bundle does not hold) leaves nothing behind. Exporting the restored
+campaign gives the same bytes, the manifest's ``created_at`` aside.
+
+Assessors come back as their pseudonyms (A1, A2, ...) with new, unknown tokens: the links of
+the exported campaign do not open the restored one (``mtcjudge assessor relink`` gives a
+pseudonym a working link). Audio is not in a bundle: give the clips' directory again.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import re
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from mtcjudge import audit
+from mtcjudge.campaigns import repository as campaigns_repository
+from mtcjudge.campaigns import service as campaigns
+from mtcjudge.campaigns.audio import AudioScan, scan_audio
+from mtcjudge.errors import InvalidInput
+from mtcjudge.exports import repository
+from mtcjudge.exports.service import BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION
+from mtcjudge.exports.state import OPTIONAL_STATE, STATE_COLUMNS
+from mtcjudge.ingest.formats import InputError
+from mtcjudge.judging.repository import hash_token
+from mtcjudge.models import (
+    LEASE_STATES,
+    Assessor,
+    Campaign,
+    Document,
+    Judgment,
+    Lease,
+    Query,
+    Result,
+    System,
+    TrajectoryPoint,
+)
+from mtcjudge.planner import repository as planner_repository
+from mtcjudge.planner.service import ensure_pool
+
+__all__ = ["Bundle", "RestoreReport", "open_bundle", "restore_campaign"]
+
+_NAME_MAX = 200
+_SOURCES = ("assessor", "import")
+_SELECTION_RULES = ("plan", "own_query", "any_free", "audit")
+_PSEUDONYM = re.compile(r"A[1-9][0-9]*")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_HASH_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """An export bundle whose manifest and checksums were verified (:func:`open_bundle`)."""
+
+    name: str
+    archive: zipfile.ZipFile
+    manifest: dict[str, Any]
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return dict(self.manifest["campaign"])
+
+    def rows(self, member: str) -> Iterator[tuple[int, dict[str, str]]]:
+        """(line, record) of a ``state/`` member, its header checked."""
+        where = f"{self.name}/{member}"
+        columns = STATE_COLUMNS[member]
+        with self.archive.open(member) as raw:
+            text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+            reader = csv.reader(text)
+            try:
+                header = next(reader, None)
+                if header is None or tuple(header) != columns:
+                    raise InputError(
+                        where, 1, f"expected the columns {','.join(columns)}, found {header}"
+                    )
+                for record in reader:
+                    line = reader.line_num
+                    if len(record) != len(columns):
+                        raise InputError(
+                            where, line, f"expected {len(columns)} fields, found {len(record)}"
+                        )
+                    yield line, dict(zip(columns, record, strict=True))
+            except UnicodeDecodeError as exc:
+                raise InputError(where, None, f"not UTF-8 text ({exc.reason})") from exc
+            except csv.Error as exc:
+                raise InputError(where, reader.line_num, f"not CSV: {exc}") from exc
+
+
+def _refuse(name: str, message: str) -> InputError:
+    return InputError(name, None, message)
+
+
+def open_bundle(source: str | Path | BinaryIO, name: str | None = None) -> Bundle:
+    """Open ``source`` (a path or a binary file) as an export bundle and verify it: a zip,
+    an mtcjudge manifest of this format version, every listed member present with its
+    SHA-256 and size, and no member the manifest does not list.
+
+    Raises
+    ------
+    InputError
+        Naming the bundle (and the member) and what is wrong.
+    """
+    shown = name or (str(source) if isinstance(source, str | Path) else "bundle")
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
+        raise _refuse(
+            shown,
+            "not a zip file: an export bundle is the zip 'mtcjudge export SLUG --what bundle' "
+            "writes",
+        ) from exc
+    except FileNotFoundError as exc:
+        raise _refuse(shown, "no such file") from exc
+    except IsADirectoryError as exc:
+        raise _refuse(shown, "is a directory, expected a zip file") from exc
+    try:
+        manifest = _manifest(archive, shown)
+        _verify_members(archive, manifest, shown)
+    except BaseException:
+        archive.close()
+        raise
+    return Bundle(shown, archive, manifest)
+
+
+def _manifest(archive: zipfile.ZipFile, name: str) -> dict[str, Any]:
+    if "manifest.json" not in archive.namelist():
+        raise _refuse(name, "no manifest.json: not an mtcjudge export bundle")
+    where = f"{name}/manifest.json"
+    try:
+        manifest = json.loads(archive.read("manifest.json").decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(where, None, "not UTF-8 text") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(where, exc.lineno, f"not JSON: {exc.msg}") from exc
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputError(where, None, f"cannot be read: {exc}") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        raise InputError(
+            where, None, f"format is {found!r}, not {BUNDLE_FORMAT!r}: not an mtcjudge bundle"
+        )
+    version = manifest.get("format_version")
+    if version != BUNDLE_FORMAT_VERSION:
+        hint = (
+            ": it holds no state/ members (it was made before bundles could be imported); "
+            "export the campaign again"
+            if version == 1
+            else ""
+        )
+        raise InputError(
+            where,
+            None,
+            f"format_version is {version!r}; this mtcjudge imports {BUNDLE_FORMAT_VERSION}{hint}",
+        )
+    files = manifest.get("files")
+    if (
+        not isinstance(files, list)
+        or not all(isinstance(f, dict) for f in files)
+        or not isinstance(manifest.get("campaign"), dict)
+    ):
+        raise InputError(where, None, "files must be a list of members and campaign an object")
+    return manifest
+
+
+def _verify_members(archive: zipfile.ZipFile, manifest: dict[str, Any], name: str) -> None:
+    listed: dict[str, dict[str, Any]] = {}
+    for entry in manifest["files"]:
+        member = entry.get("name")
+        if not isinstance(member, str) or not isinstance(entry.get("sha256"), str):
+            raise InputError(f"{name}/manifest.json", None, f"files: a malformed entry {entry!r}")
+        listed[member] = entry
+    present = [n for n in archive.namelist() if n != "manifest.json"]
+    unlisted = sorted(set(present) - set(listed))
+    if unlisted:
+        raise _refuse(
+            name,
+            f"{unlisted[0]} is not listed in manifest.json: the bundle was changed after it "
+            "was made (or is not an mtcjudge bundle)",
+        )
+    if len(present) != len(set(present)):
+        raise _refuse(name, "a member is in the zip twice")
+    missing = [m for m in STATE_COLUMNS if m not in listed and m not in OPTIONAL_STATE]
+    missing += sorted(m for m in listed if m not in present)
+    if missing:
+        raise _refuse(name, f"{missing[0]} is missing: the bundle is incomplete")
+    for member, entry in listed.items():
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            with archive.open(member) as stream:
+                while chunk := stream.read(_HASH_CHUNK):
+                    digest.update(chunk)
+                    size += len(chunk)
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            raise _refuse(f"{name}/{member}", f"cannot be read: {exc}") from exc
+        if digest.hexdigest() != entry["sha256"] or size != entry.get("bytes", size):
+            raise _refuse(
+                f"{name}/{member}",
+                "its SHA-256 is not the one manifest.json gives: the file was changed or "
+                "damaged after the bundle was made",
+            )
+
+
+# ------------------------------------------------------------------ fields
+
+
+class _Fields:
+    """Parses the fields of one record, naming the member, line and field in every error."""
+
+    def __init__(self, where: str, line: int, record: dict[str, str]) -> None:
+        self.where, self.line, self.record = where, line, record
+
+    def error(self, field: str, message: str) -> InputError:
+        return InputError(self.where, self.line, f"{field}: {message}", field=field)
+
+    def text(self, field: str, *, optional: bool = False) -> str | None:
+        value = self.record[field]
+        if value == "":
+            if optional:
+                return None
+            raise self.error(field, "is empty")
+        if len(value) > _NAME_MAX:
+            raise self.error(field, f"is longer than {_NAME_MAX} characters")
+        return value
+
+    def name(self, field: str) -> str:
+        value = self.text(field)
+        assert value is not None
+        return value
+
+    def integer(self, field: str, *, optional: bool = False, minimum: int = 0) -> int | None:
+        value = self.record[field]
+        if value == "" and optional:
+            return None
+        if not _INTEGER.fullmatch(value) or int(value) < minimum or int(value) > 2**31 - 1:
+            raise self.error(field, f"must be an integer of at least {minimum}, found {value!r}")
+        return int(value)
+
+    def number(
+        self, field: str, *, optional: bool = False, low: float = -math.inf, high: float = math.inf
+    ) -> float | None:
+        value = self.record[field]
+        if value == "" and optional:
+            return None
+        if not _DECIMAL.fullmatch(value) or not low <= float(value) <= high:
+            raise self.error(field, f"must be a number from {low:g} to {high:g}, found {value!r}")
+        return float(value)
+
+    def time(self, field: str, *, optional: bool = False) -> datetime | None:
+        value = self.record[field]
+        if value == "" and optional:
+            return None
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            raise self.error(field, f"must be a time in ISO 8601 with its offset, found {value!r}")
+        return moment
+
+    def choice(self, field: str, allowed: tuple[str, ...], *, optional: bool = False) -> str | None:
+        value = self.record[field]
+        if value == "" and optional:
+            return None
+        if value not in allowed:
+            raise self.error(field, f"must be one of {', '.join(allowed)}, found {value!r}")
+        return value
+
+    def known(self, field: str, value: str, known: dict[str, Any] | set[str], what: str) -> None:
+        if value not in known:
+            raise self.error(field, f"{value!r} is not {what} of the bundle")
+
+
+def _records(bundle: Bundle, member: str) -> Iterator[_Fields]:
+    where = f"{bundle.name}/{member}"
+    for line, record in bundle.rows(member):
+        yield _Fields(where, line, record)
+
+
+# ------------------------------------------------------------------ restore
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    """What :func:`restore_campaign` stored."""
+
+    slug: str
+    source_slug: str
+    exported_at: str | None
+    software: str | None
+    n_systems: int
+    n_queries: int
+    n_documents: int
+    n_results: int
+    n_pool_pairs: int
+    n_assessors: int
+    n_leases: int
+    n_judgments: int
+    n_trajectory_points: int
+    audio_found: int = 0
+    audio_missing: int = 0
+
+    def summary(self) -> str:
+        """One line for the audit log."""
+        return (
+            f"from the bundle of {self.source_slug!r} ({self.software or 'unknown version'}, "
+            f"exported {self.exported_at or '?'}): {self.n_systems} systems × "
+            f"{self.n_queries} queries, {self.n_pool_pairs} pool pairs, {self.n_judgments} "
+            f"judgments, {self.n_assessors} assessors (new links needed)"
+        )
+
+
+def _spec(bundle: Bundle, slug: str | None) -> tuple[campaigns.CampaignSpec, dict[str, Any]]:
+    settings = bundle.settings
+    where = f"{bundle.name}/manifest.json"
+    values: dict[str, Any] = {f.name: settings.get(f.name) for f in fields(campaigns.CampaignSpec)}
+    values["slug"] = slug if slug is not None else settings.get("slug")
+    missing = [n for n, v in values.items() if v is None and n != "slug"]
+    if missing:
+        raise InputError(where, None, f"campaign: {missing[0]} is missing")
+    try:
+        spec = campaigns.CampaignSpec(**values)
+    except ValueError as exc:
+        raise InputError(where, None, f"campaign: {exc}") from exc
+    extra: dict[str, Any] = {}
+    version = settings.get("collection_version", 0)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise InputError(where, None, f"campaign: collection_version {version!r} is not a count")
+    extra["collection_version"] = version
+    created = settings.get("created_at")
+    try:
+        extra["created_at"] = datetime.fromisoformat(created) if created else None
+    except (TypeError, ValueError) as exc:
+        raise InputError(where, None, f"campaign: created_at {created!r} is not a time") from exc
+    return spec, extra
+
+
+def restore_campaign(
+    session: Session,
+    bundle: Bundle,
+    *,
+    slug: str | None = None,
+    audio_dir: Path | None = None,
+    actor: audit.Actor | None = None,
+) -> tuple[Campaign, RestoreReport]:
+    """Create the campaign a verified bundle describes; nothing is committed (the caller's
+    transaction), so an error leaves nothing behind.
+
+    ``slug`` replaces the bundle's (which another campaign may hold); ``audio_dir`` is
+    scanned for the clips as ``campaign create --audio`` does. With ``actor``, the audit log
+    records the creation.
+
+    Raises
+    ------
+    InputError
+        A row of a ``state/`` member that cannot be restored (by member, line and field).
+    InvalidInput
+        The slug is taken, or the audio directory does not exist.
+    """
+    spec, extra = _spec(bundle, slug)
+    if campaigns_repository.campaign_by_slug(session, spec.slug or "") is not None:
+        raise InvalidInput(
+            f"slug {spec.slug!r} is already taken by another campaign: give the restored "
+            "campaign another one (--slug)"
+        )
+    campaign = Campaign(
+        slug=spec.slug,
+        **{f.name: getattr(spec, f.name) for f in fields(spec) if f.name != "slug"},
+        collection_version=extra["collection_version"],
+    )
+    if extra["created_at"] is not None:
+        campaign.created_at = extra["created_at"]
+    try:
+        with session.begin_nested():
+            campaigns_repository.add(session, campaign)
+    except IntegrityError as exc:
+        raise InvalidInput(f"slug {campaign.slug!r} is already taken") from exc
+    cid = campaign.id
+
+    system_ids = _restore_systems(session, bundle, cid)
+    document_ids, query_ids, scan = _restore_documents(session, bundle, cid, audio_dir)
+    n_results = _restore_lists(session, bundle, cid, system_ids, query_ids, document_ids)
+    n_pool = ensure_pool(session, campaign)
+    assessor_ids = _restore_assessors(session, bundle, cid)
+    lease_ids = _restore_leases(session, bundle, campaign, query_ids, document_ids, assessor_ids)
+    n_judgments = _restore_judgments(
+        session, bundle, cid, query_ids, document_ids, assessor_ids, lease_ids
+    )
+    repository.recount_pairs(session, cid)
+    _restore_audit(session, bundle, cid, query_ids, document_ids)
+    n_points = _restore_trajectory(session, bundle, cid)
+    session.flush()
+    software = bundle.manifest.get("software")
+    report = RestoreReport(
+        slug=campaign.slug,
+        source_slug=str(bundle.settings.get("slug")),
+        exported_at=bundle.manifest.get("created_at"),
+        software=(
+            f"{software.get('name')} {software.get('version')}"
+            if isinstance(software, dict)
+            else None
+        ),
+        n_systems=len(system_ids),
+        n_queries=len(query_ids),
+        n_documents=len(document_ids),
+        n_results=n_results,
+        n_pool_pairs=n_pool,
+        n_assessors=len(assessor_ids),
+        n_leases=len(lease_ids),
+        n_judgments=n_judgments,
+        n_trajectory_points=n_points,
+        audio_found=len(scan.found),
+        audio_missing=len(scan.missing),
+    )
+    if actor is not None:
+        audit.record(session, cid, actor, audit.CAMPAIGN_CREATED, report.summary())
+    return campaign, report
+
+
+def _insert(session: Session, model: Any, rows: list[dict[str, Any]]) -> None:
+    campaigns_repository.bulk_insert(session, model, rows)
+
+
+def _restore_systems(session: Session, bundle: Bundle, cid: int) -> dict[str, int]:
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for f in _records(bundle, "state/systems.csv"):
+        name = f.name("system")
+        if name in seen:
+            raise f.error("system", f"{name!r} is listed twice")
+        seen.add(name)
+        rows.append({"campaign_id": cid, "name": name, "team": f.text("team", optional=True)})
+    _insert(session, System, rows)
+    return campaigns_repository.system_ids(session, cid)
+
+
+def _restore_documents(
+    session: Session, bundle: Bundle, cid: int, audio_dir: Path | None
+) -> tuple[dict[str, int], dict[str, int], AudioScan]:
+    documents: list[tuple[str, str | None, str | None]] = []
+    queries: list[str] = []
+    seen: set[str] = set()
+    for f in _records(bundle, "state/documents.csv"):
+        doc = f.name("document")
+        if doc in seen:
+            raise f.error("document", f"{doc!r} is listed twice")
+        seen.add(doc)
+        documents.append((doc, f.text("artist", optional=True), f.text("genre", optional=True)))
+        if f.choice("query", ("0", "1")) == "1":
+            queries.append(doc)
+    scan = AudioScan({}, [], [])
+    if audio_dir is not None:
+        try:
+            scan = scan_audio(audio_dir, sorted(seen))
+        except ValueError as exc:
+            raise InvalidInput(f"audio directory: {exc}") from exc
+    rows = []
+    for doc, artist, genre in documents:
+        audio = scan.found.get(doc)
+        rows.append(
+            {
+                "campaign_id": cid,
+                "external_id": doc,
+                "artist": artist,
+                "genre": genre,
+                "audio_path": str(audio.path) if audio else None,
+                "audio_type": audio.mime if audio else None,
+                "duration_seconds": audio.duration_seconds if audio else None,
+            }
+        )
+    _insert(session, Document, rows)
+    document_ids = campaigns_repository.document_ids(session, cid)
+    _insert(session, Query, [{"campaign_id": cid, "document_id": document_ids[q]} for q in queries])
+    by_document = campaigns_repository.query_ids(session, cid)
+    return document_ids, {q: by_document[document_ids[q]] for q in queries}, scan
+
+
+def _batched(session: Session, model: Any, rows: Iterator[dict[str, Any]], size: int = 5000) -> int:
+    batch: list[dict[str, Any]] = []
+    n = 0
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            _insert(session, model, batch)
+            n += len(batch)
+            batch = []
+    _insert(session, model, batch)
+    return n + len(batch)
+
+
+def _restore_lists(
+    session: Session,
+    bundle: Bundle,
+    cid: int,
+    system_ids: dict[str, int],
+    query_ids: dict[str, int],
+    document_ids: dict[str, int],
+) -> int:
+    seen: set[tuple[str, str, int]] = set()
+    listed: set[tuple[str, str, str]] = set()
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for f in _records(bundle, "state/lists.csv"):
+            system, query, document = f.name("system"), f.name("query"), f.name("document")
+            f.known("system", system, system_ids, "a system")
+            f.known("query", query, query_ids, "a query")
+            f.known("document", document, document_ids, "a document")
+            rank = f.integer("rank", minimum=1)
+            assert rank is not None
+            if (system, query, rank) in seen or (system, query, document) in listed:
+                raise f.error("rank", f"{system} lists {query} twice at a rank or a document")
+            seen.add((system, query, rank))
+            listed.add((system, query, document))
+            yield {
+                "campaign_id": cid,
+                "system_id": system_ids[system],
+                "query_id": query_ids[query],
+                "rank": rank,
+                "document_id": document_ids[document],
+            }
+
+    return _batched(session, Result, rows())
+
+
+def _restore_assessors(session: Session, bundle: Bundle, cid: int) -> dict[str, int]:
+    rows = []
+    for n, f in enumerate(_records(bundle, "state/assessors.csv"), start=1):
+        pseudonym = f.name("assessor")
+        if pseudonym != f"A{n}":
+            raise f.error("assessor", f"expected A{n} (in the order invited), found {pseudonym!r}")
+        rows.append(
+            {
+                "campaign_id": cid,
+                "name": pseudonym,
+                # a token nobody knows: the exported campaign's links open nothing here
+                "token_hash": hash_token(campaigns.new_token()),
+                "created_at": f.time("created_at"),
+                "revoked_at": f.time("revoked_at", optional=True),
+            }
+        )
+    for row in rows:  # one at a time: the ids follow the pseudonyms' order
+        _insert(session, Assessor, [row])
+    ids = session.scalars(
+        select(Assessor.id).where(Assessor.campaign_id == cid).order_by(Assessor.id)
+    ).all()
+    return {f"A{n}": int(i) for n, i in enumerate(ids, start=1)}
+
+
+def _pool_pair(
+    f: _Fields,
+    pairs: dict[tuple[int, int], int],
+    query_ids: dict[str, int],
+    document_ids: dict[str, int],
+) -> tuple[int, int, int]:
+    """(pair id, query id, document id) of the record's query and document, which must be a
+    pair of the restored pool."""
+    query, document = f.name("query"), f.name("document")
+    f.known("query", query, query_ids, "a query")
+    f.known("document", document, document_ids, "a document")
+    query_id, document_id = query_ids[query], document_ids[document]
+    pair = pairs.get((query_id, document_id))
+    if pair is None:
+        raise f.error("document", f"({query}, {document}) is not a pair of the pool")
+    return pair, query_id, document_id
+
+
+def _restore_leases(
+    session: Session,
+    bundle: Bundle,
+    campaign: Campaign,
+    query_ids: dict[str, int],
+    document_ids: dict[str, int],
+    assessor_ids: dict[str, int],
+) -> list[int]:
+    pairs = planner_repository.pair_ids(session, campaign.id)
+    n = 0
+
+    def rows() -> Iterator[dict[str, Any]]:
+        nonlocal n
+        for f in _records(bundle, "state/leases.csv"):
+            n += 1
+            number = f.integer("lease", minimum=1)
+            if number != n:
+                raise f.error("lease", f"expected {n} (leases in the order handed out)")
+            pair, query_id, document_id = _pool_pair(f, pairs, query_ids, document_ids)
+            assessor = f.name("assessor")
+            f.known("assessor", assessor, assessor_ids, "an assessor")
+            leased_at = f.time("leased_at")
+            assert leased_at is not None
+            yield {
+                "campaign_id": campaign.id,
+                "pair_id": pair,
+                "query_id": query_id,
+                "document_id": document_id,
+                "assessor_id": assessor_ids[assessor],
+                "state": f.choice("state", LEASE_STATES),
+                "leased_at": leased_at,
+                "expires_at": f.time("expires_at"),
+                "selection_rank": f.integer("selection_rank", optional=True),
+                "selection_weight": f.number("selection_weight", optional=True),
+                "selection_rule": f.choice("selection_rule", _SELECTION_RULES, optional=True),
+            }
+
+    try:
+        with session.begin_nested():
+            _batched(session, Lease, rows())
+    except IntegrityError as exc:
+        raise InputError(
+            f"{bundle.name}/state/leases.csv", None, "an assessor holds two live leases"
+        ) from exc
+    return list(
+        session.scalars(select(Lease.id).where(Lease.campaign_id == campaign.id).order_by(Lease.id))
+    )
+
+
+def _restore_judgments(
+    session: Session,
+    bundle: Bundle,
+    cid: int,
+    query_ids: dict[str, int],
+    document_ids: dict[str, int],
+    assessor_ids: dict[str, int],
+    lease_ids: list[int],
+) -> int:
+    judged: set[tuple[str, str, str]] = set()
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for f in _records(bundle, "state/judgments.csv"):
+            query, document = f.name("query"), f.name("document")
+            f.known("query", query, query_ids, "a query")
+            f.known("document", document, document_ids, "a document")
+            assessor = f.text("assessor", optional=True)
+            if assessor is not None:
+                f.known("assessor", assessor, assessor_ids, "an assessor")
+                if (query, document, assessor) in judged:
+                    raise f.error("assessor", f"{assessor} judged ({query}, {document}) twice")
+                judged.add((query, document, assessor))
+            lease = f.integer("lease", optional=True, minimum=1)
+            if lease is not None and lease > len(lease_ids):
+                raise f.error("lease", f"lease {lease} is not in state/leases.csv")
+            broad = f.integer("broad", optional=True)
+            if broad is not None and broad > 2:
+                raise f.error("broad", f"must be 0, 1 or 2, found {broad}")
+            yield {
+                "campaign_id": cid,
+                "query_id": query_ids[query],
+                "document_id": document_ids[document],
+                "assessor_id": None if assessor is None else assessor_ids[assessor],
+                "broad": broad,
+                "fine": f.number("fine", optional=True, low=0.0, high=100.0),
+                "source": f.choice("source", _SOURCES),
+                "created_at": f.time("created_at"),
+                "updated_at": f.time("updated_at"),
+                "revision": f.integer("revision"),
+                "query_listen_ms": f.integer("query_listen_ms", optional=True),
+                "candidate_listen_ms": f.integer("candidate_listen_ms", optional=True),
+                "lease_id": None if lease is None else lease_ids[lease - 1],
+            }
+
+    return _batched(session, Judgment, rows())
+
+
+def _restore_audit(
+    session: Session,
+    bundle: Bundle,
+    cid: int,
+    query_ids: dict[str, int],
+    document_ids: dict[str, int],
+) -> None:
+    """Mark the pairs the audit drew (none in a bundle made before audits were stored)."""
+    if "state/audit.csv" not in bundle.archive.namelist():
+        return
+    pairs = planner_repository.pair_ids(session, cid)
+    drawn = [
+        _pool_pair(f, pairs, query_ids, document_ids)[0]
+        for f in _records(bundle, "state/audit.csv")
+    ]
+    planner_repository.mark_audit(session, drawn)
+
+
+def _restore_trajectory(session: Session, bundle: Bundle, cid: int) -> int:
+    def rows() -> Iterator[dict[str, Any]]:
+        for f in _records(bundle, "state/trajectory.csv"):
+            yield {
+                "campaign_id": cid,
+                "judged_pairs": f.integer("judged_pairs"),
+                "ranking_confidence": f.number("ranking_confidence", low=0.0, high=1.0),
+                "system_pairs_settled": f.integer("system_pairs_settled"),
+                "at": f.time("at"),
+            }
+
+    return _batched(session, TrajectoryPoint, rows())

@@ -1,0 +1,115 @@
+"""Organizer API of the exports: ``GET /api/campaigns/{slug}/export/{what}`` (docs/exports.md).
+
+The export is written in one transaction on a worker thread to a spooled temporary file (in
+memory up to 1 MiB, then on disk), then streamed to the client from it: the database is read
+as fast as it answers and never waits for a slow client, and memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Annotated, Literal
+
+import anyio
+import anyio.to_thread
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import StreamingResponse
+
+from mtcjudge.campaigns.routes import CHECK_SLUG
+from mtcjudge.db import session_scope
+from mtcjudge.deps import CurrentOrganizer
+from mtcjudge.exports import service
+from mtcjudge.schemas import error_responses
+
+__all__ = ["router"]
+
+router = APIRouter(
+    prefix="/api/campaigns",
+    tags=["organizer"],
+    responses=error_responses(400, 401, 404, 422, 503),
+    dependencies=[CHECK_SLUG],
+)
+
+#: one export at a time per process (estimates and results build engines: seconds of CPU)
+_EXPORTS = anyio.CapacityLimiter(1)
+SPOOL_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 16
+
+What = Literal["qrels", "judgments", "estimates", "results", "runs", "bundle"]
+
+
+def _chunks(spool: IO[bytes]) -> Iterator[bytes]:
+    try:
+        while chunk := spool.read(CHUNK_BYTES):
+            yield chunk
+    finally:
+        spool.close()
+
+
+@router.get(
+    "/{slug}/export/{what}",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "the export, as an attachment",
+            "content": {media: {} for media in sorted(set(service.MEDIA_TYPES.values()))},
+        }
+    },
+)
+async def export_campaign(
+    slug: str,
+    what: Annotated[
+        What,
+        Path(
+            description="qrels (TREC), judgments (every one), estimates (unjudged pairs), "
+            "results (every measure), runs (TREC), bundle (zip of all, with a manifest)"
+        ),
+    ],
+    request: Request,
+    _organizer: CurrentOrganizer,
+    scale: Annotated[
+        Literal["fine", "broad"] | None,
+        Query(description="scale of qrels, estimates and results (default: the campaign's)"),
+    ] = None,
+    format: Annotated[
+        Literal["trec", "csv", "jsonl", "json", "zip"] | None,
+        Query(
+            description="qrels, runs: trec; judgments, estimates: csv (default) or jsonl; "
+            "results: json; bundle: zip"
+        ),
+    ] = None,
+    aggregate: Annotated[
+        Literal["mean", "median"],
+        Query(
+            description="several judgments of a pair in the qrels: mean or median, rounded half up"
+        ),
+    ] = "mean",
+) -> StreamingResponse:
+    """A campaign's export for researchers: ``qrels`` (TREC ``qid 0 docno rel``, one line per
+    judged pair), ``judgments`` (every judgment, long format), ``estimates`` (the unjudged
+    pool pairs' expected relevance and variance), ``results`` (the results document for every
+    measure: ``cg`` = CG@k; ``dcg`` = MIREX nDCG@k, normalised by an all-maximum list;
+    ``ndcg`` = trec_eval/ir_measures nDCG@k, normalised by the ideal ordering; ``rbp``),
+    ``runs`` (TREC run file) or ``bundle`` (a zip of all, with grades and a manifest)."""
+    spec = service.ExportSpec(what, scale, format, aggregate)
+    factory = request.app.state.session_factory
+
+    def produce() -> tuple[IO[bytes], str]:
+        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
+        try:
+            with session_scope(factory) as session:
+                service.begin_snapshot(session)
+                name = service.write_export(session, slug, spec, spool)  # type: ignore[arg-type]
+        except BaseException:
+            spool.close()
+            raise
+        spool.seek(0)
+        return spool, name
+
+    spool, name = await anyio.to_thread.run_sync(produce, limiter=_EXPORTS)
+    return StreamingResponse(
+        _chunks(spool),
+        media_type=spec.media_type,
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

@@ -1,0 +1,151 @@
+"""The bundle's ``state/`` members: what a campaign is made of beyond the researchers' files,
+so that ``mtcjudge campaign import-bundle`` rebuilds the same campaign (docs/exports.md,
+"Importing a bundle").
+
+The researchers' files show the runs as the measures see them and the judgments by pair; an
+identical campaign also needs the lists as they were imported (with the query clip and the
+same-artist clips the measures drop), the documents' artists and genres (the filter and the
+estimators use them), the teams, the assessors (by pseudonym), every lease and the order in
+which judgments and leases were stored, the confidence curve, and the pairs drawn into the
+``joint`` estimator's audit sample. Each is a CSV member
+whose columns are in :data:`STATE_COLUMNS`; an empty cell is a missing value. Assessors are
+named by their pseudonyms (A1, A2, ... in the order they were invited) and leases by their
+number in the campaign (1 = the first pair handed out), never by database ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from mtcjudge.exports import repository
+from mtcjudge.models import Campaign, as_utc
+
+__all__ = ["OPTIONAL_STATE", "STATE_COLUMNS", "state_records"]
+
+#: member -> its columns, in the order they are written (and restored)
+STATE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "state/systems.csv": ("system", "team"),
+    "state/documents.csv": ("document", "artist", "genre", "query"),
+    "state/lists.csv": ("system", "query", "rank", "document"),
+    "state/assessors.csv": ("assessor", "created_at", "revoked_at"),
+    "state/leases.csv": (
+        "lease",
+        "query",
+        "document",
+        "assessor",
+        "state",
+        "leased_at",
+        "expires_at",
+        "selection_rank",
+        "selection_weight",
+        "selection_rule",
+    ),
+    "state/judgments.csv": (
+        "query",
+        "document",
+        "assessor",
+        "source",
+        "broad",
+        "fine",
+        "created_at",
+        "updated_at",
+        "revision",
+        "query_listen_ms",
+        "candidate_listen_ms",
+        "lease",
+    ),
+    "state/trajectory.csv": (
+        "judged_pairs",
+        "ranking_confidence",
+        "system_pairs_settled",
+        "at",
+    ),
+    "state/audit.csv": ("query", "document"),
+}
+#: members a bundle made by an earlier version may lack (restored as empty)
+OPTIONAL_STATE = frozenset({"state/audit.csv"})
+
+
+def _time(moment: datetime | None) -> str | None:
+    return None if moment is None else as_utc(moment).isoformat()
+
+
+def state_records(session: Session, campaign: Campaign, member: str) -> Iterator[dict[str, Any]]:
+    """The records of one ``state/`` member, in their order."""
+    cid = campaign.id
+    if member == "state/systems.csv":
+        for row in repository.state_systems(session, cid):
+            yield {"system": row.system, "team": row.team}
+    elif member == "state/documents.csv":
+        for row in repository.state_documents(session, cid):
+            yield {
+                "document": row.document,
+                "artist": row.artist,
+                "genre": row.genre,
+                "query": 1 if row.query else 0,
+            }
+    elif member == "state/lists.csv":
+        # every result as imported, the query clip and same-artist clips included
+        for row in repository.result_rows(session, cid):
+            yield {
+                "system": row.system,
+                "query": row.query,
+                "rank": row.rank,
+                "document": row.document,
+            }
+    elif member == "state/assessors.csv":
+        for n, row in enumerate(repository.state_assessors(session, cid), start=1):
+            yield {
+                "assessor": f"A{n}",
+                "created_at": _time(row.created_at),
+                "revoked_at": _time(row.revoked_at),
+            }
+    elif member == "state/leases.csv":
+        pseudonyms = repository.assessor_pseudonyms(session, cid)
+        for n, row in enumerate(repository.state_leases(session, cid), start=1):
+            yield {
+                "lease": n,
+                "query": row.query,
+                "document": row.document,
+                "assessor": pseudonyms[row.assessor_id],
+                "state": row.state,
+                "leased_at": _time(row.leased_at),
+                "expires_at": _time(row.expires_at),
+                "selection_rank": row.selection_rank,
+                "selection_weight": row.selection_weight,
+                "selection_rule": row.selection_rule,
+            }
+    elif member == "state/judgments.csv":
+        pseudonyms = repository.assessor_pseudonyms(session, cid)
+        for row in repository.state_judgments(session, cid):
+            yield {
+                "query": row.query,
+                "document": row.document,
+                "assessor": None if row.assessor_id is None else pseudonyms[row.assessor_id],
+                "source": row.source,
+                "broad": row.broad,
+                "fine": row.fine,
+                "created_at": _time(row.created_at),
+                "updated_at": _time(row.updated_at),
+                "revision": row.revision,
+                "query_listen_ms": row.query_listen_ms,
+                "candidate_listen_ms": row.candidate_listen_ms,
+                "lease": row.lease,
+            }
+    elif member == "state/trajectory.csv":
+        for row in repository.state_trajectory(session, cid):
+            yield {
+                "judged_pairs": row.judged_pairs,
+                "ranking_confidence": row.ranking_confidence,
+                "system_pairs_settled": row.system_pairs_settled,
+                "at": _time(row.at),
+            }
+    elif member == "state/audit.csv":
+        for row in repository.state_audit(session, cid):
+            yield {"query": row.query, "document": row.document}
+    else:
+        raise KeyError(member)

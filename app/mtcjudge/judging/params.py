@@ -1,0 +1,43 @@
+"""Path parameters of the assessor's routes and pages, checked against what can exist.
+
+(The checks are ``async``: they do no I/O, and a sync dependency would take a worker thread.)
+
+A token with a character no token has, or an id past the database's range, names nothing:
+the app answers 404 as for an unknown one (see ``mtcjudge.main``), before any query, and the
+OpenAPI schema documents the form. Routes declare them as decorator dependencies.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Path
+
+from mtcjudge.validation import INT32_MAX
+
+__all__ = ["CHECK_DOCUMENT_ID", "CHECK_JUDGMENT_ID", "CHECK_TOKEN", "TOKEN_PATTERN"]
+
+#: invitation tokens are ``secrets.token_urlsafe`` texts, stored in a String(64) column
+TOKEN_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+
+
+async def _token(
+    token: Annotated[
+        str,
+        Path(pattern=TOKEN_PATTERN, description="the personal token of the invitation link"),
+    ],
+) -> None:
+    """Only checks the form; the service looks the token up."""
+
+
+async def _judgment_id(judgment_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) -> None:
+    """Only checks the range."""
+
+
+async def _document_id(document_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) -> None:
+    """Only checks the range."""
+
+
+CHECK_TOKEN = Depends(_token)
+CHECK_JUDGMENT_ID = Depends(_judgment_id)
+CHECK_DOCUMENT_ID = Depends(_document_id)

@@ -1,0 +1,787 @@
+"""Queries of the judging feature: pairs, leases and judgments.
+
+Every statement that changes who holds a pair runs while the transaction holds that pair's
+row: ``SELECT ... FOR UPDATE`` on Postgres; on SQLite every transaction begins IMMEDIATE
+and so holds the database's write lock. The conditional UPDATEs below are what enforce the
+invariants; the reads before them only find candidates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    DateTime,
+    Integer,
+    and_,
+    bindparam,
+    case,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    union,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, aliased
+
+from mtcjudge.models import (
+    Assessor,
+    Campaign,
+    Document,
+    Judgment,
+    Lease,
+    Pair,
+    PlanEntry,
+    PlannerState,
+    Query,
+    as_utc,
+    utcnow,
+)
+
+__all__ = [
+    "ClaimCandidate",
+    "assessor_and_campaign",
+    "assessor_by_token",
+    "candidate",
+    "give_back_slot",
+    "hash_token",
+    "insert_judgment",
+    "insert_lease",
+    "judgment_by_client_id",
+    "last_judged_query",
+    "live_lease_of",
+    "live_leases_of_others",
+    "lock_pair",
+    "mark_consented",
+    "mark_lease",
+    "pair_of",
+    "pair_view",
+    "pairs_left",
+    "planner_state",
+    "playable_document",
+    "progress_counts",
+    "recent_judgments",
+    "record_judgment",
+    "record_revision",
+    "release_expired",
+    "release_lease",
+    "take_slot",
+]
+
+
+@dataclass(frozen=True)
+class ClaimCandidate:
+    pair_id: int
+    query_id: int
+    document_id: int
+    weight: float  # the planner's selection weight (0 outside the plan)
+    lapsed_leases: bool  # it holds live leases that have all run out
+    rank: int | None = None  # its place in the planner's list (None outside the plan)
+    audit: bool = False  # drawn into ``joint``'s audit sample (a random unjudged pair)
+
+
+def hash_token(token: str) -> str:
+    """What is stored of an invitation token (the token itself is only in the link)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_ASSESSOR_AND_CAMPAIGN = (
+    select(Assessor, Campaign)
+    .join(Campaign, Campaign.id == Assessor.campaign_id)
+    .where(Assessor.token_hash == bindparam("token_hash"), Assessor.revoked_at.is_(None))
+)
+
+
+def assessor_and_campaign(session: Session, token: str) -> tuple[Assessor, Campaign] | None:
+    """The assessor of an (unrevoked) link and their campaign, in one query."""
+    row = session.execute(_ASSESSOR_AND_CAMPAIGN, {"token_hash": hash_token(token)}).one_or_none()
+    return None if row is None else (row[0], row[1])
+
+
+def _run(session: Session, statement: Any, params: dict[str, Any] | None = None) -> Any:
+    """Execute on the session's connection, in its transaction, without the ORM: the
+    judging path reads and writes plain rows, which costs a fraction of loading objects."""
+    return session.connection().execute(statement, params or {})
+
+
+@dataclass(frozen=True)
+class LeaseInfo:
+    """A live lease as the judging path needs it."""
+
+    id: int
+    pair_id: int
+    campaign_id: int
+    query_id: int
+    document_id: int
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class ProgressCounts:
+    assessor_judged: int
+    campaign_judged: int
+    playable_pairs: int
+    system_pairs: int
+    system_pairs_settled: int
+    stop_reason: str | None
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a judging request starts from, read in one statement: the assessor, the
+    settings of their campaign, and (for ``next``) their live lease, the query they judged
+    last and their progress; (for a submit) the lease it names and a judgment already
+    stored under its client id."""
+
+    assessor_id: int
+    consented: bool
+    campaign_id: int
+    status: str
+    judgments_per_pair: int
+    lease_minutes: int
+    keep_collecting: bool
+    lease: LeaseInfo | None
+    last_query: int | None = None
+    progress: ProgressCounts | None = None
+    stored_judgment: int | None = None  # id of the judgment already stored for the client id
+
+
+_ASSESSOR_ID = bindparam("assessor_id", type_=Integer)
+_CAMPAIGN_ID = bindparam("campaign_id", type_=Integer)
+
+
+def _progress_columns(assessor_id: Any, campaign_id: Any) -> list[Any]:
+    """Scalar subqueries of :class:`ProgressCounts`' first two counts, then the planner's
+    figures (the statement must outer-join ``planner_state``)."""
+    return [
+        select(func.count())
+        .where(Judgment.assessor_id == assessor_id)
+        .scalar_subquery()
+        .label("assessor_judged"),
+        select(func.count())
+        .where(Pair.campaign_id == campaign_id, Pair.judged > 0)
+        .scalar_subquery()
+        .label("campaign_judged"),
+        PlannerState.playable_pairs,
+        PlannerState.system_pairs,
+        PlannerState.system_pairs_settled,
+        PlannerState.stop_reason,
+    ]
+
+
+def _progress_from(row: Any) -> ProgressCounts:
+    return ProgressCounts(
+        assessor_judged=int(row.assessor_judged or 0),
+        campaign_judged=int(row.campaign_judged or 0),
+        playable_pairs=int(row.playable_pairs or 0),
+        system_pairs=int(row.system_pairs or 0),
+        system_pairs_settled=int(row.system_pairs_settled or 0),
+        stop_reason=row.stop_reason,
+    )
+
+
+_CONTEXT_COLUMNS = (
+    Assessor.id.label("assessor_id"),
+    Assessor.consented_at,
+    Campaign.id.label("campaign_id"),
+    Campaign.status,
+    Campaign.judgments_per_pair,
+    Campaign.lease_minutes,
+    Campaign.keep_collecting,
+    Lease.id.label("lease_id"),
+    Lease.pair_id,
+    Lease.query_id,
+    Lease.document_id,
+    Lease.expires_at,
+)
+_CONTEXT_WHERE = (Assessor.token_hash == bindparam("token_hash"), Assessor.revoked_at.is_(None))
+_LAST_QUERY_OF_ASSESSOR = (
+    select(Judgment.query_id)
+    .where(Judgment.assessor_id == Assessor.id)
+    .order_by(Judgment.created_at.desc(), Judgment.id.desc())
+    .limit(1)
+    .scalar_subquery()
+    .label("last_query")
+)
+_NEXT_CONTEXT = (
+    select(
+        *_CONTEXT_COLUMNS,
+        _LAST_QUERY_OF_ASSESSOR,
+        *_progress_columns(Assessor.id, Campaign.id),
+    )
+    .select_from(Assessor)
+    .join(Campaign, Campaign.id == Assessor.campaign_id)
+    .outerjoin(Lease, and_(Lease.assessor_id == Assessor.id, Lease.state == "live"))
+    .outerjoin(PlannerState, PlannerState.campaign_id == Campaign.id)
+    .where(*_CONTEXT_WHERE)
+)
+_SUBMIT_CONTEXT = (
+    select(
+        *_CONTEXT_COLUMNS,
+        select(Judgment.id)
+        .where(
+            Judgment.assessor_id == Assessor.id,
+            Judgment.client_id == bindparam("client_id"),
+        )
+        .scalar_subquery()
+        .label("stored_judgment"),
+    )
+    .select_from(Assessor)
+    .join(Campaign, Campaign.id == Assessor.campaign_id)
+    .outerjoin(
+        Lease,
+        and_(Lease.id == bindparam("lease_id", type_=Integer), Lease.assessor_id == Assessor.id),
+    )
+    .where(*_CONTEXT_WHERE)
+)
+
+
+def _context(row: Any, **extra: Any) -> Context:
+    lease = None
+    if row.lease_id is not None:
+        lease = LeaseInfo(
+            int(row.lease_id),
+            int(row.pair_id),
+            int(row.campaign_id),
+            int(row.query_id),
+            int(row.document_id),
+            as_utc(row.expires_at),
+        )
+    return Context(
+        assessor_id=int(row.assessor_id),
+        consented=row.consented_at is not None,
+        campaign_id=int(row.campaign_id),
+        status=row.status,
+        judgments_per_pair=int(row.judgments_per_pair),
+        lease_minutes=int(row.lease_minutes),
+        keep_collecting=bool(row.keep_collecting),
+        lease=lease,
+        **extra,
+    )
+
+
+def next_context(session: Session, token: str) -> Context | None:
+    """The context of a ``next``: None when the link is unknown or revoked."""
+    row = _run(session, _NEXT_CONTEXT, {"token_hash": hash_token(token)}).one_or_none()
+    if row is None:
+        return None
+    last = None if row.last_query is None else int(row.last_query)
+    return _context(row, last_query=last, progress=_progress_from(row))
+
+
+def submit_context(session: Session, token: str, lease_id: int, client_id: str) -> Context | None:
+    """The context of a submit (``lease`` is the named lease if it is the assessor's, as
+    read before locking its pair): None when the link is unknown or revoked."""
+    params = {"token_hash": hash_token(token), "lease_id": lease_id, "client_id": client_id}
+    row = _run(session, _SUBMIT_CONTEXT, params).one_or_none()
+    if row is None:
+        return None
+    stored = None if row.stored_judgment is None else int(row.stored_judgment)
+    return _context(row, stored_judgment=stored)
+
+
+def assessor_by_token(session: Session, token: str) -> Assessor | None:
+    """The assessor whose (unrevoked) invitation link carries ``token``."""
+    return session.scalars(
+        select(Assessor).where(
+            Assessor.token_hash == hash_token(token), Assessor.revoked_at.is_(None)
+        )
+    ).one_or_none()
+
+
+# NO KEY UPDATE: does not conflict with the key-share locks that inserting a lease or a plan
+# entry (foreign keys to the row) takes; SQLite renders no FOR UPDATE
+_LOCK_PAIR = (
+    select(Pair.id, Pair.judged)
+    .where(Pair.id == bindparam("pair_id"))
+    .with_for_update(key_share=True)
+)
+
+
+@dataclass(frozen=True)
+class LockedPair:
+    id: int
+    judged: int  # judgments counted, read under the row's lock
+
+
+def lock_pair(session: Session, pair_id: int) -> LockedPair:
+    """Lock the pair's row until the transaction ends (Postgres; SQLite holds the
+    database's write lock already) and read its judgment count."""
+    row = _run(session, _LOCK_PAIR, {"pair_id": pair_id}).one()
+    return LockedPair(int(row.id), int(row.judged))
+
+
+def pair_of(session: Session, campaign_id: int, query_id: int, document_id: int) -> Pair | None:
+    return session.scalars(
+        select(Pair).where(
+            Pair.campaign_id == campaign_id,
+            Pair.query_id == query_id,
+            Pair.document_id == document_id,
+        )
+    ).one_or_none()
+
+
+# The statements of the judging path are built once: building a SELECT costs about as much
+# as running it on a local database, and these run on every request.
+_PER_PAIR = bindparam("per_pair", type_=Integer)
+_NOW = bindparam("now", type_=DateTime(timezone=True))
+_SKIP = bindparam("skip", expanding=True, type_=Integer)
+
+
+def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> Any:
+    # with one judgment per pair a judged pair is never free, so only a campaign that asks
+    # for several needs to leave out the pairs this assessor judged (an anti-join on the
+    # judgment table, by the columns of its unique key)
+    judged_by_me = exists().where(
+        Judgment.campaign_id == Pair.campaign_id,
+        Judgment.query_id == Pair.query_id,
+        Judgment.document_id == Pair.document_id,
+        Judgment.assessor_id == bindparam("assessor_id"),
+    )
+    # free: room for one more assessor now; when every live lease has lapsed
+    # (``leased_until`` passed) the pair is free whatever ``leased`` still says
+    conditions = [
+        Pair.campaign_id == bindparam("campaign_id"),
+        Pair.playable.is_(True),
+        Pair.judged < _PER_PAIR,
+        or_(Pair.judged + Pair.leased < _PER_PAIR, Pair.leased_until <= _NOW),
+        Pair.id.not_in(_SKIP),
+    ]
+    if several:
+        conditions.append(~judged_by_me)
+    columns = (
+        Pair.id,
+        Pair.query_id,
+        Pair.document_id,
+        Pair.leased,
+        Pair.leased_until,
+        Pair.audit,
+    )
+    if planned:
+        stmt = (
+            select(*columns, PlanEntry.weight, PlanEntry.rank)
+            .join(PlanEntry, PlanEntry.pair_id == Pair.id)
+            .where(PlanEntry.campaign_id == bindparam("campaign_id"), *conditions)
+            .order_by(PlanEntry.rank)
+        )
+        if own_query:
+            stmt = stmt.where(PlanEntry.query_id == bindparam("query_id"))
+    else:
+        stmt = (
+            select(*columns, literal(0.0), literal(None, type_=Integer))
+            .where(*conditions)
+            .order_by(Pair.id)
+        )
+        if own_query:
+            stmt = stmt.where(Pair.query_id == bindparam("query_id"))
+    # Postgres locks the row, and skips rows other requests hold instead of waiting for
+    # them; SQLite renders no FOR UPDATE (its transactions are serialised)
+    return stmt.limit(1).with_for_update(of=Pair, skip_locked=True, key_share=True)
+
+
+_CANDIDATE = {
+    (planned, own, several): _candidate_statement(planned=planned, own_query=own, several=several)
+    for planned in (True, False)
+    for own in (True, False)
+    for several in (True, False)
+}
+
+
+def candidate(
+    session: Session,
+    campaign_id: int,
+    assessor_id: int,
+    per_pair: int,
+    now: datetime,
+    *,
+    planned: bool,
+    query_id: int | None = None,
+    skip: frozenset[int] = frozenset(),
+) -> ClaimCandidate | None:
+    """The best free pair for this assessor: from the planner's list (``planned``), else
+    any free playable pair; with ``query_id``, of that query only."""
+    params: dict[str, Any] = {
+        "campaign_id": campaign_id,
+        "assessor_id": assessor_id,
+        "per_pair": per_pair,
+        "now": now,
+        "skip": sorted(skip) or [-1],
+    }
+    if query_id is not None:
+        params["query_id"] = query_id
+    statement = _CANDIDATE[(planned, query_id is not None, per_pair > 1)]
+    row = _run(session, statement, params).first()
+    if row is None:
+        return None
+    pair_id, query_id, document_id, leased, leased_until, audit, weight, rank = row
+    lapsed = bool(leased) and leased_until is not None and as_utc(leased_until) <= now
+    return ClaimCandidate(
+        int(pair_id),
+        int(query_id),
+        int(document_id),
+        float(weight),
+        lapsed,
+        None if rank is None else int(rank),
+        bool(audit),
+    )
+
+
+def release_expired(session: Session, pair_id: int, now: datetime) -> None:
+    """Mark the pair's lapsed live leases expired and stop counting them (pair row held)."""
+    released = _run(
+        session,
+        update(Lease)
+        .where(Lease.pair_id == pair_id, Lease.state == "live", Lease.expires_at <= now)
+        .values(state="expired"),
+    ).rowcount
+    if released:
+        _run(session, update(Pair).where(Pair.id == pair_id).values(leased=Pair.leased - released))
+
+
+_EXPIRES = bindparam("expires_at", type_=DateTime(timezone=True))
+_TAKE_SLOT = (
+    update(Pair)
+    .where(
+        Pair.id == bindparam("pair_id"),
+        Pair.judged < _PER_PAIR,
+        Pair.judged + Pair.leased < _PER_PAIR,
+    )
+    .values(
+        leased=Pair.leased + 1,
+        leased_until=case(
+            (or_(Pair.leased_until.is_(None), Pair.leased_until < _EXPIRES), _EXPIRES),
+            else_=Pair.leased_until,
+        ),
+    )
+    .execution_options(synchronize_session=False)
+)
+
+
+def take_slot(session: Session, pair_id: int, per_pair: int, expires_at: datetime) -> bool:
+    """Count one more live lease on the pair if it is still free: one conditional UPDATE."""
+    params = {"pair_id": pair_id, "per_pair": per_pair, "expires_at": expires_at}
+    taken = _run(session, _TAKE_SLOT, params).rowcount
+    return bool(taken)
+
+
+_INSERT_LEASE = {
+    name: dialect.insert(Lease).on_conflict_do_nothing().returning(Lease.id)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
+#: what a response shows of a judgment (``_judgment_out`` in the routes)
+JUDGMENT_COLUMNS = (
+    Judgment.id,
+    Judgment.campaign_id,
+    Judgment.query_id,
+    Judgment.document_id,
+    Judgment.assessor_id,
+    Judgment.broad,
+    Judgment.fine,
+    Judgment.revision,
+    Judgment.created_at,
+)
+_INSERT_JUDGMENT = {
+    name: dialect.insert(Judgment).on_conflict_do_nothing().returning(*JUDGMENT_COLUMNS)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
+
+
+def insert_lease(session: Session, values: dict[str, Any]) -> int | None:
+    """Insert a live lease; None when the assessor already holds one (the partial unique
+    index on live leases decided between two concurrent requests)."""
+    stmt = _INSERT_LEASE[session.get_bind().dialect.name]
+    lease_id = _run(session, stmt, values).scalar_one_or_none()
+    return None if lease_id is None else int(lease_id)
+
+
+def give_back_slot(session: Session, pair_id: int) -> None:
+    """Undo :func:`take_slot` (the lease it was for was not inserted)."""
+    _run(session, update(Pair).where(Pair.id == pair_id).values(leased=Pair.leased - 1))
+
+
+def release_lease(session: Session, lease: Lease | LeaseInfo, new_state: str) -> bool:
+    """End a live lease (``released`` or ``expired``) and stop counting it on its pair.
+    The caller holds the pair's row. False when it was no longer live."""
+    ended = _run(
+        session,
+        update(Lease).where(Lease.id == lease.id, Lease.state == "live").values(state=new_state),
+    ).rowcount
+    if ended:
+        _run(session, update(Pair).where(Pair.id == lease.pair_id).values(leased=Pair.leased - 1))
+    return bool(ended)
+
+
+_LEASE_STATE = select(Lease.state, Lease.expires_at).where(Lease.id == bindparam("lease_id"))
+
+
+def lease_state(session: Session, lease_id: int) -> tuple[str, datetime]:
+    """The lease's state and expiry as committed now (read under its pair's lock)."""
+    row = _run(session, _LEASE_STATE, {"lease_id": lease_id}).one()
+    return str(row.state), as_utc(row.expires_at)
+
+
+_LIVE_LEASE = select(
+    Lease.id, Lease.pair_id, Lease.campaign_id, Lease.query_id, Lease.document_id, Lease.expires_at
+).where(Lease.assessor_id == bindparam("assessor_id"), Lease.state == "live")
+
+
+def live_lease_of(session: Session, assessor_id: int) -> LeaseInfo | None:
+    row = _run(session, _LIVE_LEASE, {"assessor_id": assessor_id}).one_or_none()
+    if row is None:
+        return None
+    return LeaseInfo(
+        int(row.id),
+        int(row.pair_id),
+        int(row.campaign_id),
+        int(row.query_id),
+        int(row.document_id),
+        as_utc(row.expires_at),
+    )
+
+
+def live_leases_of_others(session: Session, lease: LeaseInfo, now: datetime) -> int:
+    statement = select(func.count()).where(
+        Lease.pair_id == lease.pair_id,
+        Lease.state == "live",
+        Lease.expires_at > now,
+        Lease.id != lease.id,
+    )
+    return int(_run(session, statement).scalar() or 0)
+
+
+_RECORD_JUDGMENT = (
+    update(Pair)
+    .where(Pair.id == bindparam("pair_id"), Pair.judged < _PER_PAIR)
+    .values(
+        judged=Pair.judged + 1,
+        changes=Pair.changes + 1,
+        leased=Pair.leased - bindparam("ended", type_=Integer),
+    )
+    .execution_options(synchronize_session=False)
+)
+_MARK_LEASE = (
+    update(Lease)
+    .where(Lease.id == bindparam("lease_id"))
+    .values(state=bindparam("state"))
+    .execution_options(synchronize_session=False)
+)
+
+
+def record_judgment(session: Session, pair_id: int, per_pair: int, *, ends_lease: bool) -> bool:
+    """Count one more judgment of the pair unless it has all it may have: the statement
+    that keeps a pair from being judged more often than the campaign asks. With
+    ``ends_lease`` the judgment's live lease stops being counted too."""
+    params = {"pair_id": pair_id, "per_pair": per_pair, "ended": 1 if ends_lease else 0}
+    counted = _run(session, _RECORD_JUDGMENT, params).rowcount
+    return bool(counted)
+
+
+def mark_lease(session: Session, lease_id: int, state: str) -> None:
+    _run(session, _MARK_LEASE, {"lease_id": lease_id, "state": state})
+
+
+def record_revision(session: Session, campaign_id: int, query_id: int, document_id: int) -> None:
+    """A judgment changed: the planner re-reads the pair."""
+    session.execute(
+        update(Pair)
+        .where(
+            Pair.campaign_id == campaign_id,
+            Pair.query_id == query_id,
+            Pair.document_id == document_id,
+        )
+        .values(changes=Pair.changes + 1)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def insert_judgment(session: Session, values: dict[str, Any]) -> Any | None:
+    """Insert a judgment; its row (:data:`JUDGMENT_COLUMNS`), or None when a unique key
+    refused it (the same client_id, or the assessor's judgment of the pair, written before
+    or by a concurrent request)."""
+    stmt = _INSERT_JUDGMENT[session.get_bind().dialect.name]
+    return _run(session, stmt, values).one_or_none()
+
+
+def pairs_left(
+    session: Session, campaign_id: int, assessor_id: int, per_pair: int
+) -> tuple[int, int, int, int]:
+    """(pairs still needing a judgment, of which this assessor has not judged, of which
+    playable, pairs in the pool)."""
+    judged_by_me = exists().where(
+        Judgment.assessor_id == assessor_id,
+        Judgment.query_id == Pair.query_id,
+        Judgment.document_id == Pair.document_id,
+    )
+    row = session.execute(
+        select(
+            func.count().filter(Pair.judged < per_pair),
+            func.count().filter(and_(Pair.judged < per_pair, ~judged_by_me)),
+            func.count().filter(and_(Pair.judged < per_pair, ~judged_by_me, Pair.playable)),
+            func.count(),
+        ).where(Pair.campaign_id == campaign_id)
+    ).one()
+    return int(row[0]), int(row[1]), int(row[2]), int(row[3])
+
+
+@dataclass(frozen=True)
+class Clip:
+    document_id: int
+    has_audio: bool
+    duration_seconds: float | None
+    audio_type: str | None
+
+
+@dataclass(frozen=True)
+class PairView:
+    """What the assessor is shown of a pair: its name and its two clips."""
+
+    query_number: int  # the query's place among the campaign's queries, from 1
+    candidate_number: int  # the candidate's place among the query's pairs, from 1
+    query: Clip
+    candidate: Clip
+
+
+def _pair_view_statement() -> Any:
+    campaign_id = bindparam("campaign_id", type_=Integer)
+    query_id = bindparam("query_id", type_=Integer)
+    document_id = bindparam("document_id", type_=Integer)
+    query_doc, candidate_doc = aliased(Document), aliased(Document)
+    query_number = (
+        select(func.count())
+        .where(Query.campaign_id == campaign_id, Query.id <= query_id)
+        .scalar_subquery()
+    )
+    this_pair = (
+        select(Pair.id)
+        .where(
+            Pair.campaign_id == campaign_id,
+            Pair.query_id == query_id,
+            Pair.document_id == document_id,
+        )
+        .scalar_subquery()
+    )
+    candidate_number = (
+        select(func.count())
+        .where(Pair.campaign_id == campaign_id, Pair.query_id == query_id, Pair.id <= this_pair)
+        .scalar_subquery()
+    )
+    return (
+        select(
+            query_number,
+            candidate_number,
+            query_doc.id,
+            query_doc.audio_path.is_not(None),
+            query_doc.duration_seconds,
+            query_doc.audio_type,
+            candidate_doc.id,
+            candidate_doc.audio_path.is_not(None),
+            candidate_doc.duration_seconds,
+            candidate_doc.audio_type,
+        )
+        .select_from(Query)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate_doc, candidate_doc.id == document_id)
+        .where(Query.id == query_id)
+    )
+
+
+_PAIR_VIEW = _pair_view_statement()
+
+
+def pair_view(session: Session, campaign_id: int, query_id: int, document_id: int) -> PairView:
+    """One query for the pair's numbers and clips. The numbers name a pair to its assessor
+    and tell nothing about systems or ranks."""
+    params = {"campaign_id": campaign_id, "query_id": query_id, "document_id": document_id}
+    row = _run(session, _PAIR_VIEW, params).one()
+    return PairView(
+        query_number=int(row[0] or 0),
+        candidate_number=int(row[1] or 0),
+        query=Clip(int(row[2]), bool(row[3]), row[4], row[5]),
+        candidate=Clip(int(row[6]), bool(row[7]), row[8], row[9]),
+    )
+
+
+_PROGRESS = (
+    select(*_progress_columns(_ASSESSOR_ID, _CAMPAIGN_ID))
+    .select_from(Assessor)
+    .outerjoin(PlannerState, PlannerState.campaign_id == Assessor.campaign_id)
+    .where(Assessor.id == _ASSESSOR_ID)
+)
+
+
+def progress_counts(session: Session, campaign_id: int, assessor_id: int) -> ProgressCounts:
+    """The assessor's and the campaign's counts and the planner's figures, in one query."""
+    params = {"campaign_id": campaign_id, "assessor_id": assessor_id}
+    return _progress_from(_run(session, _PROGRESS, params).one())
+
+
+_LAST_QUERY = (
+    select(Judgment.query_id)
+    .where(Judgment.assessor_id == bindparam("assessor_id"))
+    .order_by(Judgment.created_at.desc(), Judgment.id.desc())
+    .limit(1)
+)
+
+
+def last_judged_query(session: Session, assessor_id: int) -> int | None:
+    """The query of the assessor's latest judgment (the one they have in mind)."""
+    return session.scalar(_LAST_QUERY, {"assessor_id": assessor_id})
+
+
+def planner_state(session: Session, campaign_id: int) -> PlannerState | None:
+    return session.get(PlannerState, campaign_id)
+
+
+_BY_CLIENT_ID = select(*JUDGMENT_COLUMNS).where(
+    Judgment.assessor_id == bindparam("assessor_id"),
+    Judgment.client_id == bindparam("client_id"),
+)
+
+
+def judgment_by_client_id(session: Session, assessor_id: int, client_id: str) -> Any | None:
+    """The assessor's judgment stored under ``client_id`` (a row of
+    :data:`JUDGMENT_COLUMNS`), or None."""
+    params = {"assessor_id": assessor_id, "client_id": client_id}
+    return _run(session, _BY_CLIENT_ID, params).one_or_none()
+
+
+def recent_judgments(session: Session, assessor_id: int, limit: int) -> list[Judgment]:
+    return list(
+        session.scalars(
+            select(Judgment)
+            .where(Judgment.assessor_id == assessor_id)
+            .order_by(Judgment.created_at.desc(), Judgment.id.desc())
+            .limit(limit)
+        )
+    )
+
+
+def mark_consented(session: Session, assessor: Assessor) -> None:
+    """Record consent once; giving it again keeps the first time."""
+    if assessor.consented_at is None:
+        assessor.consented_at = utcnow()
+        session.flush()
+
+
+def playable_document(session: Session, assessor_id: int, document_id: int) -> Document | None:
+    """The document if it is the query or the candidate of one of the assessor's leases or
+    judgments, else None: an invitation token opens no other clip."""
+    reachable = union(
+        select(Lease.document_id).where(Lease.assessor_id == assessor_id),
+        select(Query.document_id)
+        .join(Lease, Lease.query_id == Query.id)
+        .where(Lease.assessor_id == assessor_id),
+        select(Judgment.document_id).where(Judgment.assessor_id == assessor_id),
+        select(Query.document_id)
+        .join(Judgment, Judgment.query_id == Query.id)
+        .where(Judgment.assessor_id == assessor_id),
+    ).subquery()
+    return session.scalars(
+        select(Document).where(Document.id == document_id, Document.id.in_(select(reachable.c[0])))
+    ).one_or_none()

@@ -1,0 +1,168 @@
+"""Assessor JSON API (``/api/a/{token}/...``); see docs/web-architecture.md."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from functools import partial
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from sqlalchemy.orm import Session
+
+from mtcjudge.deps import transaction
+from mtcjudge.judging import repository, service
+from mtcjudge.judging.params import CHECK_JUDGMENT_ID, CHECK_TOKEN
+from mtcjudge.judging.schemas import (
+    ClipOut,
+    JudgmentIn,
+    JudgmentOut,
+    JudgmentResponse,
+    NextOut,
+    PairOut,
+    ProgressOut,
+    RevisionIn,
+)
+from mtcjudge.models import Judgment, as_utc
+from mtcjudge.schemas import error_responses
+
+router = APIRouter(
+    prefix="/api/a/{token}",
+    tags=["assessor"],
+    dependencies=[CHECK_TOKEN],
+    # path errors are 404 (see mtcjudge.main): 422 is only a malformed body's
+    responses=error_responses(403, 404, 422, 503),
+)
+_BODY_ERRORS = error_responses(400, 409, 413)
+
+
+def _clip(token: str, clip: repository.Clip) -> ClipOut:
+    if not clip.has_audio:
+        return ClipOut(audio_url=None, duration_seconds=None, audio_type=None)
+    return ClipOut(
+        audio_url=f"/a/{token}/audio/{clip.document_id}",
+        duration_seconds=clip.duration_seconds,
+        audio_type=clip.audio_type,
+    )
+
+
+def _judgment_out(session: Session, token: str, judgment: Judgment | Any) -> JudgmentOut:
+    """A stored judgment (an object, or a row of ``repository.JUDGMENT_COLUMNS``)."""
+    view = repository.pair_view(
+        session, judgment.campaign_id, judgment.query_id, judgment.document_id
+    )
+    return JudgmentOut(
+        query_number=view.query_number,
+        candidate_number=view.candidate_number,
+        id=judgment.id,
+        broad=judgment.broad,
+        fine=judgment.fine,
+        created_at=as_utc(judgment.created_at),
+        revision=judgment.revision,
+        query=_clip(token, view.query),
+        candidate=_clip(token, view.candidate),
+    )
+
+
+# Each route does its database work, response included, in one call on a worker thread that
+# also commits (mtcjudge.deps.transaction): a request never holds a connection while it waits
+# for a thread, and never waits for a thread while it holds a connection.
+
+
+def _next(session: Session, token: str) -> NextOut:
+    result = service.next_pair(session, token)
+    pair = None
+    if result.lease is not None:
+        lease = result.lease
+        view = repository.pair_view(session, lease.campaign_id, lease.query_id, lease.document_id)
+        pair = PairOut(
+            query_number=view.query_number,
+            candidate_number=view.candidate_number,
+            lease_id=lease.id,
+            expires_at=as_utc(lease.expires_at),
+            query=_clip(token, view.query),
+            candidate=_clip(token, view.candidate),
+            same_query_as_previous=result.same_query_as_previous,
+        )
+    return NextOut(
+        status=result.status,
+        pair=pair,
+        progress=ProgressOut(**asdict(result.progress)),
+        message=result.message,
+    )
+
+
+@router.get("/next")
+async def next_pair(token: str, request: Request) -> NextOut:
+    return await transaction(request, partial(_next, token=token))
+
+
+def _submit(session: Session, token: str, body: JudgmentIn) -> tuple[JudgmentResponse, bool]:
+    judgment, created = service.submit_judgment(
+        session,
+        token,
+        lease_id=body.lease_id,
+        broad=body.broad,
+        fine=body.fine,
+        client_id=body.client_id,
+        query_listen_ms=body.query_listen_ms,
+        candidate_listen_ms=body.candidate_listen_ms,
+    )
+    assert judgment.assessor_id is not None  # an assessor's own judgment
+    progress = service.progress_of(session, judgment.campaign_id, judgment.assessor_id)
+    answer = JudgmentResponse(
+        judgment=_judgment_out(session, token, judgment), progress=ProgressOut(**asdict(progress))
+    )
+    return answer, created
+
+
+@router.post("/judgments", status_code=201, responses={**_BODY_ERRORS, **error_responses(410)})
+async def submit(
+    token: str, body: JudgmentIn, request: Request, response: Response
+) -> JudgmentResponse:
+    answer, created = await transaction(request, partial(_submit, token=token, body=body))
+    if not created:
+        response.status_code = 200
+    return answer
+
+
+def _revise(session: Session, token: str, judgment_id: int, body: RevisionIn) -> JudgmentResponse:
+    judgment = service.revise_judgment(
+        session, token, judgment_id, broad=body.broad, fine=body.fine
+    )
+    assert judgment.assessor_id is not None  # an assessor's own judgment
+    progress = service.progress_of(session, judgment.campaign_id, judgment.assessor_id)
+    return JudgmentResponse(
+        judgment=_judgment_out(session, token, judgment), progress=ProgressOut(**asdict(progress))
+    )
+
+
+@router.put("/judgments/{judgment_id}", dependencies=[CHECK_JUDGMENT_ID], responses=_BODY_ERRORS)
+async def revise(
+    token: str, judgment_id: int, body: RevisionIn, request: Request
+) -> JudgmentResponse:
+    work = partial(_revise, token=token, judgment_id=judgment_id, body=body)
+    return await transaction(request, work)
+
+
+def _history(session: Session, token: str) -> list[JudgmentOut]:
+    return [_judgment_out(session, token, j) for j in service.recent(session, token)]
+
+
+@router.get("/history")
+async def history(token: str, request: Request) -> list[JudgmentOut]:
+    return await transaction(request, partial(_history, token=token))
+
+
+def _progress(session: Session, token: str) -> ProgressOut:
+    return ProgressOut(**asdict(service.progress(session, token)))
+
+
+@router.get("/progress")
+async def progress(token: str, request: Request) -> ProgressOut:
+    return await transaction(request, partial(_progress, token=token))
+
+
+@router.post("/pause", status_code=204)
+async def pause(token: str, request: Request) -> Response:
+    await transaction(request, partial(service.pause, token=token))
+    return Response(status_code=204)

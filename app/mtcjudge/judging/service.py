@@ -1,0 +1,390 @@
+"""The assessor's loop: claim the most useful free pair, store the judgment, report progress.
+
+No engine work and no process lock on this path: the planner (app/mtcjudge/planner) keeps the ranked
+pairs to hand out in the database, and the invariants are enforced by the database — a
+conditional UPDATE of the pair row counts leases and judgments, a partial unique index keeps
+one live lease per assessor, unique keys keep one judgment per pair and assessor and per
+client_id. Services only flush; the request's transaction commits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from mtcjudge.errors import (
+    CampaignClosed,
+    Conflict,
+    ConsentRequired,
+    InvalidInput,
+    LeaseExpired,
+    NotFound,
+    PairNotLeased,
+)
+from mtcjudge.judging import repository
+from mtcjudge.models import Assessor, Campaign, Judgment, utcnow
+
+__all__ = [
+    "HISTORY_SIZE",
+    "LOCALITY",
+    "NextPair",
+    "Progress",
+    "assessor_for_token",
+    "next_pair",
+    "pause",
+    "progress",
+    "progress_of",
+    "recent",
+    "revise_judgment",
+    "submit_judgment",
+]
+
+HISTORY_SIZE = 10
+#: the assessor's own query is preferred when its best pair is worth this share of the best
+LOCALITY = 0.5
+#: candidates tried before giving up on a claim (each lost race skips one pair)
+MAX_CLAIM_ATTEMPTS = 16
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a volunteer is shown: counts that only grow as they judge.
+
+    The settled system pairs are the planner's figures, at most a tick old; the raw ranking
+    confidence is for organizers.
+    """
+
+    assessor_judged: int
+    campaign_judged: int
+    campaign_pairs: int
+    system_pairs: int
+    system_pairs_settled: int
+    can_stop: bool
+
+
+@dataclass(frozen=True)
+class NextPair:
+    """What the assessor should do next: judge ``lease``, or stop ("done"), or wait."""
+
+    status: str  # "pair" | "done" | "wait"
+    lease: repository.LeaseInfo | None
+    same_query_as_previous: bool
+    progress: Progress
+    message: str = ""
+
+
+def assessor_for_token(
+    session: Session, token: str, *, consent: bool = True
+) -> tuple[Assessor, Campaign]:
+    """The assessor of an invitation token and their campaign; with ``consent``, refuses
+    assessors who have not given their consent (the API enforces it, not only the page)."""
+    found = repository.assessor_and_campaign(session, token)
+    if found is None:
+        raise NotFound("this invitation link is not valid (unknown token)")
+    assessor, campaign = found
+    if consent and assessor.consented_at is None:
+        raise ConsentRequired(
+            "please read the instructions and give your consent first (open your link)"
+        )
+    return assessor, campaign
+
+
+def _progress(counts: repository.ProgressCounts) -> Progress:
+    return Progress(
+        assessor_judged=counts.assessor_judged,
+        campaign_judged=counts.campaign_judged,
+        campaign_pairs=counts.playable_pairs,
+        system_pairs=counts.system_pairs,
+        system_pairs_settled=counts.system_pairs_settled,
+        can_stop=counts.stop_reason is not None,
+    )
+
+
+def progress_of(session: Session, campaign_id: int, assessor_id: int) -> Progress:
+    """The progress shown to an assessor (who is already known: after a judgment)."""
+    return _progress(repository.progress_counts(session, campaign_id, assessor_id))
+
+
+def progress(session: Session, token: str) -> Progress:
+    assessor, campaign = assessor_for_token(session, token)
+    return progress_of(session, campaign.id, assessor.id)
+
+
+def _closed_message(status: str) -> str | None:
+    if status == "closed":
+        return "This campaign is closed. Thank you for your help!"
+    if status != "open":
+        # a draft: not opened yet, or paused by the organizers (both are "draft")
+        return "This campaign is not open for judging right now. Please come back later."
+    return None
+
+
+def _checked(context: repository.Context | None) -> repository.Context:
+    """The request's context, refused as :func:`assessor_for_token` refuses it."""
+    if context is None:
+        raise NotFound("this invitation link is not valid (unknown token)")
+    if not context.consented:
+        raise ConsentRequired(
+            "please read the instructions and give your consent first (open your link)"
+        )
+    return context
+
+
+def next_pair(session: Session, token: str) -> NextPair:
+    """The assessor's current lease, or a new lease on the most useful free pair."""
+    context = _checked(repository.next_context(session, token))
+    assert context.progress is not None  # read with the context of a ``next``
+    prog = _progress(context.progress)
+    now = utcnow()
+    closed = _closed_message(context.status)
+    if closed is not None:
+        return NextPair("done", None, False, prog, closed)
+    previous_query = context.last_query
+    current = context.lease
+    if current is not None and current.expires_at > now:
+        return NextPair("pair", current, current.query_id == previous_query, prog)
+    if current is not None:  # lapsed: give it back before taking another
+        repository.lock_pair(session, current.pair_id)
+        repository.release_lease(session, current, "expired")
+    if prog.can_stop and not context.keep_collecting:
+        return NextPair(
+            "done",
+            None,
+            False,
+            prog,
+            "The organizers have enough judgments to rank the systems. Thank you!",
+        )
+    lease = _claim(session, context, now, previous_query)
+    if lease is not None:
+        return NextPair("pair", lease, lease.query_id == previous_query, prog)
+    return _nothing_to_hand_out(session, context, prog)
+
+
+def _claim(
+    session: Session,
+    context: repository.Context,
+    now: datetime,
+    previous_query: int | None,
+) -> repository.LeaseInfo | None:
+    """Lease the best free pair: the planner's next one, or one of the assessor's query
+    when it is worth at least ``LOCALITY`` of it. A pair another request took meanwhile
+    fails the conditional UPDATE and the next candidate is tried."""
+    per_pair = context.judgments_per_pair
+    expires_at = now + timedelta(minutes=context.lease_minutes)
+    skip: set[int] = set()
+    for _ in range(MAX_CLAIM_ATTEMPTS):
+        args = (session, context.campaign_id, context.assessor_id, per_pair, now)
+        best = repository.candidate(*args, planned=True, skip=frozenset(skip))
+        planned = best is not None
+        if best is None:  # the plan is used up or not made yet: any free pair will do
+            best = repository.candidate(*args, planned=False, skip=frozenset(skip))
+        if best is None:
+            return None
+        chosen, rule = best, "plan" if planned else "any_free"
+        if previous_query is not None and best.query_id != previous_query:
+            own = repository.candidate(
+                *args, planned=planned, query_id=previous_query, skip=frozenset(skip)
+            )
+            if own is not None and own.weight >= LOCALITY * best.weight:
+                chosen, rule = own, "own_query" if planned else "any_free"
+        if planned and chosen.audit:
+            # a random draw of the audit, not chosen for a weight (docs/method.md §8.2)
+            rule = "audit"
+        if chosen.lapsed_leases:
+            repository.release_expired(session, chosen.pair_id, now)
+        if not repository.take_slot(session, chosen.pair_id, per_pair, expires_at):
+            skip.add(chosen.pair_id)
+            continue
+        values = {
+            "campaign_id": context.campaign_id,
+            "pair_id": chosen.pair_id,
+            "query_id": chosen.query_id,
+            "document_id": chosen.document_id,
+            "assessor_id": context.assessor_id,
+            "state": "live",
+            "leased_at": now,
+            "expires_at": expires_at,
+            # why this pair: for researchers studying the order MTC asked in
+            "selection_rank": chosen.rank,
+            "selection_weight": chosen.weight if planned and rule != "audit" else None,
+            "selection_rule": rule,
+        }
+        lease_id = repository.insert_lease(session, values)
+        if lease_id is None:
+            # a concurrent request of the same assessor leased a pair first: keep that one
+            repository.give_back_slot(session, chosen.pair_id)
+            return repository.live_lease_of(session, context.assessor_id)
+        return repository.LeaseInfo(
+            lease_id,
+            chosen.pair_id,
+            context.campaign_id,
+            chosen.query_id,
+            chosen.document_id,
+            expires_at,
+        )
+    return None
+
+
+def _nothing_to_hand_out(session: Session, context: repository.Context, prog: Progress) -> NextPair:
+    """Say honestly why there is no pair: all judged, none playable, or all with others."""
+    open_pairs, open_to_me, playable_to_me, pool = repository.pairs_left(
+        session, context.campaign_id, context.assessor_id, context.judgments_per_pair
+    )
+    if pool == 0:
+        return NextPair(
+            "wait", None, False, prog, "The campaign is being prepared: your first pair is coming."
+        )
+    if open_pairs == 0:
+        return NextPair("done", None, False, prog, "Every pair has been judged. Thank you!")
+    if open_to_me == 0:
+        return NextPair(
+            "done",
+            None,
+            False,
+            prog,
+            "You have judged every pair that still needs a judgment. Thank you!",
+        )
+    if playable_to_me == 0:
+        return NextPair(
+            "done",
+            None,
+            False,
+            prog,
+            f"Thank you! The {open_to_me} pair(s) still to judge cannot be played (their audio "
+            "is missing or unreadable on the server); the organizers can see which.",
+        )
+    return NextPair(
+        "wait", None, False, prog, "The remaining pairs are with other assessors right now."
+    )
+
+
+def _check_scores(broad: int, fine: float) -> None:
+    if broad not in (0, 1, 2):
+        raise InvalidInput(
+            f"broad must be 0 (not similar), 1 (somewhat) or 2 (very), found {broad}"
+        )
+    if not 0.0 <= fine <= 100.0:
+        raise InvalidInput(f"fine must be between 0 and 100, found {fine}")
+
+
+def submit_judgment(
+    session: Session,
+    token: str,
+    *,
+    lease_id: int,
+    broad: int,
+    fine: float,
+    client_id: str,
+    query_listen_ms: int | None = None,
+    candidate_listen_ms: int | None = None,
+) -> tuple[Any, bool]:
+    """Store a judgment of a leased pair. Returns (judgment, created): the judgment as a
+    row of :data:`repository.JUDGMENT_COLUMNS`.
+
+    The same ``client_id`` again returns the stored judgment (created = False). A lease
+    that ran out is still honoured when nobody else holds the pair and it needs judgments.
+    """
+    context = _checked(repository.submit_context(session, token, lease_id, client_id))
+    if context.stored_judgment is not None:
+        return _stored(session, context, client_id), False
+    closed = _closed_message(context.status)
+    if closed is not None:
+        raise CampaignClosed(closed)
+    _check_scores(broad, fine)
+    lease = context.lease
+    if lease is None:
+        raise PairNotLeased("this pair is not leased to you: load the next pair")
+    pair = repository.lock_pair(session, lease.pair_id)
+    # under the pair's lock the lease's state cannot change any more
+    state, expires_at = repository.lease_state(session, lease.id)
+    now = utcnow()
+    per_pair = context.judgments_per_pair
+    live = state == "live"
+    held = live and expires_at > now
+    if (
+        state != "done"
+        and not held
+        and pair.judged + repository.live_leases_of_others(session, lease, now) >= per_pair
+    ):
+        raise LeaseExpired(
+            "your time on this pair ran out and it was given to someone else: here is a new one"
+        )
+    judgment = repository.insert_judgment(
+        session,
+        {
+            "campaign_id": context.campaign_id,
+            "query_id": lease.query_id,
+            "document_id": lease.document_id,
+            "assessor_id": context.assessor_id,
+            "broad": broad,
+            "fine": float(fine),
+            "client_id": client_id,
+            "source": "assessor",
+            "query_listen_ms": query_listen_ms,
+            "candidate_listen_ms": candidate_listen_ms,
+            "lease_id": lease.id,
+            "revision": 0,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
+    if judgment is None:  # a unique key said no: this client_id, or this pair, is stored
+        existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
+        if existing is not None:
+            return existing, False
+        raise Conflict("you have already judged this pair: revise it from your recent judgments")
+    if not repository.record_judgment(session, pair.id, per_pair, ends_lease=live):
+        # the pair has all its judgments: the error rolls the insert back with the request
+        raise LeaseExpired("this pair has all the judgments it needs: here is a new one")
+    repository.mark_lease(session, lease.id, "done")
+    return judgment, True
+
+
+def _stored(session: Session, context: repository.Context, client_id: str) -> Any:
+    existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
+    assert existing is not None  # seen by the context's read in this transaction
+    return existing
+
+
+def revise_judgment(
+    session: Session, token: str, judgment_id: int, *, broad: int, fine: float
+) -> Judgment:
+    """Change one of the assessor's last ``HISTORY_SIZE`` judgments."""
+    assessor, campaign = assessor_for_token(session, token)
+    closed = _closed_message(campaign.status)
+    if closed is not None:
+        raise CampaignClosed(closed)
+    _check_scores(broad, fine)
+    recent_ids = {j.id for j in repository.recent_judgments(session, assessor.id, HISTORY_SIZE)}
+    judgment = session.get(Judgment, judgment_id)
+    if judgment is None or judgment.assessor_id != assessor.id:
+        raise NotFound("no such judgment of yours")
+    if judgment.id not in recent_ids:
+        raise Conflict(f"only your last {HISTORY_SIZE} judgments can be revised")
+    pair = repository.pair_of(session, campaign.id, judgment.query_id, judgment.document_id)
+    if pair is not None:
+        repository.lock_pair(session, pair.id)
+    judgment.broad = broad
+    judgment.fine = float(fine)
+    judgment.revision += 1
+    judgment.updated_at = utcnow()
+    session.flush()
+    repository.record_revision(session, campaign.id, judgment.query_id, judgment.document_id)
+    return judgment
+
+
+def recent(session: Session, token: str) -> list[Judgment]:
+    assessor, _ = assessor_for_token(session, token)
+    return repository.recent_judgments(session, assessor.id, HISTORY_SIZE)
+
+
+def pause(session: Session, token: str) -> None:
+    """Give the assessor's current pair back to the pool."""
+    assessor, _ = assessor_for_token(session, token)
+    lease = repository.live_lease_of(session, assessor.id)
+    if lease is not None:
+        repository.lock_pair(session, lease.pair_id)
+        repository.release_lease(session, lease, "released")

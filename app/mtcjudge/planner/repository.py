@@ -1,0 +1,572 @@
+"""Queries of the planner: the collection as plain rows, the pool, the plan, the figures."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, and_, case, delete, func, insert, or_, select, text, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from mtcjudge.models import (
+    Assessor,
+    Campaign,
+    CampaignResults,
+    Document,
+    Judgment,
+    Lease,
+    Pair,
+    PlanEntry,
+    PlannerState,
+    Query,
+    Result,
+    System,
+    TrajectoryPoint,
+    as_utc,
+)
+
+__all__ = [
+    "AssessorActivity",
+    "StoredResults",
+    "assessor_activity",
+    "busy_pairs",
+    "campaigns_to_plan",
+    "claim_planning",
+    "collection_rows",
+    "documents_with_audio",
+    "ensure_planner_state",
+    "insert_pairs",
+    "judgment_counts",
+    "judgment_rows",
+    "pair_changes",
+    "pair_count",
+    "pair_ids",
+    "pair_means",
+    "planner_state",
+    "query_documents",
+    "refresh_statistics",
+    "release_claim",
+    "release_planning",
+    "replace_plan",
+    "results_version",
+    "save_figures",
+    "save_results",
+    "still_planner",
+    "stored_results",
+    "trajectory",
+    "unplayable_clips",
+    "unplayable_count",
+]
+
+
+def collection_rows(
+    session: Session, campaign_id: int
+) -> tuple[
+    Sequence[Row[int, str, str | None, str | None]],
+    Sequence[Row[int, int]],
+    Sequence[Row[int, str]],
+    Sequence[Row[int, int, int, int]],
+]:
+    """Documents, queries, systems and results (ordered by system, query, rank) as rows."""
+    documents = session.execute(
+        select(Document.id, Document.external_id, Document.artist, Document.genre).where(
+            Document.campaign_id == campaign_id
+        )
+    ).all()
+    queries = session.execute(
+        select(Query.id, Query.document_id).where(Query.campaign_id == campaign_id)
+    ).all()
+    systems = session.execute(
+        select(System.id, System.name).where(System.campaign_id == campaign_id)
+    ).all()
+    results = session.execute(
+        select(Result.system_id, Result.query_id, Result.rank, Result.document_id)
+        .where(Result.campaign_id == campaign_id)
+        .order_by(Result.system_id, Result.query_id, Result.rank)
+    ).all()
+    return documents, queries, systems, results
+
+
+def documents_with_audio(session: Session, campaign_id: int) -> set[int]:
+    return set(
+        session.scalars(
+            select(Document.id).where(
+                Document.campaign_id == campaign_id, Document.audio_path.is_not(None)
+            )
+        )
+    )
+
+
+def query_documents(session: Session, campaign_id: int) -> dict[int, int]:
+    rows = session.execute(
+        select(Query.id, Query.document_id).where(Query.campaign_id == campaign_id)
+    ).all()
+    return {int(q): int(d) for q, d in rows}
+
+
+def _value_column(scale: str) -> Any:
+    return Judgment.fine if scale == "fine" else Judgment.broad
+
+
+def pair_means(
+    session: Session,
+    campaign_id: int,
+    scale: str,
+    pairs: Sequence[tuple[int, int]] | None = None,
+) -> dict[tuple[int, int], float]:
+    """Mean judgment on ``scale`` of each judged (query_id, document_id) (all assessors).
+
+    BROAD is a scale of three grades: when assessors disagree (1 and 2), the pair counts as
+    their mean rounded half up (2), the rule imported judgments and exported qrels follow
+    (docs/exports.md); FINE keeps the mean."""
+    column = _value_column(scale)
+    if scale == "broad":
+        return {
+            pair: float(math.floor(value + 0.5))
+            for pair, value in _means(session, campaign_id, column, pairs).items()
+        }
+    return _means(session, campaign_id, column, pairs)
+
+
+def _means(
+    session: Session,
+    campaign_id: int,
+    column: Any,
+    pairs: Sequence[tuple[int, int]] | None,
+) -> dict[tuple[int, int], float]:
+    stmt = (
+        select(Judgment.query_id, Judgment.document_id, func.avg(column))
+        .where(Judgment.campaign_id == campaign_id, column.is_not(None))
+        .group_by(Judgment.query_id, Judgment.document_id)
+    )
+    if pairs is None:
+        return {(q, d): float(v) for q, d, v in session.execute(stmt).all()}
+    if not pairs:
+        return {}
+    wanted = set(pairs)
+    stmt = stmt.where(Judgment.query_id.in_({q for q, _ in wanted}))
+    return {(q, d): float(v) for q, d, v in session.execute(stmt).all() if (q, d) in wanted}
+
+
+def pair_count(session: Session, campaign_id: int) -> int:
+    return int(session.scalar(select(func.count()).where(Pair.campaign_id == campaign_id)) or 0)
+
+
+def insert_pairs(session: Session, rows: list[dict[str, Any]]) -> bool:
+    """Insert the pool of a campaign; False when another process did it first."""
+    try:
+        with session.begin_nested():
+            session.execute(insert(Pair), rows)
+    except IntegrityError:
+        return False
+    return True
+
+
+def pair_changes(session: Session, campaign_id: int) -> dict[int, tuple[int, int, int]]:
+    """pair id -> (query_id, document_id, changes) of every pair judged at least once."""
+    rows = session.execute(
+        select(Pair.id, Pair.query_id, Pair.document_id, Pair.changes).where(
+            Pair.campaign_id == campaign_id, Pair.changes > 0
+        )
+    ).all()
+    return {pid: (q, d, n) for pid, q, d, n in rows}
+
+
+def pair_ids(session: Session, campaign_id: int) -> dict[tuple[int, int], int]:
+    """Pair ids by (query_id, document_id): the pool never changes once stored."""
+    rows = session.execute(
+        select(Pair.id, Pair.query_id, Pair.document_id).where(Pair.campaign_id == campaign_id)
+    ).all()
+    return {(q, d): pid for pid, q, d in rows}
+
+
+def audit_draws(session: Session, campaign_id: int) -> set[tuple[int, int]]:
+    """(query_id, document_id) of the pairs drawn into the audit sample."""
+    rows = session.execute(
+        select(Pair.query_id, Pair.document_id).where(
+            Pair.campaign_id == campaign_id, Pair.audit.is_(True)
+        )
+    ).all()
+    return {(q, d) for q, d in rows}
+
+
+def mark_audit(session: Session, pair_ids: Sequence[int]) -> None:
+    """Store that the pairs ``pair_ids`` (row ids) were drawn into the audit sample."""
+    if pair_ids:
+        session.execute(update(Pair).where(Pair.id.in_(pair_ids)).values(audit=True))
+
+
+def busy_pairs(session: Session, campaign_id: int, per_pair: int, now: datetime) -> set[int]:
+    """Pairs that cannot be handed out now: judged enough times, or held by live leases up
+    to the limit. Only those rows are read, not the pool."""
+    rows = session.scalars(
+        select(Pair.id).where(
+            Pair.campaign_id == campaign_id,
+            or_(
+                Pair.judged >= per_pair,
+                and_(Pair.judged + Pair.leased >= per_pair, Pair.leased_until > now),
+            ),
+        )
+    ).all()
+    return set(rows)
+
+
+def replace_plan(session: Session, campaign_id: int, rows: list[dict[str, Any]]) -> None:
+    session.execute(delete(PlanEntry).where(PlanEntry.campaign_id == campaign_id))
+    if rows:
+        session.execute(insert(PlanEntry), rows)
+
+
+def planner_state(session: Session, campaign_id: int) -> PlannerState | None:
+    return session.get(PlannerState, campaign_id)
+
+
+def campaigns_to_plan(session: Session) -> list[int]:
+    """Open campaigns (and drafts, so their figures are ready when they open)."""
+    return list(
+        session.scalars(
+            select(Campaign.id).where(Campaign.status.in_(("open", "draft"))).order_by(Campaign.id)
+        )
+    )
+
+
+def claim_planning(
+    session: Session, campaign_id: int, owner: str, now: datetime, until: datetime
+) -> bool:
+    """Become (or stay) the planner of a campaign: one atomic UPDATE decides between
+    processes; the row is created the first time."""
+    ensure_planner_state(session, campaign_id)
+    taken = session.execute(
+        update(PlannerState)
+        .where(
+            PlannerState.campaign_id == campaign_id,
+            or_(
+                PlannerState.owner == owner,
+                PlannerState.owner.is_(None),
+                PlannerState.lease_until.is_(None),
+                PlannerState.lease_until < now,
+            ),
+        )
+        .values(owner=owner, lease_until=until)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(taken.rowcount)  # type: ignore[attr-defined]
+
+
+def ensure_planner_state(session: Session, campaign_id: int) -> None:
+    """The campaign's ``planner_state`` row, created when no planner has run yet."""
+    if session.get(PlannerState, campaign_id) is None:
+        try:
+            with session.begin_nested():
+                session.add(PlannerState(campaign_id=campaign_id))
+        except IntegrityError:
+            pass
+
+
+def release_claim(session: Session, campaign_id: int) -> None:
+    """Whoever plans the campaign loses the claim (its next write is dropped; its next tick
+    claims the campaign again)."""
+    session.execute(
+        update(PlannerState)
+        .where(PlannerState.campaign_id == campaign_id)
+        .values(owner=None, lease_until=None)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def release_planning(session: Session, owner: str) -> None:
+    session.execute(
+        update(PlannerState)
+        .where(PlannerState.owner == owner)
+        .values(owner=None, lease_until=None)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def save_figures(session: Session, campaign_id: int, values: dict[str, Any]) -> None:
+    session.execute(
+        update(PlannerState)
+        .where(PlannerState.campaign_id == campaign_id)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def refresh_statistics(session: Session) -> None:
+    """Postgres: update the planner statistics of the judging tables. A campaign is imported
+    and then judged at once; until autovacuum runs, stale row counts make the claim query
+    join the whole pool (100 ms instead of 0.3 ms)."""
+    if session.get_bind().dialect.name == "postgresql":
+        for table in ("pair", "plan_entry", "lease", "judgment"):
+            session.execute(text(f"ANALYZE {table}"))
+
+
+def judgment_counts(session: Session, campaign_id: int) -> dict[tuple[int, int], int]:
+    rows = session.execute(
+        select(Judgment.query_id, Judgment.document_id, func.count())
+        .where(Judgment.campaign_id == campaign_id)
+        .group_by(Judgment.query_id, Judgment.document_id)
+    ).all()
+    return {(q, d): int(n) for q, d, n in rows}
+
+
+def still_planner(session: Session, campaign_id: int, owner: str) -> bool:
+    """True when ``owner`` still plans the campaign; locks the row until the write commits
+    so that a takeover cannot interleave with it."""
+    stmt = select(PlannerState.owner).where(PlannerState.campaign_id == campaign_id)
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update()
+    return session.scalar(stmt) == owner
+
+
+def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
+    """External ids of the clips (queries or candidates) that keep pairs from being played."""
+    in_pairs = (
+        select(Pair.document_id.label("doc"))
+        .where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
+        .union(
+            select(Query.document_id)
+            .join(Pair, Pair.query_id == Query.id)
+            .where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
+        )
+        .subquery()
+    )
+    return list(
+        session.scalars(
+            select(Document.external_id)
+            .where(Document.id.in_(select(in_pairs.c.doc)), Document.audio_path.is_(None))
+            .order_by(Document.external_id)
+        )
+    )
+
+
+def unplayable_count(session: Session, campaign_id: int) -> int:
+    return int(
+        session.scalar(
+            select(func.count()).where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
+        )
+        or 0
+    )
+
+
+# ---------------------------------------------------------------- the results document
+
+
+@dataclass(frozen=True)
+class StoredResults:
+    """The ``campaign_results`` row: the planner's last document (JSON text) and its version."""
+
+    version: int
+    judged_pairs: int
+    computed_at: datetime
+    document: str
+
+
+def stored_results(session: Session, campaign_id: int) -> StoredResults | None:
+    row = session.execute(
+        select(
+            CampaignResults.version,
+            CampaignResults.judged_pairs,
+            CampaignResults.computed_at,
+            CampaignResults.document,
+        ).where(CampaignResults.campaign_id == campaign_id)
+    ).one_or_none()
+    if row is None:
+        return None
+    return StoredResults(int(row[0]), int(row[1]), as_utc(row[2]), str(row[3]))
+
+
+def results_version(session: Session, campaign_id: int) -> int:
+    """The version of the campaign's stored results (0: none yet); one indexed read, what the
+    live-update pollers ask twice a second."""
+    version = session.scalar(
+        select(CampaignResults.version).where(CampaignResults.campaign_id == campaign_id)
+    )
+    return int(version or 0)
+
+
+def save_results(
+    session: Session,
+    campaign_id: int,
+    document: str,
+    *,
+    judged_pairs: int,
+    ranking_confidence: float,
+    system_pairs_settled: int,
+    now: datetime,
+) -> int:
+    """Store a new results document (version + 1) and, when the number of judged pairs
+    changed since the last one, a point of the confidence curve. Returns the new version.
+
+    Only the campaign's planner writes, under its lease (and, on Postgres, the lock of
+    :func:`still_planner`), so a read-then-write is enough here."""
+    before = session.execute(
+        select(CampaignResults.version, CampaignResults.judged_pairs).where(
+            CampaignResults.campaign_id == campaign_id
+        )
+    ).one_or_none()
+    if before is None or int(before[1]) != judged_pairs or _no_points(session, campaign_id):
+        session.execute(
+            insert(TrajectoryPoint).values(
+                campaign_id=campaign_id,
+                judged_pairs=judged_pairs,
+                ranking_confidence=ranking_confidence,
+                system_pairs_settled=system_pairs_settled,
+                at=now,
+            )
+        )
+    values = {"judged_pairs": judged_pairs, "computed_at": now, "document": document}
+    if before is None:
+        session.execute(
+            insert(CampaignResults).values(campaign_id=campaign_id, version=1, **values)
+        )
+        return 1
+    version = int(before[0]) + 1
+    session.execute(
+        update(CampaignResults)
+        .where(CampaignResults.campaign_id == campaign_id)
+        .values(version=version, **values)
+        .execution_options(synchronize_session=False)
+    )
+    return version
+
+
+def _no_points(session: Session, campaign_id: int) -> bool:
+    return (
+        session.scalar(
+            select(TrajectoryPoint.id).where(TrajectoryPoint.campaign_id == campaign_id).limit(1)
+        )
+        is None
+    )
+
+
+def trajectory(session: Session, campaign_id: int) -> list[tuple[int, float, int]]:
+    """(judged pairs, ranking confidence, system pairs settled) of every point of the curve,
+    in the order the judgments came."""
+    rows = session.execute(
+        select(
+            TrajectoryPoint.judged_pairs,
+            TrajectoryPoint.ranking_confidence,
+            TrajectoryPoint.system_pairs_settled,
+        )
+        .where(TrajectoryPoint.campaign_id == campaign_id)
+        .order_by(TrajectoryPoint.at, TrajectoryPoint.id)
+    ).all()
+    return [(int(n), float(c), int(s)) for n, c, s in rows]
+
+
+def judgment_rows(session: Session, campaign_id: int) -> tuple[int, datetime | None]:
+    """How many judgment rows the campaign has (every assessor's, and the imported ones),
+    and when one last changed: together they change with every judgment and revision."""
+    count, last = session.execute(
+        select(func.count(), func.max(Judgment.updated_at)).where(
+            Judgment.campaign_id == campaign_id
+        )
+    ).one()
+    return int(count or 0), None if last is None else as_utc(last)
+
+
+@dataclass(frozen=True)
+class AssessorActivity:
+    """What the organizer's summary says about one assessor (times in UTC).
+
+    ``recent_seconds`` are the times from lease to judgment of the assessor's latest
+    judgments, ``recent_listen_ms`` the listening time of each (query and candidate).
+    """
+
+    assessor_id: int
+    revoked: bool
+    judged: int
+    last_active: datetime | None
+    lease_expires_at: datetime | None
+    recent_seconds: list[float]
+    recent_listen_ms: list[int]
+
+
+def assessor_activity(
+    session: Session, campaign_id: int, now: datetime, *, recent: int = 100
+) -> list[AssessorActivity]:
+    """Every assessor of the campaign (in the order they were invited) with their judgment
+    count, last activity, live lease, and the timings of their ``recent`` latest judgments.
+
+    Four grouped reads of the campaign's assessor, judgment and lease rows, whatever the
+    number of assessors."""
+    assessors = session.execute(
+        select(Assessor.id, Assessor.revoked_at)
+        .where(Assessor.campaign_id == campaign_id)
+        .order_by(Assessor.id)
+    ).all()
+    if not assessors:
+        return []
+    judged = {
+        int(a or 0): (int(n), as_utc(last))
+        for a, n, last in session.execute(
+            select(Judgment.assessor_id, func.count(), func.max(Judgment.updated_at))
+            .where(Judgment.campaign_id == campaign_id, Judgment.assessor_id.is_not(None))
+            .group_by(Judgment.assessor_id)
+        ).all()
+    }
+    live_until = func.max(
+        case((and_(Lease.state == "live", Lease.expires_at > now), Lease.expires_at))
+    )
+    leases = {
+        int(a): (as_utc(leased), None if until is None else as_utc(until))
+        for a, leased, until in session.execute(
+            select(Lease.assessor_id, func.max(Lease.leased_at), live_until)
+            .where(Lease.campaign_id == campaign_id)
+            .group_by(Lease.assessor_id)
+        ).all()
+    }
+    latest = (
+        select(
+            Judgment.assessor_id.label("assessor_id"),
+            Judgment.created_at.label("judged_at"),
+            Lease.leased_at.label("leased_at"),
+            Judgment.query_listen_ms.label("query_ms"),
+            Judgment.candidate_listen_ms.label("candidate_ms"),
+            func.row_number()
+            .over(partition_by=Judgment.assessor_id, order_by=Judgment.id.desc())
+            .label("nth"),
+        )
+        .outerjoin(Lease, Lease.id == Judgment.lease_id)
+        .where(Judgment.campaign_id == campaign_id, Judgment.assessor_id.is_not(None))
+        .subquery()
+    )
+    seconds: dict[int, list[float]] = {}
+    listened: dict[int, list[int]] = {}
+    for a, judged_at, leased_at, query_ms, candidate_ms in session.execute(
+        select(
+            latest.c.assessor_id,
+            latest.c.judged_at,
+            latest.c.leased_at,
+            latest.c.query_ms,
+            latest.c.candidate_ms,
+        ).where(latest.c.nth <= recent)
+    ).all():
+        if leased_at is not None:
+            took = (as_utc(judged_at) - as_utc(leased_at)).total_seconds()
+            if took >= 0:
+                seconds.setdefault(int(a), []).append(took)
+        if query_ms is not None or candidate_ms is not None:
+            listened.setdefault(int(a), []).append(int(query_ms or 0) + int(candidate_ms or 0))
+    activity = []
+    for assessor_id, revoked_at in assessors:
+        count, last_judged = judged.get(assessor_id, (0, None))
+        last_leased, lease_until = leases.get(assessor_id, (None, None))
+        moments = [m for m in (last_judged, last_leased) if m is not None]
+        activity.append(
+            AssessorActivity(
+                assessor_id=int(assessor_id),
+                revoked=revoked_at is not None,
+                judged=count,
+                last_active=max(moments) if moments else None,
+                lease_expires_at=lease_until,
+                recent_seconds=seconds.get(assessor_id, []),
+                recent_listen_ms=listened.get(assessor_id, []),
+            )
+        )
+    return activity

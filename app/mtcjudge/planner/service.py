@@ -1,0 +1,522 @@
+"""The planner: keeps each campaign's MTC engine up to date and writes what to hand out next.
+
+Requests never run the engine. One process at a time plans a campaign (a lease on its
+``planner_state`` row, renewed while the process lives, taken over when it lapses); every
+tick it reads the pairs whose judgments changed since it last looked, feeds them to its
+engine, ranks the pairs free to hand out and replaces the campaign's ``plan_entry`` rows,
+and stores the figures the pages show (ranking confidence, whether judging can stop) and,
+after new judgments, the campaign's results document (:mod:`mtcjudge.campaigns.results`) with a
+point of its confidence curve. The projection of the judgments still needed runs on a
+thread of its own (:class:`Projector`), at most every few seconds, so that a tick never
+waits for it. Nothing is shared between processes but the database, so the processes may
+run on different machines. See docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import os
+import socket
+import threading
+import time
+import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
+
+from mtcjudge.campaigns import results
+from mtcjudge.db import session_scope
+from mtcjudge.models import Campaign, utcnow
+from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.projection import Projection, project
+from mtcjudge.planner import repository
+from mtcjudge.planner.build import (
+    CampaignEngine,
+    build_engine,
+    playable_mask,
+    pool_pairs,
+    settings_key,
+)
+
+__all__ = [
+    "PLAN_SIZE",
+    "Planner",
+    "PoolGrowth",
+    "Projector",
+    "ensure_pool",
+    "grow_pool",
+    "plan_campaign",
+    "plan_in_session",
+    "unplayable_pairs",
+    "unplayable_summary",
+]
+
+log = logging.getLogger("mtcjudge.planner")
+
+#: pairs kept in a campaign's plan; assessors who find them all taken fall back to any free pair
+PLAN_SIZE = 256
+#: re-plan at least this often even when no judgment arrived (leases come and go)
+IDLE_REPLAN_SECONDS = 5.0
+#: a new projection of the judgments still needed at most this often while judgments come
+#: in (at once when judging becomes able to stop, or no longer)
+PROJECTION_INTERVAL_SECONDS = 10.0
+#: ... and at most one fifth of the time on projections, however long one takes
+PROJECTION_DUTY_FACTOR = 5.0
+
+
+def ensure_pool(session: Session, campaign: Campaign) -> int:
+    """Store the campaign's pool of pairs once (the pool is fixed by the runs and ``k``).
+
+    Safe to run from several processes at once: the unique key keeps one copy.
+    Returns the number of pairs.
+    """
+    existing = repository.pair_count(session, campaign.id)
+    if existing:
+        return existing
+    pairs = pool_pairs(session, campaign)
+    playable = playable_mask(session, campaign.id, pairs)
+    counts = repository.judgment_counts(session, campaign.id)
+    rows = [
+        {
+            "campaign_id": campaign.id,
+            "query_id": q,
+            "document_id": d,
+            "playable": bool(playable[i]),
+            "judged": counts.get((q, d), 0),
+            "leased": 0,
+            "changes": counts.get((q, d), 0),
+        }
+        for i, (q, d) in enumerate(pairs)
+    ]
+    if rows:
+        repository.insert_pairs(session, rows)
+    return repository.pair_count(session, campaign.id)
+
+
+@dataclass(frozen=True)
+class PoolGrowth:
+    """Pairs :func:`grow_pool` added, those of them judged already (imported judgments
+    outside the old pool) and those that cannot be played (a clip without audio)."""
+
+    added: int
+    judged: int
+    unplayable: int
+
+
+def grow_pool(session: Session, campaign: Campaign) -> PoolGrowth:
+    """Store the pool pairs the campaign's collection has and its stored pool has not (after
+    systems were added); pairs already stored are kept as they are, with their judgments and
+    leases."""
+    stored = repository.pair_ids(session, campaign.id)
+    pairs = [ids for ids in pool_pairs(session, campaign) if ids not in stored]
+    if not pairs:
+        return PoolGrowth(0, 0, 0)
+    playable = playable_mask(session, campaign.id, pairs)
+    # a new pair may hold judgments already: imported ones outside the old pool
+    counts = repository.judgment_counts(session, campaign.id)
+    repository.insert_pairs(
+        session,
+        [
+            {
+                "campaign_id": campaign.id,
+                "query_id": q,
+                "document_id": d,
+                "playable": bool(playable[i]),
+                "judged": counts.get((q, d), 0),
+                "leased": 0,
+                "changes": counts.get((q, d), 0),
+            }
+            for i, (q, d) in enumerate(pairs)
+        ],
+    )
+    return PoolGrowth(
+        added=len(pairs),
+        judged=sum(1 for ids in pairs if counts.get(ids)),
+        unplayable=int((~playable).sum()),
+    )
+
+
+def unplayable_pairs(session: Session, campaign_id: int) -> int:
+    """Pool pairs that are never handed out because a clip has no readable audio."""
+    return repository.unplayable_count(session, campaign_id)
+
+
+def unplayable_summary(session: Session, campaign: Campaign) -> str | None:
+    """One line for organizers about pairs that cannot be judged, or None when all can."""
+    ensure_pool(session, campaign)
+    n_pairs = repository.unplayable_count(session, campaign.id)
+    if not n_pairs:
+        return None
+    clips = repository.unplayable_clips(session, campaign.id)
+    shown = ", ".join(clips[:8]) + (f", ... ({len(clips)} clips)" if len(clips) > 8 else "")
+    return (
+        f"{n_pairs} pair(s) cannot be judged: no readable audio for {shown}; "
+        "assessors are not given them"
+    )
+
+
+class Projector:
+    """Projects the judgments still needed (:func:`mtcjudge.mtc.projection.project`) on a thread
+    of its own, one campaign at a time, so that the planner's ticks never wait for it.
+
+    It works on a copy of the engine taken by the planner's thread (:meth:`submit`), which
+    goes on judging its own engine meanwhile. ``inline`` projects in the caller's thread
+    instead (tests that want the projection in the next document)."""
+
+    def __init__(
+        self, *, runs: int = 16, max_seconds: float | None = 2.0, inline: bool = False
+    ) -> None:
+        self.runs = runs
+        self.max_seconds = max_seconds
+        self.inline = inline
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, engine: MTCEngine, targets: list[float], seed: int) -> Future[Projection]:
+        # the collection and the relevance model are read-only: shared, not copied
+        memo: dict[int, object] = {id(engine.collection): engine.collection}
+        memo[id(engine.model)] = engine.model
+        snapshot = copy.deepcopy(engine, memo)
+        if self.inline:
+            done: Future[Projection] = Future()
+            done.set_result(self._project(snapshot, targets, seed))
+            return done
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="mtc-projection")
+            return self._executor.submit(self._project, snapshot, targets, seed)
+
+    def _project(self, engine: MTCEngine, targets: list[float], seed: int) -> Projection:
+        return project(engine, targets, runs=self.runs, seed=seed, max_seconds=self.max_seconds)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=False, cancel_futures=True)
+                self._executor = None
+
+
+@dataclass
+class _CampaignPlan:
+    """What the planner process keeps in memory for one campaign it plans."""
+
+    state: CampaignEngine
+    row_ids: list[int]  # pair row id of each engine pair (-1: not stored)
+    row_index: dict[int, int]  # pair row id -> engine pair
+    seen: dict[int, int] = field(default_factory=dict)  # pair row id -> changes applied
+    # engine pairs whose audit draw is stored (``pair.audit``)
+    audit_saved: set[int] = field(default_factory=set)
+    planned_at: float = 0.0
+    # the last projection, the one being made, and the state it was asked in
+    projection: Projection | None = None
+    pending: Future[Projection] | None = None
+    projection_asked_at: float = -math.inf
+    projection_judged: int = -1
+    projection_stop: str | None = None
+
+    def projection_landed(self) -> bool:
+        """Take in a projection that has finished since the last tick; True if one did."""
+        if self.pending is None or not self.pending.done():
+            return False
+        future, self.pending = self.pending, None
+        try:
+            self.projection = future.result()
+        except Exception:  # a failed projection leaves the document without one
+            log.exception("projection of campaign %s failed", self.state.campaign_id)
+            return False
+        return True
+
+    def projection_due(self, stop_reason: str | None) -> bool:
+        if self.pending is not None:
+            return False
+        if self.projection_asked_at == -math.inf or stop_reason != self.projection_stop:
+            return True
+        # a projection that took long (minutes on a very large campaign: it always completes
+        # two simulated runs) waits several times as long before the next: the projection
+        # thread never keeps a core busy for more than a share of the time
+        took = self.projection.seconds if self.projection is not None else 0.0
+        wait = max(PROJECTION_INTERVAL_SECONDS, PROJECTION_DUTY_FACTOR * took)
+        return (
+            self.state.engine.n_judged != self.projection_judged
+            and time.monotonic() - self.projection_asked_at >= wait
+        )
+
+
+def _figures(plan: _CampaignPlan, campaign: Campaign, now: datetime) -> dict[str, object]:
+    engine = plan.state.engine
+    ev = engine.evaluation()
+    n = ev.n_systems
+    upper = np.triu_indices(n, 1)
+    settled = int(np.sum(ev.pair_confidence[upper] >= campaign.target))
+    return {
+        "planned_at": now,
+        "judged_pairs": int(engine.n_judged),
+        "pool_pairs": plan.state.n_pairs,
+        "playable_pairs": int(plan.state.playable.sum()),
+        "ranking_confidence": float(ev.ranking_confidence),
+        "stop_reason": engine.stop_reason(),
+        "system_pairs": int(n * (n - 1) // 2),
+        "system_pairs_settled": settled,
+        "settings_key": settings_key(campaign),
+        "error": None,
+    }
+
+
+def _plan_rows(
+    plan: _CampaignPlan, busy: set[int], campaign_id: int, plan_size: int
+) -> list[dict[str, object]]:
+    """The plan: the ``plan_size`` most useful playable pairs that are free now."""
+    state = plan.state
+    candidates = state.playable & (np.asarray(plan.row_ids, dtype=np.intp) >= 0)
+    busy_index = [plan.row_index[pid] for pid in busy if pid in plan.row_index]
+    candidates[busy_index] = False
+    if not candidates.any():
+        return []
+    ranked, weights = state.engine.ranked(plan_size, candidates)
+    # the audit's pairs at the best real weight (the judging path's locality rule)
+    weights = state.engine.stored_weights(ranked, weights)
+    return [
+        {
+            "pair_id": plan.row_ids[int(p)],
+            "campaign_id": campaign_id,
+            "query_id": state.pair_ids[int(p)][0],
+            "rank": rank,
+            "weight": float(w),
+        }
+        for rank, (p, w) in enumerate(zip(ranked, weights, strict=True))
+    ]
+
+
+def _new_plan(session: Session, campaign: Campaign) -> _CampaignPlan:
+    state = build_engine(session, campaign)
+    stored = repository.pair_ids(session, campaign.id)
+    row_ids = [stored.get(ids, -1) for ids in state.pair_ids]
+    plan = _CampaignPlan(state, row_ids, {pid: p for p, pid in enumerate(row_ids) if pid >= 0})
+    plan.audit_saved = set(state.engine.audit_pairs().tolist())
+    return plan
+
+
+def _unsaved_audit(plan: _CampaignPlan) -> list[int]:
+    """Row ids of the pairs the audit drew (while ranking) that are not stored yet: they
+    are written with the plan that hands them out, so that an engine built later (another
+    process, a restart) holds the same audit sample."""
+    return [
+        plan.row_ids[p]
+        for p in plan.state.engine.audit_pairs().tolist()
+        if p not in plan.audit_saved and plan.row_ids[p] >= 0
+    ]
+
+
+def plan_in_session(session: Session, campaign: Campaign, *, plan_size: int = PLAN_SIZE) -> None:
+    """Plan ``campaign`` in the caller's transaction, after its collection changed (systems
+    added): the plan, the figures the judging pages read (whether judging can stop) and the
+    results document are those of the new collection from the moment it commits, so no
+    assessor is told "all done" (or handed a pair) on the old ones meanwhile.
+
+    The campaign's planner process, if any, loses its claim: a plan it computed on the old
+    collection is then dropped instead of written (:func:`plan_campaign` checks its claim
+    before writing), and its next tick claims the campaign again and rebuilds its engine
+    (the campaign's settings key holds the collection's version)."""
+    plan = _new_plan(session, campaign)
+    now = utcnow()
+    busy = repository.busy_pairs(session, campaign.id, campaign.judgments_per_pair, now)
+    repository.ensure_planner_state(session, campaign.id)
+    repository.release_claim(session, campaign.id)
+    repository.replace_plan(session, campaign.id, _plan_rows(plan, busy, campaign.id, plan_size))
+    repository.mark_audit(session, _unsaved_audit(plan))
+    repository.save_figures(session, campaign.id, _figures(plan, campaign, now))
+    part = results.engine_results(plan.state, campaign)
+    repository.save_results(
+        session,
+        campaign.id,
+        results.stored_json(part, plan.state.settings_key),
+        judged_pairs=part.judgments,
+        ranking_confidence=part.ranking_confidence,
+        system_pairs_settled=part.system_pairs_settled,
+        now=now,
+    )
+
+
+def plan_campaign(
+    session_factory: sessionmaker[Session],
+    campaign_id: int,
+    cached: _CampaignPlan | None,
+    *,
+    owner: str | None = None,
+    plan_size: int = PLAN_SIZE,
+    force: bool = False,
+    projector: Projector | None = None,
+) -> _CampaignPlan | None:
+    """One planning step for a campaign: read, compute, write (two short transactions,
+    the computation in between holds no connection). Returns the state to keep.
+
+    The results document is rewritten after new judgments (and on the first plan, and when
+    a projection lands); ``projector`` projects the judgments still needed (none without)."""
+    now = utcnow()
+    with session_scope(session_factory) as session:
+        campaign = session.get(Campaign, campaign_id)
+        if campaign is None:
+            return None
+        ensure_pool(session, campaign)
+        changes = repository.pair_changes(session, campaign.id)
+        key = settings_key(campaign)
+        rebuilt = cached is None or cached.state.settings_key != key
+        if rebuilt:
+            cached = _new_plan(session, campaign)
+            cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
+            fresh: dict[tuple[int, int], float] = {}
+        else:
+            assert cached is not None
+            moved = {pid: v for pid, v in changes.items() if cached.seen.get(pid) != v[2]}
+            fresh = repository.pair_means(
+                session, campaign.id, campaign.scale, [(q, d) for q, d, _ in moved.values()]
+            )
+            for pid, (_, _, n) in moved.items():
+                cached.seen[pid] = n
+        landed = cached.projection_landed()
+        idle = (
+            not rebuilt
+            and not fresh
+            and not landed
+            and time.monotonic() - cached.planned_at < IDLE_REPLAN_SECONDS
+        )
+        if idle and not force:
+            return cached
+        busy = repository.busy_pairs(session, campaign.id, campaign.judgments_per_pair, now)
+        session.expunge(campaign)
+    state = cached.state
+    if fresh:
+        state.apply(fresh)
+    rows = _plan_rows(cached, busy, campaign_id, plan_size)
+    audit_rows = _unsaved_audit(cached)
+    figures = _figures(cached, campaign, utcnow())
+    part = None
+    if rebuilt or fresh or landed:
+        part = results.engine_results(state, campaign, projection=cached.projection)
+        document = results.stored_json(part, state.settings_key)
+    with session_scope(session_factory) as session:
+        if owner is not None and not repository.still_planner(session, campaign_id, owner):
+            return None  # another process took over while we computed
+        repository.replace_plan(session, campaign_id, rows)
+        repository.mark_audit(session, audit_rows)
+        repository.save_figures(session, campaign_id, figures)
+        if part is not None:
+            repository.save_results(
+                session,
+                campaign_id,
+                document,
+                judged_pairs=part.judgments,
+                ranking_confidence=part.ranking_confidence,
+                system_pairs_settled=part.system_pairs_settled,
+                now=utcnow(),
+            )
+        if rebuilt:  # the first plan of this process: the tables have just changed a lot
+            repository.refresh_statistics(session)
+    cached.audit_saved.update(cached.row_index[pid] for pid in audit_rows)
+    cached.planned_at = time.monotonic()
+    stop_reason = state.engine.stop_reason()
+    if projector is not None and cached.projection_due(stop_reason):
+        cached.projection_asked_at = time.monotonic()
+        cached.projection_judged = state.engine.n_judged
+        cached.projection_stop = stop_reason
+        cached.pending = projector.submit(
+            state.engine, results.projection_targets(campaign.target), campaign.seed
+        )
+    return cached
+
+
+class Planner:
+    """Plans every open campaign this process is the planner of, on a background thread.
+
+    Parameters
+    ----------
+    session_factory : sessionmaker
+    interval : float
+        Seconds between ticks.
+    lease_seconds : float
+        How long a planner's claim on a campaign lasts without renewal: the time another
+        process waits before taking over from one that died.
+    projector : Projector, optional
+        Projects the judgments still needed (by default on a thread of its own).
+    """
+
+    def __init__(
+        self,
+        session_factory: sessionmaker[Session],
+        *,
+        interval: float = 0.5,
+        lease_seconds: float = 10.0,
+        owner: str | None = None,
+        projector: Projector | None = None,
+    ) -> None:
+        self.session_factory = session_factory
+        self.interval = interval
+        self.lease_seconds = lease_seconds
+        self.projector = projector or Projector()
+        self.owner = owner or f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._plans: dict[int, _CampaignPlan] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self, *, force: bool = False) -> list[int]:
+        """One tick: claim what can be claimed, plan it. Returns the campaigns planned."""
+        planned: list[int] = []
+        now = utcnow()
+        until = now + timedelta(seconds=self.lease_seconds)
+        with session_scope(self.session_factory) as session:
+            campaign_ids = repository.campaigns_to_plan(session)
+        for campaign_id in campaign_ids:
+            with session_scope(self.session_factory) as session:
+                mine = repository.claim_planning(session, campaign_id, self.owner, now, until)
+            if not mine:
+                self._plans.pop(campaign_id, None)
+                continue
+            result = plan_campaign(
+                self.session_factory,
+                campaign_id,
+                self._plans.get(campaign_id),
+                owner=self.owner,
+                force=force,
+                projector=self.projector,
+            )
+            if result is None:
+                self._plans.pop(campaign_id, None)
+            else:
+                self._plans[campaign_id] = result
+                planned.append(campaign_id)
+        for gone in set(self._plans) - set(campaign_ids):
+            del self._plans[gone]
+        return planned
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                self.run_once()
+            except Exception:  # the planner must outlive a bad tick (database down, ...)
+                log.exception("planner tick failed; retrying")
+            self._stop.wait(max(0.0, self.interval - (time.monotonic() - started)))
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._loop, name="mtc-planner", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the thread and hand the campaigns over at once (no lease to wait out)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+        self.projector.close()
+        try:
+            with session_scope(self.session_factory) as session:
+                repository.release_planning(session, self.owner)
+        except Exception:  # shutting down with the database gone: the lease lapses
+            log.warning("could not release the planner's campaigns", exc_info=True)
