@@ -100,9 +100,7 @@ def test_the_docs_have_pages_to_check() -> None:
     assert any(p.parent.name == "experiments" for p in pages)
 
 
-@pytest.mark.parametrize(
-    "page", markdown_files(), ids=lambda p: str(p.relative_to(ROOT))
-)
+@pytest.mark.parametrize("page", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_resolves(page: Path) -> None:
     assert broken_links(page) == []
 
