@@ -121,3 +121,21 @@ def test_a_broken_link_is_found(tmp_path: Path) -> None:
         f"{page}:3: missing.png (no such file)",
         f"{page}:3: also-missing.md (no such file)",
     ]
+
+
+def experiment_records() -> list[Path]:
+    """The dated records of docs/experiments/ (every file but its README)."""
+    return sorted(p for p in (ROOT / "docs" / "experiments").glob("*.md") if p.name != "README.md")
+
+
+def test_every_experiment_record_is_dated_ends_with_its_decision_and_is_indexed() -> None:
+    records = experiment_records()
+    assert records
+    index = (ROOT / "docs" / "decisions.md").read_text(encoding="utf-8")
+    for record in records:
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}-[a-z0-9-]+\.md", record.name), record.name
+        headings = [
+            h for h in record.read_text(encoding="utf-8").splitlines() if h.startswith("## ")
+        ]
+        assert headings[-1] == "## Decision", record.name
+        assert f"](experiments/{record.name})" in index, f"{record.name} not in decisions.md"
