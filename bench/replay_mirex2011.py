@@ -570,7 +570,9 @@ whether a method stays honest elsewhere):
 
 Default for honest rankings: `model="ordinal", use_m_jud=False, system_effect=True`
 (optionally with a tau prior learnt on other collections), named `calibrated` in
-`mtcjudge simulate --model` and the default estimator of new campaigns. It needs about half the
+`mtcjudge simulate --model`; campaigns now use `joint`, which adds offsets shared by queries,
+artists, genre cells and each system's shared and unshared results, and an audit sample
+(docs/calibration.md). `calibrated` needs about half the
 effort of the uniform prior for the same honesty. The published M_out -> M_jud setting reaches 0.95 in
 2-8 % of the judgments but its confidence is not a probability of being right; keep it only
 as a "preliminary ranking".
