@@ -3,7 +3,7 @@
    Events stream (GET /api/campaigns/{slug}/events). No library, no build step; every
    picture has a table beside it for screen readers and for copying numbers. */
 
-import { byId, el, formatInt, request } from "./lib.js";
+import { $, $$, byId, el, formatInt, request } from "./lib.js";
 
 const root = byId("dashboard");
 const SVG = "http://www.w3.org/2000/svg";
@@ -24,7 +24,7 @@ const state = {
 
 // "MIREX nDCG" / "trec_eval nDCG": the titles the page's measure picker carries
 function measureTitle(measure) {
-  const option = document.querySelector(`#measure option[value="${measure}"]`);
+  const option = $(`#measure option[value="${measure}"]`);
   return option ? option.dataset.title : measure;
 }
 
@@ -541,13 +541,12 @@ byId("scale").addEventListener("change", (e) => {
 });
 // the downloads on one scale follow the scale shown
 byId("scale").addEventListener("change", (e) => {
-  for (const link of document.querySelectorAll("a[data-scaled]")) {
+  for (const link of $$("a[data-scaled]")) {
     const url = new URL(link.href);
     url.searchParams.set("scale", e.target.value);
     link.href = url.pathname + url.search;
   }
-  for (const label of document.querySelectorAll("[data-download-scale]"))
-    label.textContent = e.target.value.toUpperCase();
+  for (const label of $$("[data-download-scale]")) label.textContent = e.target.value.toUpperCase();
 });
 let resizing = null;
 window.addEventListener("resize", () => {

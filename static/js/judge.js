@@ -2,7 +2,7 @@
 // Blind by design: it only ever shows what the API sends (audio URLs, durations, the
 // assessor's own scores and campaign-wide counts), never systems, ranks or document ids.
 
-import { $, $$, ApiError, NetworkError, api as send } from "./lib.js";
+import { $, $$, ApiError, el, NetworkError, api as send } from "./lib.js";
 
 const root = $("#judge");
 const API = root.dataset.api;
@@ -649,34 +649,37 @@ function renderHistory() {
   const list = $("#history-list");
   list.replaceChildren(
     ...judgments.map((judgment) => {
-      const item = document.createElement("li");
-      item.className = "history__item";
-      const broad = document.createElement("span");
-      broad.className = `chip chip--${judgment.broad}`;
-      broad.textContent = BROAD_LABELS[judgment.broad] ?? "–";
-      const fine = document.createElement("span");
-      fine.className = "history__fine";
-      fine.textContent = `FINE ${judgment.fine === null ? "–" : Math.round(judgment.fine)}`;
-      const label = document.createElement("span");
-      label.className = "history__pair";
-      label.textContent = `Query ${judgment.query_number} · candidate ${judgment.candidate_number}`;
-      const when = document.createElement("span");
-      when.className = "history__when";
-      when.textContent = formatAgo(judgment.created_at) + (judgment.revision > 0 ? " · revised" : "");
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "button button--small";
-      button.textContent = "Edit";
-      button.setAttribute(
-        "aria-label",
-        `Edit the judgment of ${label.textContent} from ${when.textContent}: ${broad.textContent}, ${fine.textContent}`,
+      const broad = el("span", { class: `chip chip--${judgment.broad}` }, BROAD_LABELS[judgment.broad] ?? "–");
+      const fine = el(
+        "span",
+        { class: "history__fine" },
+        `FINE ${judgment.fine === null ? "–" : Math.round(judgment.fine)}`,
       );
-      button.dataset.judgmentId = String(judgment.id);
+      const label = el(
+        "span",
+        { class: "history__pair" },
+        `Query ${judgment.query_number} · candidate ${judgment.candidate_number}`,
+      );
+      const when = el(
+        "span",
+        { class: "history__when" },
+        formatAgo(judgment.created_at) + (judgment.revision > 0 ? " · revised" : ""),
+      );
+      const button = el(
+        "button",
+        {
+          type: "button",
+          class: "button button--small",
+          "aria-label": `Edit the judgment of ${label.textContent} from ${when.textContent}: ${broad.textContent}, ${fine.textContent}`,
+          "data-judgment-id": judgment.id,
+        },
+        "Edit",
+      );
       // detail is 0 for a click made with the keyboard (Enter or Space on the button)
       button.addEventListener("click", (event) => openRevision(judgment, event.detail > 0));
-      const details = document.createElement("span");
-      details.className = "history__details";
+      const details = el("span", { class: "history__details" });
       details.append(label, " · ", fine, " · ", when);
+      const item = el("li", { class: "history__item" });
       item.append(broad, details, button);
       return item;
     }),
