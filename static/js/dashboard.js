@@ -2,424 +2,562 @@
    (GET /api/campaigns/{slug}/results) as SVG and keeps it current from the Server-Sent
    Events stream (GET /api/campaigns/{slug}/events). No library, no build step; every
    picture has a table beside it for screen readers and for copying numbers. */
-(function () {
-  "use strict";
 
-  const root = document.getElementById("dashboard");
-  if (!root) return;
-  const SVG = "http://www.w3.org/2000/svg";
-  const resultsUrl = root.dataset.resultsUrl;
-  const eventsUrl = root.dataset.eventsUrl;
-  const IDLE_LEASE_MINUTES = 15; // a live lease with no judgment for this long is "idle"
-  const FAST_SECONDS = 8; // a median under this per judgment is faster than listening allows
+import { $, $$, byId, el, formatInt, request } from "./lib.js";
 
-  const state = {
-    driving: null, // the results document of the campaign's own measure and scale
-    shown: null, // what the charts show (the driving one, or another measure)
-    measure: root.dataset.measure,
-    scale: root.dataset.scale,
-    seen: [], // [time ms, judgments] of the documents received, for the judging rate
-  };
+const root = byId("dashboard");
+const SVG = "http://www.w3.org/2000/svg";
+const resultsUrl = root.dataset.resultsUrl;
+const eventsUrl = root.dataset.eventsUrl;
+const IDLE_LEASE_MINUTES = 15; // a live lease with no judgment for this long is "idle"
+const FAST_SECONDS = 8; // a median under this per judgment is faster than listening allows
 
-  // ------------------------------------------------------------------ helpers
+const state = {
+  driving: null, // the results document of the campaign's own measure and scale
+  shown: null, // what the charts show (the driving one, or another measure)
+  measure: root.dataset.measure,
+  scale: root.dataset.scale,
+  seen: [], // [time ms, judgments] of the documents received, for the judging rate
+};
 
-  const $ = (id) => document.getElementById(id);
+// ------------------------------------------------------------------ helpers
 
-  function el(tag, attrs, text) {
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
-    if (text !== undefined) node.textContent = text;
-    return node;
+// "MIREX nDCG" / "trec_eval nDCG": the titles the page's measure picker carries
+function measureTitle(measure) {
+  const option = $(`#measure option[value="${measure}"]`);
+  return option ? option.dataset.title : measure;
+}
+
+function svgEl(tag, attrs, text) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function titled(node, text) {
+  node.appendChild(svgEl("title", {}, text));
+  return node;
+}
+
+const fmt = {
+  int: formatInt,
+  pct: (x, digits = 1) => (x === null || x === undefined ? "—" : `${(100 * x).toFixed(digits)} %`),
+  num: (x, digits = 3) => (x === null || x === undefined ? "—" : Number(x).toFixed(digits)),
+  ago(iso) {
+    if (!iso) return "never";
+    const seconds = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
+    if (seconds < 60) return `${Math.round(seconds)} s ago`;
+    if (seconds < 3600) return `${Math.round(seconds / 60)} min ago`;
+    if (seconds < 86400) return `${(seconds / 3600).toFixed(1)} h ago`;
+    return `${(seconds / 86400).toFixed(1)} days ago`;
+  },
+};
+
+// charts are drawn at the size they are shown, so that their text is the page's size
+function boxWidth(id) {
+  return Math.max(360, Math.floor(byId(id).clientWidth || 720));
+}
+
+function niceTicks(lo, hi, count) {
+  const span = hi - lo || 1;
+  const step0 = span / count;
+  const magnitude = 10 ** Math.floor(Math.log10(step0));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= step0);
+  const ticks = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi + 1e-12; t += step) ticks.push(+t.toFixed(10));
+  return ticks;
+}
+
+// ------------------------------------------------------------------ summary
+
+function renderSummary(doc) {
+  const unplayable = doc.pool_pairs - doc.playable_pairs;
+  byId("fig-judgments").textContent = fmt.int(doc.judgments);
+  byId("fig-judgments-of").textContent =
+    `of ${fmt.int(doc.playable_pairs)} pairs (${fmt.pct(doc.judgments / Math.max(1, doc.playable_pairs))})`;
+  byId("fig-confidence").textContent = fmt.pct(doc.ranking_confidence);
+  byId("fig-confidence-of").textContent = `target ${fmt.pct(doc.target, 0)}`;
+  byId("fig-settled").textContent = `${fmt.int(doc.system_pairs_settled)} of ${fmt.int(doc.system_pairs)}`;
+  const p = doc.projected_judgments_to_target;
+  if (doc.can_stop) {
+    byId("fig-projection").textContent = "0";
+    byId("fig-projection-of").textContent = "the target is met";
+  } else if (p && p.median !== null) {
+    byId("fig-projection").textContent = `≈ ${fmt.int(p.median)}`;
+    byId("fig-projection-of").textContent =
+      `more judgments (simulations: ${fmt.int(p.low)}–${fmt.int(p.high)}; a rough guide)`;
+  } else {
+    byId("fig-projection").textContent = "—";
+    byId("fig-projection-of").textContent = p
+      ? "not reached within the pool in most simulations"
+      : "projection not computed yet";
   }
-
-  // "MIREX nDCG" / "trec_eval nDCG": the titles the page's measure picker carries
-  function measureTitle(measure) {
-    const option = document.querySelector(`#measure option[value="${measure}"]`);
-    return option ? option.dataset.title : measure;
+  const banner = byId("stop-banner");
+  banner.hidden = !doc.can_stop;
+  if (doc.can_stop) {
+    byId("stop-banner-text").textContent =
+      "The stopping rule is met (" +
+      (doc.stop_reason || "confidence") +
+      "): the ranking is known with at least " +
+      fmt.pct(doc.target, 0) +
+      " confidence after " +
+      fmt.int(doc.judgments) +
+      " judgments. You can close the campaign; assessors are told they are done unless it keeps collecting.";
   }
+  byId("updated").textContent = doc.computed_at
+    ? `Computed ${new Date(doc.computed_at).toLocaleString()} (version ${doc.version})`
+    : "Not computed yet: the planner is starting";
+  renderWarnings(doc, unplayable);
+  renderRate(doc);
+}
 
-  function svgEl(tag, attrs, text) {
-    const node = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, String(v));
-    if (text !== undefined) node.textContent = text;
-    return node;
+function renderRate(doc) {
+  const now = Date.now();
+  const seen = state.seen;
+  if (!seen.length || seen[seen.length - 1][1] !== doc.judgments) seen.push([now, doc.judgments]);
+  while (seen.length > 2 && now - seen[0][0] > 10 * 60 * 1000) seen.shift();
+  const first = seen[0];
+  const minutes = (now - first[0]) / 60000;
+  byId("fig-rate").textContent =
+    seen.length < 2 || minutes < 0.1 ? "—" : ((doc.judgments - first[1]) / minutes).toFixed(1);
+}
+
+function renderWarnings(doc, unplayable) {
+  const items = [];
+  if (unplayable > 0) {
+    items.push(
+      `${unplayable} pair(s) cannot be judged: a clip is missing or unreadable (see mtcjudge campaign status).`,
+    );
   }
-
-  function titled(node, text) {
-    node.appendChild(svgEl("title", {}, text));
-    return node;
-  }
-
-  const fmt = {
-    int: (n) => (n === null || n === undefined ? "—" : Number(n).toLocaleString("en")),
-    pct: (x, digits = 1) => (x === null || x === undefined ? "—" : (100 * x).toFixed(digits) + " %"),
-    num: (x, digits = 3) => (x === null || x === undefined ? "—" : Number(x).toFixed(digits)),
-    ago(iso) {
-      if (!iso) return "never";
-      const seconds = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
-      if (seconds < 60) return Math.round(seconds) + " s ago";
-      if (seconds < 3600) return Math.round(seconds / 60) + " min ago";
-      if (seconds < 86400) return (seconds / 3600).toFixed(1) + " h ago";
-      return (seconds / 86400).toFixed(1) + " days ago";
-    },
-  };
-
-  function replaceChildren(node, ...children) {
-    while (node.firstChild) node.removeChild(node.firstChild);
-    for (const child of children) node.appendChild(child);
-  }
-
-  // charts are drawn at the size they are shown, so that their text is the page's size
-  function boxWidth(id) {
-    return Math.max(360, Math.floor($(id).clientWidth || 720));
-  }
-
-  function niceTicks(lo, hi, count) {
-    const span = hi - lo || 1;
-    const step0 = span / count;
-    const magnitude = Math.pow(10, Math.floor(Math.log10(step0)));
-    const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= step0);
-    const ticks = [];
-    for (let t = Math.ceil(lo / step) * step; t <= hi + 1e-12; t += step) ticks.push(+t.toFixed(10));
-    return ticks;
-  }
-
-  // ------------------------------------------------------------------ summary
-
-  function renderSummary(doc) {
-    const unplayable = doc.pool_pairs - doc.playable_pairs;
-    $("fig-judgments").textContent = fmt.int(doc.judgments);
-    $("fig-judgments-of").textContent =
-      "of " + fmt.int(doc.playable_pairs) + " pairs (" + fmt.pct(doc.judgments / Math.max(1, doc.playable_pairs)) + ")";
-    $("fig-confidence").textContent = fmt.pct(doc.ranking_confidence);
-    $("fig-confidence-of").textContent = "target " + fmt.pct(doc.target, 0);
-    $("fig-settled").textContent = fmt.int(doc.system_pairs_settled) + " of " + fmt.int(doc.system_pairs);
-    const p = doc.projected_judgments_to_target;
-    if (doc.can_stop) {
-      $("fig-projection").textContent = "0";
-      $("fig-projection-of").textContent = "the target is met";
-    } else if (p && p.median !== null) {
-      $("fig-projection").textContent = "≈ " + fmt.int(p.median);
-      $("fig-projection-of").textContent = "more judgments (simulations: " + fmt.int(p.low) + "–" + fmt.int(p.high) + "; a rough guide)";
-    } else {
-      $("fig-projection").textContent = "—";
-      $("fig-projection-of").textContent = p ? "not reached within the pool in most simulations" : "projection not computed yet";
+  for (const a of doc.assessors || []) {
+    if (a.live_lease && a.last_active && Date.now() - Date.parse(a.last_active) > IDLE_LEASE_MINUTES * 60000) {
+      items.push(`${a.pseudonym} holds a pair but has not judged for ${fmt.ago(a.last_active).replace(" ago", "")}.`);
     }
-    const banner = $("stop-banner");
-    banner.hidden = !doc.can_stop;
-    if (doc.can_stop) {
-      $("stop-banner-text").textContent =
-        "The stopping rule is met (" + (doc.stop_reason || "confidence") + "): the ranking is known with at least " +
-        fmt.pct(doc.target, 0) + " confidence after " + fmt.int(doc.judgments) +
-        " judgments. You can close the campaign; assessors are told they are done unless it keeps collecting.";
+    if (a.judged >= 5 && a.median_seconds_per_judgment !== null && a.median_seconds_per_judgment < FAST_SECONDS) {
+      items.push(
+        a.pseudonym +
+          " judges in " +
+          a.median_seconds_per_judgment.toFixed(1) +
+          " s per pair (median): faster than listening to two clips allows.",
+      );
     }
-    $("updated").textContent = doc.computed_at
-      ? "Computed " + new Date(doc.computed_at).toLocaleString() + " (version " + doc.version + ")"
-      : "Not computed yet: the planner is starting";
-    renderWarnings(doc, unplayable);
-    renderRate(doc);
   }
+  const list = byId("warnings-list");
+  list.replaceChildren(...items.map((text) => el("li", {}, text)));
+  byId("warnings").hidden = items.length === 0;
+}
 
-  function renderRate(doc) {
-    const now = Date.now();
-    const seen = state.seen;
-    if (!seen.length || seen[seen.length - 1][1] !== doc.judgments) seen.push([now, doc.judgments]);
-    while (seen.length > 2 && now - seen[0][0] > 10 * 60 * 1000) seen.shift();
-    const first = seen[0];
-    const minutes = (now - first[0]) / 60000;
-    $("fig-rate").textContent =
-      seen.length < 2 || minutes < 0.1 ? "—" : ((doc.judgments - first[1]) / minutes).toFixed(1);
+// ------------------------------------------------------------------ forest plot
+
+function renderForest(doc) {
+  const systems = [...doc.systems].sort((a, b) => a.rank - b.rank);
+  const rowH = 22,
+    left = 150,
+    right = 24,
+    top = 26,
+    bottom = 34,
+    width = boxWidth("forest");
+  const height = top + bottom + rowH * Math.max(1, systems.length);
+  const lo = Math.min(...systems.map((s) => s.ci_low), ...systems.map((s) => s.mean));
+  const hi = Math.max(...systems.map((s) => s.ci_high), ...systems.map((s) => s.mean));
+  const pad = (hi - lo) * 0.05 || 0.05;
+  const x0 = lo - pad,
+    x1 = hi + pad;
+  const x = (v) => left + ((v - x0) / (x1 - x0)) * (width - left - right);
+  const svg = svgEl("svg", {
+    viewBox: `0 0 ${width} ${height}`,
+    class: "chart",
+    role: "img",
+    "aria-labelledby": "forest-heading forest-desc",
+  });
+  for (const t of niceTicks(x0, x1, 6)) {
+    svg.appendChild(svgEl("line", { x1: x(t), x2: x(t), y1: top - 6, y2: height - bottom, class: "grid" }));
+    svg.appendChild(
+      svgEl("text", { x: x(t), y: height - bottom + 18, class: "tick", "text-anchor": "middle" }, fmt.num(t, 2)),
+    );
   }
+  svg.appendChild(
+    svgEl(
+      "text",
+      { x: (left + width - right) / 2, y: height - 4, class: "axis-label", "text-anchor": "middle" },
+      `${measureTitle(doc.measure)}@${doc.k} (${doc.scale}), estimate and interval`,
+    ),
+  );
+  systems.forEach((s, i) => {
+    const y = top + rowH * i + rowH / 2;
+    const g = titled(
+      svgEl("g", { class: "forest-row" }),
+      `${s.rank}. ${s.name}: ${fmt.num(s.mean)} (${fmt.num(s.ci_low)} to ${fmt.num(s.ci_high)})`,
+    );
+    g.appendChild(
+      svgEl("text", { x: left - 10, y: y + 4, class: "label", "text-anchor": "end" }, `${s.rank}. ${s.name}`),
+    );
+    g.appendChild(svgEl("line", { x1: x(s.ci_low), x2: x(s.ci_high), y1: y, y2: y, class: "ci" }));
+    g.appendChild(svgEl("circle", { cx: x(s.mean), cy: y, r: 4.5, class: "point" }));
+    svg.appendChild(g);
+  });
+  byId("forest").replaceChildren(svg);
+  const rows = systems.map((s) => {
+    const tr = el("tr");
+    tr.appendChild(el("td", { class: "num" }, String(s.rank)));
+    tr.appendChild(el("th", { scope: "row" }, s.name));
+    tr.appendChild(el("td", { class: "num" }, fmt.num(s.mean)));
+    tr.appendChild(el("td", { class: "num" }, `${fmt.num(s.ci_low)} – ${fmt.num(s.ci_high)}`));
+    tr.appendChild(el("td", { class: "num" }, fmt.num(Math.sqrt(s.var), 4)));
+    return tr;
+  });
+  byId("systems-body").replaceChildren(...rows);
+}
 
-  function renderWarnings(doc, unplayable) {
-    const items = [];
-    if (unplayable > 0) {
-      items.push(unplayable + " pair(s) cannot be judged: a clip is missing or unreadable (see mtcjudge campaign status).");
-    }
-    for (const a of doc.assessors || []) {
-      if (a.live_lease && a.last_active && Date.now() - Date.parse(a.last_active) > IDLE_LEASE_MINUTES * 60000) {
-        items.push(a.pseudonym + " holds a pair but has not judged for " + fmt.ago(a.last_active).replace(" ago", "") + ".");
-      }
-      if (a.judged >= 5 && a.median_seconds_per_judgment !== null && a.median_seconds_per_judgment < FAST_SECONDS) {
-        items.push(a.pseudonym + " judges in " + a.median_seconds_per_judgment.toFixed(1) +
-          " s per pair (median): faster than listening to two clips allows.");
-      }
-    }
-    const list = $("warnings-list");
-    replaceChildren(list, ...items.map((text) => el("li", {}, text)));
-    $("warnings").hidden = items.length === 0;
-  }
+// ------------------------------------------------------------------ heat map
 
-  // ------------------------------------------------------------------ forest plot
-
-  function renderForest(doc) {
-    const systems = [...doc.systems].sort((a, b) => a.rank - b.rank);
-    const rowH = 22, left = 150, right = 24, top = 26, bottom = 34, width = boxWidth("forest");
-    const height = top + bottom + rowH * Math.max(1, systems.length);
-    const lo = Math.min(...systems.map((s) => s.ci_low), ...systems.map((s) => s.mean));
-    const hi = Math.max(...systems.map((s) => s.ci_high), ...systems.map((s) => s.mean));
-    const pad = (hi - lo) * 0.05 || 0.05;
-    const x0 = lo - pad, x1 = hi + pad;
-    const x = (v) => left + ((v - x0) / (x1 - x0)) * (width - left - right);
-    const svg = svgEl("svg", {
-      viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img",
-      "aria-labelledby": "forest-heading forest-desc",
-    });
-    for (const t of niceTicks(x0, x1, 6)) {
-      svg.appendChild(svgEl("line", { x1: x(t), x2: x(t), y1: top - 6, y2: height - bottom, class: "grid" }));
-      svg.appendChild(svgEl("text", { x: x(t), y: height - bottom + 18, class: "tick", "text-anchor": "middle" }, fmt.num(t, 2)));
-    }
-    svg.appendChild(svgEl("text", { x: (left + width - right) / 2, y: height - 4, class: "axis-label", "text-anchor": "middle" },
-      measureTitle(doc.measure) + "@" + doc.k + " (" + doc.scale + "), estimate and " + "interval"));
+function renderHeatmap(doc) {
+  const systems = [...doc.systems].sort((a, b) => a.rank - b.rank);
+  const index = new Map(systems.map((s, i) => [s.name, i]));
+  const n = systems.length;
+  const longest = Math.max(1, ...systems.map((s) => s.name.length));
+  const size = Math.max(6, Math.min(28, Math.floor(560 / Math.max(1, n))));
+  const label = size >= 10 ? Math.min(140, 10 + 6.5 * longest) : 8; // names drawn when they fit
+  const top = size >= 10 ? Math.min(130, 10 + 5.8 * longest) : 8; // rotated names above
+  const width = label + size * n + 8,
+    height = top + size * n + 8;
+  const svg = svgEl("svg", {
+    viewBox: `0 0 ${width} ${height}`,
+    class: "chart heatmap",
+    role: "img",
+    "aria-labelledby": "heatmap-heading heatmap-desc",
+  });
+  svg.style.maxWidth = `${Math.max(width, 320)}px`; // CSSOM: the CSP allows no style attribute
+  if (size >= 10) {
     systems.forEach((s, i) => {
-      const y = top + rowH * i + rowH / 2;
-      const g = titled(svgEl("g", { class: "forest-row" }),
-        `${s.rank}. ${s.name}: ${fmt.num(s.mean)} (${fmt.num(s.ci_low)} to ${fmt.num(s.ci_high)})`);
-      g.appendChild(svgEl("text", { x: left - 10, y: y + 4, class: "label", "text-anchor": "end" }, `${s.rank}. ${s.name}`));
-      g.appendChild(svgEl("line", { x1: x(s.ci_low), x2: x(s.ci_high), y1: y, y2: y, class: "ci" }));
-      g.appendChild(svgEl("circle", { cx: x(s.mean), cy: y, r: 4.5, class: "point" }));
-      svg.appendChild(g);
+      svg.appendChild(
+        svgEl(
+          "text",
+          { x: label - 6, y: top + size * i + size * 0.7, class: "label small", "text-anchor": "end" },
+          s.name,
+        ),
+      );
+      svg.appendChild(
+        svgEl(
+          "text",
+          {
+            x: 0,
+            y: 0,
+            class: "label small",
+            "text-anchor": "start",
+            transform: `translate(${label + size * i + size * 0.7},${top - 6}) rotate(-60)`,
+          },
+          s.name,
+        ),
+      );
     });
-    replaceChildren($("forest"), svg);
-    const rows = systems.map((s) => {
-      const tr = el("tr");
-      tr.appendChild(el("td", { class: "num" }, String(s.rank)));
-      tr.appendChild(el("th", { scope: "row" }, s.name));
-      tr.appendChild(el("td", { class: "num" }, fmt.num(s.mean)));
-      tr.appendChild(el("td", { class: "num" }, fmt.num(s.ci_low) + " – " + fmt.num(s.ci_high)));
-      tr.appendChild(el("td", { class: "num" }, fmt.num(Math.sqrt(s.var), 4)));
-      return tr;
-    });
-    replaceChildren($("systems-body"), ...rows);
   }
-
-  // ------------------------------------------------------------------ heat map
-
-  function renderHeatmap(doc) {
-    const systems = [...doc.systems].sort((a, b) => a.rank - b.rank);
-    const index = new Map(systems.map((s, i) => [s.name, i]));
-    const n = systems.length;
-    const longest = Math.max(1, ...systems.map((s) => s.name.length));
-    const size = Math.max(6, Math.min(28, Math.floor(560 / Math.max(1, n))));
-    const label = size >= 10 ? Math.min(140, 10 + 6.5 * longest) : 8; // names drawn when they fit
-    const top = size >= 10 ? Math.min(130, 10 + 5.8 * longest) : 8; // rotated names above
-    const width = label + size * n + 8, height = top + size * n + 8;
-    const svg = svgEl("svg", {
-      viewBox: `0 0 ${width} ${height}`, class: "chart heatmap", role: "img",
-      "aria-labelledby": "heatmap-heading heatmap-desc",
-    });
-    svg.style.maxWidth = `${Math.max(width, 320)}px`; // CSSOM: the CSP allows no style attribute
-    if (size >= 10) {
-      systems.forEach((s, i) => {
-        svg.appendChild(svgEl("text", { x: label - 6, y: top + size * i + size * 0.7, class: "label small", "text-anchor": "end" }, s.name));
-        svg.appendChild(svgEl("text", {
-          x: 0, y: 0, class: "label small", "text-anchor": "start",
-          transform: `translate(${label + size * i + size * 0.7},${top - 6}) rotate(-60)`,
-        }, s.name));
-      });
+  const target = doc.target;
+  for (const p of doc.pairs) {
+    const i = index.get(p.a),
+      j = index.get(p.b);
+    if (i === undefined || j === undefined) continue;
+    const settled = p.confidence >= target;
+    // uncertain pairs: darker the closer to a coin toss
+    const cls = settled ? "cell settled" : p.confidence >= (0.5 + target) / 2 ? "cell close" : "cell uncertain";
+    const better = p.diff_mean >= 0 ? p.a : p.b;
+    const text =
+      `${p.a} vs ${p.b}: ${better} ahead with confidence ${fmt.pct(p.confidence)}` +
+      (settled ? " (settled)" : " (uncertain)") +
+      (p.verdict ? `; ${p.verdict}` : "");
+    for (const [r, c] of [
+      [i, j],
+      [j, i],
+    ]) {
+      svg.appendChild(
+        titled(
+          svgEl("rect", {
+            x: label + size * c,
+            y: top + size * r,
+            width: size - 1,
+            height: size - 1,
+            class: cls,
+          }),
+          text,
+        ),
+      );
     }
-    const target = doc.target;
-    for (const p of doc.pairs) {
-      const i = index.get(p.a), j = index.get(p.b);
-      if (i === undefined || j === undefined) continue;
-      const settled = p.confidence >= target;
-      // uncertain pairs: darker the closer to a coin toss
-      const cls = settled ? "cell settled" : p.confidence >= (0.5 + target) / 2 ? "cell close" : "cell uncertain";
-      const better = p.diff_mean >= 0 ? p.a : p.b;
-      const text = `${p.a} vs ${p.b}: ${better} ahead with confidence ${fmt.pct(p.confidence)}` +
-        (settled ? " (settled)" : " (uncertain)") + (p.verdict ? `; ${p.verdict}` : "");
-      for (const [r, c] of [[i, j], [j, i]]) {
-        svg.appendChild(titled(svgEl("rect", {
-          x: label + size * c, y: top + size * r, width: size - 1, height: size - 1, class: cls,
-        }), text));
-      }
-    }
-    for (let i = 0; i < n; i++) {
-      svg.appendChild(svgEl("rect", { x: label + size * i, y: top + size * i, width: size - 1, height: size - 1, class: "cell diagonal" }));
-    }
-    replaceChildren($("heatmap"), svg);
-    $("heatmap-count").textContent =
-      `${fmt.int(doc.system_pairs_settled)} of ${fmt.int(doc.system_pairs)} system pairs settled at ${fmt.pct(target, 0)}`;
-    const uncertain = doc.pairs.filter((p) => p.confidence < target).sort((a, b) => a.confidence - b.confidence);
-    const rows = uncertain.slice(0, 50).map((p) => {
-      const tr = el("tr");
-      tr.appendChild(el("th", { scope: "row" }, `${p.a} – ${p.b}`));
-      tr.appendChild(el("td", { class: "num" }, fmt.num(p.diff_mean, 4)));
-      tr.appendChild(el("td", { class: "num" }, fmt.pct(p.confidence)));
-      tr.appendChild(el("td", {}, p.verdict || ""));
-      return tr;
-    });
-    if (!rows.length) {
-      const tr = el("tr");
-      tr.appendChild(el("td", { colspan: "4" }, "Every system pair is settled at the target."));
-      rows.push(tr);
-    }
-    replaceChildren($("pairs-body"), ...rows);
-    $("pairs-caption").textContent = uncertain.length > 50
-      ? `The 50 least certain of ${uncertain.length} unsettled pairs` : `Unsettled pairs (${uncertain.length})`;
   }
-
-  // ------------------------------------------------------------------ confidence curve
-
-  function renderCurve(doc) {
-    const points = (doc.trajectory || []).map((t) => [t.judgments, t.ranking_confidence]);
-    const p = doc.projected_judgments_to_target;
-    const width = boxWidth("curve"), height = 300, left = 56, right = 20, top = 16, bottom = 42;
-    const projectedEnd = p && p.high !== null && !doc.can_stop ? doc.judgments + p.high : 0;
-    const xMax = Math.max(10, doc.judgments, projectedEnd, ...points.map((q) => q[0])) * 1.04;
-    const yMin = Math.min(0.5, ...points.map((q) => q[1]));
-    const x = (v) => left + (v / xMax) * (width - left - right);
-    const y = (v) => top + (1 - (v - yMin) / (1 - yMin)) * (height - top - bottom);
-    const svg = svgEl("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img", "aria-labelledby": "curve-heading curve-desc" });
-    for (const t of niceTicks(yMin, 1, 5)) {
-      svg.appendChild(svgEl("line", { x1: left, x2: width - right, y1: y(t), y2: y(t), class: "grid" }));
-      svg.appendChild(svgEl("text", { x: left - 8, y: y(t) + 4, class: "tick", "text-anchor": "end" }, fmt.pct(t, 0)));
-    }
-    for (const t of niceTicks(0, xMax, 6)) {
-      svg.appendChild(svgEl("text", { x: x(t), y: height - bottom + 18, class: "tick", "text-anchor": "middle" }, fmt.int(Math.round(t))));
-    }
-    svg.appendChild(svgEl("text", { x: (left + width - right) / 2, y: height - 6, class: "axis-label", "text-anchor": "middle" }, "judged pairs"));
-    if (p && p.median !== null && !doc.can_stop) {
-      const band = titled(svgEl("rect", {
-        x: x(doc.judgments + p.low), y: top, width: Math.max(1, x(doc.judgments + p.high) - x(doc.judgments + p.low)),
-        height: height - top - bottom, class: "projection-band",
-      }), `projected to reach the target after ${fmt.int(doc.judgments + p.median)} judged pairs (simulations: ${fmt.int(doc.judgments + p.low)}–${fmt.int(doc.judgments + p.high)})`);
-      svg.appendChild(band);
-      svg.appendChild(svgEl("line", { x1: x(doc.judgments + p.median), x2: x(doc.judgments + p.median), y1: top, y2: height - bottom, class: "projection-line" }));
-    }
-    svg.appendChild(titled(svgEl("line", { x1: left, x2: width - right, y1: y(doc.target), y2: y(doc.target), class: "target-line" }), "target " + fmt.pct(doc.target, 0)));
-    svg.appendChild(svgEl("text", { x: width - right - 4, y: y(doc.target) - 6, class: "tick target-label", "text-anchor": "end" }, "target " + fmt.pct(doc.target, 0)));
-    if (points.length) {
-      const d = points.map((q, i) => (i ? "L" : "M") + x(q[0]).toFixed(1) + " " + y(q[1]).toFixed(1)).join(" ");
-      svg.appendChild(svgEl("path", { d, class: "curve" }));
-      const last = points[points.length - 1];
-      svg.appendChild(titled(svgEl("circle", { cx: x(last[0]), cy: y(last[1]), r: 4, class: "point" }), `now: ${fmt.pct(last[1])} after ${fmt.int(last[0])}`));
-    }
-    replaceChildren($("curve"), svg);
-    const costs = (doc.projections || []).map((t) => {
-      const tr = el("tr");
-      tr.appendChild(el("th", { scope: "row" }, fmt.pct(t.target, 0) + (Math.abs(t.target - doc.target) < 1e-9 ? " (this campaign's)" : "")));
-      let text;
-      if (t.reached) text = "reached";
-      else if (t.median === null) text = "not within the pool";
-      else text = `≈ ${fmt.int(t.median)} more (${fmt.int(t.low)}–${fmt.int(t.high)})`;
-      tr.appendChild(el("td", { class: "num" }, text));
-      tr.appendChild(el("td", { class: "num" }, t.median === null || t.reached ? "—" : fmt.int(doc.judgments + t.median)));
-      return tr;
-    });
-    replaceChildren($("costs-body"), ...costs);
-    $("projection-method").textContent = doc.projection
-      ? `Projection from ${doc.projection.runs} simulated continuations at ${fmt.int(doc.projection.judgments)} judgments: ${doc.projection.method}`
-      : "";
+  for (let i = 0; i < n; i++) {
+    svg.appendChild(
+      svgEl("rect", {
+        x: label + size * i,
+        y: top + size * i,
+        width: size - 1,
+        height: size - 1,
+        class: "cell diagonal",
+      }),
+    );
   }
-
-  // ------------------------------------------------------------------ assessors
-
-  function renderAssessors(doc) {
-    const rows = (doc.assessors || []).map((a) => {
-      const tr = el("tr");
-      tr.appendChild(el("th", { scope: "row" }, a.pseudonym + (a.revoked ? " (revoked)" : "")));
-      tr.appendChild(el("td", { class: "num" }, fmt.int(a.judged)));
-      tr.appendChild(el("td", { class: "num" }, a.median_seconds_per_judgment === null ? "—" : a.median_seconds_per_judgment.toFixed(1) + " s"));
-      tr.appendChild(el("td", { class: "num" }, a.median_listen_ms === null ? "—" : (a.median_listen_ms / 1000).toFixed(1) + " s"));
-      tr.appendChild(el("td", {}, fmt.ago(a.last_active)));
-      tr.appendChild(el("td", {}, a.live_lease ? "judging a pair" : "—"));
-      return tr;
-    });
-    if (!rows.length) {
-      const tr = el("tr");
-      tr.appendChild(el("td", { colspan: "6" }, "No assessor invited yet."));
-      rows.push(tr);
-    }
-    replaceChildren($("assessors-body"), ...rows);
-  }
-
-  // ------------------------------------------------------------------ data flow
-
-  function render() {
-    const driving = state.driving;
-    if (!driving) return;
-    renderSummary(driving);
-    renderCurve(driving);
-    renderAssessors(driving);
-    const shown = state.shown && state.shown.measure === state.measure && state.shown.scale === state.scale
-      ? state.shown : driving;
-    renderForest(shown);
-    renderHeatmap(shown);
-    $("measure-note").hidden = shown === driving && driving.measure === state.measure && driving.scale === state.scale;
-  }
-
-  function isDriving() {
-    return state.driving && state.measure === state.driving.measure && state.scale === state.driving.scale;
-  }
-
-  async function fetchShown() {
-    if (isDriving()) {
-      state.shown = state.driving;
-      render();
-      return;
-    }
-    const url = `${resultsUrl}?measure=${encodeURIComponent(state.measure)}&scale=${encodeURIComponent(state.scale)}`;
-    const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-    if (!response.ok) {
-      setStatus("error", "Could not load " + state.measure + " (" + response.status + ")");
-      return;
-    }
-    state.shown = await response.json();
-    render();
-  }
-
-  function setStatus(kind, text) {
-    const node = $("live-status");
-    node.dataset.state = kind;
-    node.textContent = text;
-  }
-
-  function accept(doc) {
-    state.driving = doc;
-    if (isDriving()) state.shown = doc;
-    render();
-    if (!isDriving()) fetchShown();
-  }
-
-  async function start() {
-    setStatus("connecting", "Connecting…");
-    try {
-      const response = await fetch(resultsUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-      if (response.ok) accept(await response.json());
-    } catch (_) {
-      /* the stream below retries */
-    }
-    if (!window.EventSource) {
-      setStatus("error", "This browser cannot receive live updates: reload to refresh.");
-      return;
-    }
-    const source = new EventSource(eventsUrl, { withCredentials: true });
-    source.addEventListener("open", () => setStatus("live", "Live"));
-    source.addEventListener("results", (event) => {
-      setStatus("live", "Live");
-      accept(JSON.parse(event.data));
-    });
-    source.addEventListener("error", () => setStatus("reconnecting", "Reconnecting…"));
-  }
-
-  $("measure").addEventListener("change", (e) => { state.measure = e.target.value; fetchShown(); });
-  $("scale").addEventListener("change", (e) => { state.scale = e.target.value; fetchShown(); });
-  // the downloads on one scale follow the scale shown
-  $("scale").addEventListener("change", (e) => {
-    for (const link of document.querySelectorAll("a[data-scaled]")) {
-      const url = new URL(link.href);
-      url.searchParams.set("scale", e.target.value);
-      link.href = url.pathname + url.search;
-    }
-    for (const label of document.querySelectorAll("[data-download-scale]")) label.textContent = e.target.value.toUpperCase();
+  byId("heatmap").replaceChildren(svg);
+  byId("heatmap-count").textContent =
+    `${fmt.int(doc.system_pairs_settled)} of ${fmt.int(doc.system_pairs)} system pairs settled at ${fmt.pct(target, 0)}`;
+  const uncertain = doc.pairs.filter((p) => p.confidence < target).sort((a, b) => a.confidence - b.confidence);
+  const rows = uncertain.slice(0, 50).map((p) => {
+    const tr = el("tr");
+    tr.appendChild(el("th", { scope: "row" }, `${p.a} – ${p.b}`));
+    tr.appendChild(el("td", { class: "num" }, fmt.num(p.diff_mean, 4)));
+    tr.appendChild(el("td", { class: "num" }, fmt.pct(p.confidence)));
+    tr.appendChild(el("td", {}, p.verdict || ""));
+    return tr;
   });
-  let resizing = null;
-  window.addEventListener("resize", () => {
-    clearTimeout(resizing);
-    resizing = setTimeout(render, 150);
+  if (!rows.length) {
+    const tr = el("tr");
+    tr.appendChild(el("td", { colspan: "4" }, "Every system pair is settled at the target."));
+    rows.push(tr);
+  }
+  byId("pairs-body").replaceChildren(...rows);
+  byId("pairs-caption").textContent =
+    uncertain.length > 50
+      ? `The 50 least certain of ${uncertain.length} unsettled pairs`
+      : `Unsettled pairs (${uncertain.length})`;
+}
+
+// ------------------------------------------------------------------ confidence curve
+
+function renderCurve(doc) {
+  const points = (doc.trajectory || []).map((t) => [t.judgments, t.ranking_confidence]);
+  const p = doc.projected_judgments_to_target;
+  const width = boxWidth("curve"),
+    height = 300,
+    left = 56,
+    right = 20,
+    top = 16,
+    bottom = 42;
+  const projectedEnd = p && p.high !== null && !doc.can_stop ? doc.judgments + p.high : 0;
+  const xMax = Math.max(10, doc.judgments, projectedEnd, ...points.map((q) => q[0])) * 1.04;
+  const yMin = Math.min(0.5, ...points.map((q) => q[1]));
+  const x = (v) => left + (v / xMax) * (width - left - right);
+  const y = (v) => top + (1 - (v - yMin) / (1 - yMin)) * (height - top - bottom);
+  const svg = svgEl("svg", {
+    viewBox: `0 0 ${width} ${height}`,
+    class: "chart",
+    role: "img",
+    "aria-labelledby": "curve-heading curve-desc",
   });
-  // relative times ("3 min ago") age between events
-  setInterval(() => { if (state.driving) { renderAssessors(state.driving); renderWarnings(state.driving, state.driving.pool_pairs - state.driving.playable_pairs); } }, 30000);
-  start();
-})();
+  for (const t of niceTicks(yMin, 1, 5)) {
+    svg.appendChild(svgEl("line", { x1: left, x2: width - right, y1: y(t), y2: y(t), class: "grid" }));
+    svg.appendChild(svgEl("text", { x: left - 8, y: y(t) + 4, class: "tick", "text-anchor": "end" }, fmt.pct(t, 0)));
+  }
+  for (const t of niceTicks(0, xMax, 6)) {
+    svg.appendChild(
+      svgEl(
+        "text",
+        { x: x(t), y: height - bottom + 18, class: "tick", "text-anchor": "middle" },
+        fmt.int(Math.round(t)),
+      ),
+    );
+  }
+  svg.appendChild(
+    svgEl(
+      "text",
+      { x: (left + width - right) / 2, y: height - 6, class: "axis-label", "text-anchor": "middle" },
+      "judged pairs",
+    ),
+  );
+  if (p && p.median !== null && !doc.can_stop) {
+    const band = titled(
+      svgEl("rect", {
+        x: x(doc.judgments + p.low),
+        y: top,
+        width: Math.max(1, x(doc.judgments + p.high) - x(doc.judgments + p.low)),
+        height: height - top - bottom,
+        class: "projection-band",
+      }),
+      `projected to reach the target after ${fmt.int(doc.judgments + p.median)} judged pairs (simulations: ${fmt.int(doc.judgments + p.low)}–${fmt.int(doc.judgments + p.high)})`,
+    );
+    svg.appendChild(band);
+    svg.appendChild(
+      svgEl("line", {
+        x1: x(doc.judgments + p.median),
+        x2: x(doc.judgments + p.median),
+        y1: top,
+        y2: height - bottom,
+        class: "projection-line",
+      }),
+    );
+  }
+  svg.appendChild(
+    titled(
+      svgEl("line", { x1: left, x2: width - right, y1: y(doc.target), y2: y(doc.target), class: "target-line" }),
+      `target ${fmt.pct(doc.target, 0)}`,
+    ),
+  );
+  svg.appendChild(
+    svgEl(
+      "text",
+      { x: width - right - 4, y: y(doc.target) - 6, class: "tick target-label", "text-anchor": "end" },
+      `target ${fmt.pct(doc.target, 0)}`,
+    ),
+  );
+  if (points.length) {
+    const d = points.map((q, i) => `${i ? "L" : "M"}${x(q[0]).toFixed(1)} ${y(q[1]).toFixed(1)}`).join(" ");
+    svg.appendChild(svgEl("path", { d, class: "curve" }));
+    const last = points[points.length - 1];
+    svg.appendChild(
+      titled(
+        svgEl("circle", { cx: x(last[0]), cy: y(last[1]), r: 4, class: "point" }),
+        `now: ${fmt.pct(last[1])} after ${fmt.int(last[0])}`,
+      ),
+    );
+  }
+  byId("curve").replaceChildren(svg);
+  const costs = (doc.projections || []).map((t) => {
+    const tr = el("tr");
+    tr.appendChild(
+      el(
+        "th",
+        { scope: "row" },
+        fmt.pct(t.target, 0) + (Math.abs(t.target - doc.target) < 1e-9 ? " (this campaign's)" : ""),
+      ),
+    );
+    let text;
+    if (t.reached) text = "reached";
+    else if (t.median === null) text = "not within the pool";
+    else text = `≈ ${fmt.int(t.median)} more (${fmt.int(t.low)}–${fmt.int(t.high)})`;
+    tr.appendChild(el("td", { class: "num" }, text));
+    tr.appendChild(
+      el("td", { class: "num" }, t.median === null || t.reached ? "—" : fmt.int(doc.judgments + t.median)),
+    );
+    return tr;
+  });
+  byId("costs-body").replaceChildren(...costs);
+  byId("projection-method").textContent = doc.projection
+    ? `Projection from ${doc.projection.runs} simulated continuations at ${fmt.int(doc.projection.judgments)} judgments: ${doc.projection.method}`
+    : "";
+}
+
+// ------------------------------------------------------------------ assessors
+
+function renderAssessors(doc) {
+  const rows = (doc.assessors || []).map((a) => {
+    const tr = el("tr");
+    tr.appendChild(el("th", { scope: "row" }, a.pseudonym + (a.revoked ? " (revoked)" : "")));
+    tr.appendChild(el("td", { class: "num" }, fmt.int(a.judged)));
+    tr.appendChild(
+      el(
+        "td",
+        { class: "num" },
+        a.median_seconds_per_judgment === null ? "—" : `${a.median_seconds_per_judgment.toFixed(1)} s`,
+      ),
+    );
+    tr.appendChild(
+      el("td", { class: "num" }, a.median_listen_ms === null ? "—" : `${(a.median_listen_ms / 1000).toFixed(1)} s`),
+    );
+    tr.appendChild(el("td", {}, fmt.ago(a.last_active)));
+    tr.appendChild(el("td", {}, a.live_lease ? "judging a pair" : "—"));
+    return tr;
+  });
+  if (!rows.length) {
+    const tr = el("tr");
+    tr.appendChild(el("td", { colspan: "6" }, "No assessor invited yet."));
+    rows.push(tr);
+  }
+  byId("assessors-body").replaceChildren(...rows);
+}
+
+// ------------------------------------------------------------------ data flow
+
+function render() {
+  const driving = state.driving;
+  if (!driving) return;
+  renderSummary(driving);
+  renderCurve(driving);
+  renderAssessors(driving);
+  const shown =
+    state.shown && state.shown.measure === state.measure && state.shown.scale === state.scale ? state.shown : driving;
+  renderForest(shown);
+  renderHeatmap(shown);
+  byId("measure-note").hidden = shown === driving && driving.measure === state.measure && driving.scale === state.scale;
+}
+
+function isDriving() {
+  return state.driving && state.measure === state.driving.measure && state.scale === state.driving.scale;
+}
+
+async function fetchShown() {
+  if (isDriving()) {
+    state.shown = state.driving;
+    render();
+    return;
+  }
+  const url = `${resultsUrl}?measure=${encodeURIComponent(state.measure)}&scale=${encodeURIComponent(state.scale)}`;
+  const { ok, status, data } = await request(url);
+  if (!ok) {
+    setStatus("error", `Could not load ${state.measure} (${status})`);
+    return;
+  }
+  state.shown = data;
+  render();
+}
+
+function setStatus(kind, text) {
+  const node = byId("live-status");
+  node.dataset.state = kind;
+  node.textContent = text;
+}
+
+function accept(doc) {
+  state.driving = doc;
+  if (isDriving()) state.shown = doc;
+  render();
+  if (!isDriving()) fetchShown();
+}
+
+async function start() {
+  setStatus("connecting", "Connecting…");
+  try {
+    const { ok, data } = await request(resultsUrl);
+    if (ok && data) accept(data);
+  } catch (_) {
+    /* the stream below retries */
+  }
+  if (!window.EventSource) {
+    setStatus("error", "This browser cannot receive live updates: reload to refresh.");
+    return;
+  }
+  const source = new EventSource(eventsUrl, { withCredentials: true });
+  source.addEventListener("open", () => setStatus("live", "Live"));
+  source.addEventListener("results", (event) => {
+    setStatus("live", "Live");
+    accept(JSON.parse(event.data));
+  });
+  source.addEventListener("error", () => setStatus("reconnecting", "Reconnecting…"));
+}
+
+byId("measure").addEventListener("change", (e) => {
+  state.measure = e.target.value;
+  fetchShown();
+});
+byId("scale").addEventListener("change", (e) => {
+  state.scale = e.target.value;
+  fetchShown();
+});
+// the downloads on one scale follow the scale shown
+byId("scale").addEventListener("change", (e) => {
+  for (const link of $$("a[data-scaled]")) {
+    const url = new URL(link.href);
+    url.searchParams.set("scale", e.target.value);
+    link.href = url.pathname + url.search;
+  }
+  for (const label of $$("[data-download-scale]")) label.textContent = e.target.value.toUpperCase();
+});
+let resizing = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(render, 150);
+});
+// relative times ("3 min ago") age between events
+setInterval(() => {
+  if (state.driving) {
+    renderAssessors(state.driving);
+    renderWarnings(state.driving, state.driving.pool_pairs - state.driving.playable_pairs);
+  }
+}, 30000);
+start();

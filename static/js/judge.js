@@ -2,17 +2,23 @@
 // Blind by design: it only ever shows what the API sends (audio URLs, durations, the
 // assessor's own scores and campaign-wide counts), never systems, ranks or document ids.
 
-const root = document.getElementById("judge");
+import { $, $$, ApiError, el, NetworkError, api as send } from "./lib.js";
+
+const root = $("#judge");
 const API = root.dataset.api;
 
 const WAIT_SECONDS = 30;
 const RETRY_DELAY_MS = 800;
-const BROAD_LABELS = ["Not similar", "Somewhat similar", "Very similar"];
+// The BROAD categories' names, as the page's form shows them (templates/partials/judge_macros.html).
+const BROAD_LABELS = Object.fromEntries(
+  $$("#score-form .broad__option").map((option) => [
+    Number($("input", option).value),
+    $(".broad__text", option).textContent.trim(),
+  ]),
+);
 
 // ---------------------------------------------------------------- small helpers
 
-const $ = (selector, scope = document) => scope.querySelector(selector);
-const $$ = (selector, scope = document) => [...scope.querySelectorAll(selector)];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const numberFormat = new Intl.NumberFormat();
 
@@ -54,55 +60,22 @@ function announce(message) {
 // Mouse clicks should not leave focus on a control: otherwise ←/→ would move the radio
 // group or a seek bar and Enter would press the last clicked button instead of submitting.
 let lastPointerDown = 0;
-document.addEventListener("pointerdown", () => {
-  lastPointerDown = performance.now();
-}, true);
+document.addEventListener(
+  "pointerdown",
+  () => {
+    lastPointerDown = performance.now();
+  },
+  true,
+);
 function releaseFocusAfterPointer(element) {
   if (performance.now() - lastPointerDown < 1500) element.blur();
 }
 
 // ---------------------------------------------------------------- API
 
-class ApiError extends Error {
-  constructor(status, code, detail) {
-    super(detail);
-    this.status = status;
-    this.code = code;
-  }
-}
-
-class NetworkError extends Error {}
-
-async function api(method, path, body) {
-  const headers = { Accept: "application/json" };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  let response;
-  try {
-    response = await fetch(`${API}/${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      cache: "no-store",
-      credentials: "same-origin",
-    });
-  } catch (error) {
-    throw new NetworkError(error.message);
-  }
-  if (response.status === 204) return null;
-  let data = null;
-  try {
-    data = await response.json();
-  } catch {
-    data = null;
-  }
-  if (!response.ok) {
-    throw new ApiError(
-      response.status,
-      data?.error ?? "error",
-      data?.detail ?? `The server answered with status ${response.status}.`,
-    );
-  }
-  return data;
+/** The assessor API (no CSRF token: the assessor's token in the path is the credential). */
+function api(method, path, body) {
+  return send(`${API}/${path}`, { method, json: body, cache: "no-store" });
 }
 
 // ---------------------------------------------------------------- audio players
@@ -256,10 +229,7 @@ class ClipPlayer {
     const current = this.audio.currentTime || 0;
     const playing = !this.audio.paused && !this.audio.ended;
     this.element.classList.toggle("is-playing", playing);
-    this.toggleButton.setAttribute(
-      "aria-label",
-      `${playing ? "Pause" : "Play"} the ${this.label}`,
-    );
+    this.toggleButton.setAttribute("aria-label", `${playing ? "Pause" : "Play"} the ${this.label}`);
     this.toggleButton.setAttribute("aria-pressed", String(playing));
     this.elapsedText.textContent = formatTime(current);
     this.durationText.textContent = formatTime(duration);
@@ -340,10 +310,7 @@ class ScoreForm {
   disagreement() {
     const { broad, fine } = this;
     if (broad === null || fine === null) return null;
-    const off =
-      (broad === 2 && fine < 40) ||
-      (broad === 0 && fine > 60) ||
-      (broad === 1 && (fine < 15 || fine > 85));
+    const off = (broad === 2 && fine < 40) || (broad === 0 && fine > 60) || (broad === 1 && (fine < 15 || fine > 85));
     if (!off) return null;
     return (
       `“${BROAD_LABELS[broad]}” with a FINE score of ${fine}: do the two agree? ` +
@@ -448,8 +415,7 @@ function renderProgress(progress) {
   const pairs = Number(progress.campaign_pairs) || 0;
   const done = Number(progress.campaign_judged) || 0;
   const share = pairs > 0 ? Math.min(100, (100 * done) / pairs) : 0;
-  $("#campaign-progress-text").textContent =
-    `${numberFormat.format(done)} of ${numberFormat.format(pairs)} pairs`;
+  $("#campaign-progress-text").textContent = `${numberFormat.format(done)} of ${numberFormat.format(pairs)} pairs`;
   $("#campaign-progress-fill").style.width = `${share}%`;
   const campaignBar = $("#campaign-progress");
   campaignBar.setAttribute("aria-valuenow", share.toFixed(0));
@@ -514,8 +480,7 @@ function showPair(pair, notice) {
   updateSubmitState();
   focusHeading("#pair-heading");
   announce(
-    (notice ? `${notice} ` : "") +
-      (pair.same_query_as_previous ? "Same query, new candidate." : "New pair loaded."),
+    (notice ? `${notice} ` : "") + (pair.same_query_as_previous ? "Same query, new candidate." : "New pair loaded."),
   );
 }
 
@@ -527,8 +492,7 @@ function showDone(message = "") {
   // pair judged); when the ranking is confident enough the page says it in its own words.
   const notOpen = /not open/i.test(message);
   $("#done-heading").textContent = notOpen ? "Not open right now" : "Thank you!";
-  $("#done-message").textContent =
-    !notOpen && (lastProgress?.can_stop || !message) ? ENOUGH_JUDGMENTS : message;
+  $("#done-message").textContent = !notOpen && (lastProgress?.can_stop || !message) ? ENOUGH_JUDGMENTS : message;
   $("#done-icon").hidden = notOpen;
   const mine = lastProgress?.assessor_judged ?? 0;
   $("#done-count").textContent =
@@ -685,34 +649,37 @@ function renderHistory() {
   const list = $("#history-list");
   list.replaceChildren(
     ...judgments.map((judgment) => {
-      const item = document.createElement("li");
-      item.className = "history__item";
-      const broad = document.createElement("span");
-      broad.className = `chip chip--${judgment.broad}`;
-      broad.textContent = BROAD_LABELS[judgment.broad] ?? "–";
-      const fine = document.createElement("span");
-      fine.className = "history__fine";
-      fine.textContent = `FINE ${judgment.fine === null ? "–" : Math.round(judgment.fine)}`;
-      const label = document.createElement("span");
-      label.className = "history__pair";
-      label.textContent = `Query ${judgment.query_number} · candidate ${judgment.candidate_number}`;
-      const when = document.createElement("span");
-      when.className = "history__when";
-      when.textContent = formatAgo(judgment.created_at) + (judgment.revision > 0 ? " · revised" : "");
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "button button--small";
-      button.textContent = "Edit";
-      button.setAttribute(
-        "aria-label",
-        `Edit the judgment of ${label.textContent} from ${when.textContent}: ${broad.textContent}, ${fine.textContent}`,
+      const broad = el("span", { class: `chip chip--${judgment.broad}` }, BROAD_LABELS[judgment.broad] ?? "–");
+      const fine = el(
+        "span",
+        { class: "history__fine" },
+        `FINE ${judgment.fine === null ? "–" : Math.round(judgment.fine)}`,
       );
-      button.dataset.judgmentId = String(judgment.id);
+      const label = el(
+        "span",
+        { class: "history__pair" },
+        `Query ${judgment.query_number} · candidate ${judgment.candidate_number}`,
+      );
+      const when = el(
+        "span",
+        { class: "history__when" },
+        formatAgo(judgment.created_at) + (judgment.revision > 0 ? " · revised" : ""),
+      );
+      const button = el(
+        "button",
+        {
+          type: "button",
+          class: "button button--small",
+          "aria-label": `Edit the judgment of ${label.textContent} from ${when.textContent}: ${broad.textContent}, ${fine.textContent}`,
+          "data-judgment-id": judgment.id,
+        },
+        "Edit",
+      );
       // detail is 0 for a click made with the keyboard (Enter or Space on the button)
       button.addEventListener("click", (event) => openRevision(judgment, event.detail > 0));
-      const details = document.createElement("span");
-      details.className = "history__details";
+      const details = el("span", { class: "history__details" });
       details.append(label, " · ", fine, " · ", when);
+      const item = el("li", { class: "history__item" });
       item.append(broad, details, button);
       return item;
     }),
@@ -732,7 +699,8 @@ function openRevision(judgment, byPointer) {
   edit.form.fill(judgment.broad, judgment.fine);
   edit.query.load(judgment.query);
   edit.candidate.load(judgment.candidate);
-  $("#edit-when").textContent = `Judged ${formatAgo(judgment.created_at)}. Listen again if you like, then change the scores.`;
+  $("#edit-when").textContent =
+    `Judged ${formatAgo(judgment.created_at)}. Listen again if you like, then change the scores.`;
   $("#edit-error").hidden = true;
   editDialog.showModal();
 }
@@ -774,8 +742,7 @@ async function saveRevision() {
     closeRevision();
     announce("Judgment revised.");
   } catch (error) {
-    errorBox.textContent =
-      error instanceof NetworkError ? "Could not reach the server; try again." : error.message;
+    errorBox.textContent = error instanceof NetworkError ? "Could not reach the server; try again." : error.message;
     errorBox.hidden = false;
   } finally {
     saveButton.disabled = false;
@@ -858,10 +825,7 @@ document.addEventListener("keydown", (event) => {
     }
     case "Enter":
       // Enter on a focused button or link keeps its own meaning (play, edit, ...).
-      if (
-        (target instanceof HTMLButtonElement && target.type !== "submit") ||
-        target instanceof HTMLAnchorElement
-      ) {
+      if ((target instanceof HTMLButtonElement && target.type !== "submit") || target instanceof HTMLAnchorElement) {
         return;
       }
       event.preventDefault();
