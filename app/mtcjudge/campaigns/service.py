@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-import secrets
 import unicodedata
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -25,7 +24,6 @@ from mtcjudge.config import Settings
 from mtcjudge.errors import CampaignNotFound, InvalidInput, NotFound
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
 from mtcjudge.ingest.loader import load_collection
-from mtcjudge.judging.repository import hash_token
 from mtcjudge.models import (
     Assessor,
     Campaign,
@@ -39,6 +37,7 @@ from mtcjudge.models import (
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.selection import POLICIES
+from mtcjudge.security import hash_token, new_token
 from mtcjudge.validation import check_text, text_problem
 
 __all__ = [
@@ -58,7 +57,6 @@ __all__ = [
     "invite_assessor",
     "list_assessors",
     "list_campaigns",
-    "new_token",
     "reissue_link",
     "revoke_link",
     "slugify",
@@ -647,11 +645,6 @@ def invite_assessor(
     )
     repository.add(session, assessor)
     return assessor, token
-
-
-def new_token() -> str:
-    """A fresh invitation token (192 random bits, URL-safe)."""
-    return secrets.token_urlsafe(24)
 
 
 def reissue_link(session: Session, assessor: Assessor) -> str:
