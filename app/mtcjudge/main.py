@@ -46,8 +46,6 @@ def create_app(
         to a connection whose transaction is rolled back after each test).
     """
     from mtcjudge.campaigns.manage import router as campaign_manage_router
-    from mtcjudge.campaigns.pages import router as campaign_pages_router
-    from mtcjudge.campaigns.results_routes import router as results_router
     from mtcjudge.campaigns.reuse import router as reuse_router
     from mtcjudge.campaigns.routes import router as campaigns_router
     from mtcjudge.exports.routes import router as exports_router
@@ -58,6 +56,8 @@ def create_app(
     from mtcjudge.organizers.throttle import LoginThrottle
     from mtcjudge.planner.service import Planner
     from mtcjudge.reports.routes import router as reports_router
+    from mtcjudge.results.pages import router as dashboard_router
+    from mtcjudge.results.routes import router as results_router
 
     settings = settings or Settings.from_env()
     engine = None
@@ -114,7 +114,7 @@ def create_app(
         judging_router,
         pages_router,
         organizers_router,
-        campaign_pages_router,
+        dashboard_router,
         campaign_manage_router,
         exports_router,
         reuse_router,

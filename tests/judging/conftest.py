@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from mtcjudge.config import Settings
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Document, Query, Result, System, utcnow
-from mtcjudge.planner.service import ensure_pool
+from mtcjudge.planner.pool import ensure_pool
 from mtcjudge.security import hash_token
 
 

@@ -168,7 +168,7 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
 def test_an_open_event_stream_ends_when_its_organizer_signs_out(
     live: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mtcjudge.campaigns import results_routes
+    from mtcjudge.results import routes as results_routes
 
     monkeypatch.setattr(results_routes, "RECHECK_SECONDS", 0.0)
     base, token = live

@@ -54,7 +54,7 @@ from mtcjudge.models import (
     TrajectoryPoint,
 )
 from mtcjudge.planner import repository as planner_repository
-from mtcjudge.planner.service import ensure_pool
+from mtcjudge.planner.pool import ensure_pool
 from mtcjudge.security import hash_token, new_token
 
 __all__ = ["Bundle", "RestoreReport", "open_bundle", "restore_campaign"]
