@@ -135,7 +135,7 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_the_import_contracts_are_kept(capsys: pytest.CaptureFixture[str]) -> None:
-    code = lint_imports(config_filenames=(str(PYPROJECT),), no_cache=True, no_logo=True)
+    code = lint_imports(config_filename=str(PYPROJECT), no_cache=True)
     report = capsys.readouterr().out
     assert code == 0, report
     assert "2 kept, 0 broken" in report
