@@ -10,7 +10,7 @@ with ``--runs``) and at 100 systems x 1,000 queries x k=10 (4,950 system pairs),
 calibrated engine a campaign runs, with a share of the pairs judged:
 
 * ``document``: what the planner does after new judgments, from its live engine to the JSON
-  text it stores (:func:`mtcjudge.campaigns.results.engine_results` and ``stored_json``): the
+  text it stores (:func:`mtcjudge.results.document.engine_results` and ``stored_json``): the
   evaluation (recomputed, as after a judgment), the [U12] significance rules of every system
   pair, the systems and pairs, the JSON;
 * ``request``: what ``GET /api/campaigns/{slug}/results`` does with the stored text besides
@@ -36,7 +36,6 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from mtcjudge.campaigns import results
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.models import Campaign, utcnow
@@ -46,6 +45,8 @@ from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.significance import significance_verdicts
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner.build import CampaignEngine
+from mtcjudge.results import document as results
+from mtcjudge.results import read
 
 __all__ = ["DESCRIPTION", "add_arguments", "main", "results_benchmark", "run_from_args"]
 
@@ -135,17 +136,17 @@ def _case(
         return significance_verdicts(upper, lower, engine.evaluation().diff_mean[a, b])
 
     stored = document()
-    snapshot = results.ResultsSnapshot(
+    snapshot = read.ResultsSnapshot(
         campaign=campaign, measure="cg", scale="fine", driving=True, version=1,
         computed_at=utcnow(), stored=None, judgment_rows=int(judged.sum()),
         judgments_changed_at=utcnow(), unplayable_clips=[], trajectory=[], assessors=[],
     )  # fmt: skip
 
     def request() -> str:
-        part = results._parse_stored(stored, "bench")
+        part = results.parse_stored(stored, "bench")
         assert part is not None
-        ready = results.ResultsSnapshot(**{**snapshot.__dict__, "stored": part})
-        return results.results_json(results.complete(ready, _no_rows))
+        ready = read.ResultsSnapshot(**{**snapshot.__dict__, "stored": part})
+        return results.results_json(read.complete(ready, _no_rows))
 
     doc = _summary(_times(document, repeat))
     sig = _summary(_times(significance, repeat))

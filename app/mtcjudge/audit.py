@@ -10,18 +10,13 @@ from __future__ import annotations
 import getpass
 import os
 import socket
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from mtcjudge.models import AuditEvent, Campaign, as_utc
-
-if TYPE_CHECKING:
-    from mtcjudge.campaigns.service import ImportReport
 
 __all__ = [
     "ACTION_LABELS",
@@ -34,17 +29,15 @@ __all__ = [
     "ORGANIZER_DISABLED",
     "ORGANIZER_ENABLED",
     "ORGANIZER_PASSWORD_CHANGED",
+    "RUNS_ADDED",
     "SETTINGS_CHANGED",
     "STATUS_CHANGED",
     "Actor",
     "ShownEvent",
     "command_line_actor",
     "events",
-    "planned_changes",
     "recent_events",
     "record",
-    "record_campaign_created",
-    "record_campaign_update",
 ]
 
 CAMPAIGN_CREATED = "campaign_created"
@@ -53,6 +46,8 @@ SETTINGS_CHANGED = "settings_changed"
 ASSESSOR_INVITED = "assessor_invited"
 ASSESSOR_REVOKED = "assessor_revoked"
 ASSESSOR_RELINKED = "assessor_relinked"
+#: systems added to a campaign (shown as "runs added")
+RUNS_ADDED = "runs_added"
 ORGANIZER_CREATED = "organizer_created"
 ORGANIZER_PASSWORD_CHANGED = "organizer_password_changed"
 ORGANIZER_DISABLED = "organizer_disabled"
@@ -73,7 +68,6 @@ ACTION_LABELS = {
 }
 
 _ACTOR_MAX = 200  # AuditEvent.actor is a String(200)
-_SHOWN_TEXT = 60  # a changed name is shown up to this length in the detail
 
 
 @dataclass(frozen=True)
@@ -167,55 +161,3 @@ def recent_events(session: Session, limit: int = 10) -> list[ShownEvent]:
         ShownEvent(as_utc(e.created_at), e.actor, e.action, e.detail, slug, name)
         for e, slug, name in rows
     ]
-
-
-def record_campaign_created(
-    session: Session, campaign: Campaign, actor: Actor, report: ImportReport
-) -> AuditEvent:
-    """Record a new campaign: its status and what it holds, in a few words."""
-    detail = (
-        f"{campaign.status}; {report.n_systems} systems × {report.n_queries} queries, "
-        f"{report.n_pool_pairs} pool pairs"
-    )
-    if report.n_judgments:
-        detail += f", {report.n_judgments} imported judgments"
-    if report.n_unplayable_pairs:
-        detail += f", {report.n_unplayable_pairs} pairs without playable audio"
-    return record(session, campaign.id, actor, CAMPAIGN_CREATED, detail)
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, str):
-        text = value if len(value) <= _SHOWN_TEXT else value[: _SHOWN_TEXT - 1] + "…"
-        return repr(text)
-    return str(value)
-
-
-def planned_changes(campaign: Campaign, changes: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The events an update of ``campaign`` to ``changes`` makes, as (action, detail): read
-    before the update is applied, recorded once it succeeded."""
-    planned: list[tuple[str, str]] = []
-    settings: list[str] = []
-    for name, new in changes.items():
-        old = getattr(campaign, name)
-        if old == new:
-            continue
-        if name == "status":
-            planned.append((STATUS_CHANGED, f"{old} → {new}"))
-        elif name == "description":
-            settings.append("description changed")
-        else:
-            settings.append(f"{name.replace('_', ' ')} {_shown(old)} → {_shown(new)}")
-    if settings:
-        planned.append((SETTINGS_CHANGED, ", ".join(settings)))
-    return planned
-
-
-def record_campaign_update(
-    session: Session, campaign_id: int, actor: Actor, planned: list[tuple[str, str]]
-) -> None:
-    """Record the events of :func:`planned_changes` (nothing when nothing changed)."""
-    for action, detail in planned:
-        record(session, campaign_id, actor, action, detail)

@@ -17,6 +17,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
+from mtcjudge._resources import resource_dir
+
 __all__ = ["make_engine", "make_sessionmaker", "session_scope", "upgrade_database"]
 
 
@@ -109,8 +111,6 @@ def alembic_config(url: str) -> Any:
     """Alembic's configuration for ``url``, in code: an installed package has no alembic.ini
     (the repository's is for running ``alembic`` by hand in a checkout)."""
     from alembic.config import Config
-
-    from mtcjudge._resources import resource_dir
 
     config = Config()
     config.set_main_option("script_location", str(resource_dir("migrations")))

@@ -20,11 +20,26 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mtcjudge._resources import resource_dir
+from mtcjudge.campaigns.manage import router as campaign_manage_router
+from mtcjudge.campaigns.reuse import router as reuse_router
+from mtcjudge.campaigns.routes import router as campaigns_router
 from mtcjudge.config import MAX_BODY_BYTES, Settings
 from mtcjudge.db import make_engine, make_sessionmaker
+from mtcjudge.deps import require_organizer
 from mtcjudge.errors import DomainError, OrganizerOnly
+from mtcjudge.exports.routes import router as exports_router
 from mtcjudge.health import RETRY_AFTER_SECONDS, DatabaseProbe, database_unavailable
+from mtcjudge.judging.pages import pages_router
+from mtcjudge.judging.routes import router as judging_router
 from mtcjudge.middleware import BodySizeLimit, SecurityHeaders, install_access_log_redaction
+from mtcjudge.organizers.routes import login_page
+from mtcjudge.organizers.routes import router as organizers_router
+from mtcjudge.organizers.service import ensure_first_organizer
+from mtcjudge.organizers.throttle import LoginThrottle
+from mtcjudge.planner.service import Planner
+from mtcjudge.reports.routes import router as reports_router
+from mtcjudge.results.pages import router as dashboard_router
+from mtcjudge.results.routes import router as results_router
 from mtcjudge.web import templates
 
 __all__ = ["create_app"]
@@ -45,20 +60,6 @@ def create_app(
         Sessions to use instead of a new engine on ``settings.database_url`` (tests bind one
         to a connection whose transaction is rolled back after each test).
     """
-    from mtcjudge.campaigns.manage import router as campaign_manage_router
-    from mtcjudge.campaigns.pages import router as campaign_pages_router
-    from mtcjudge.campaigns.results_routes import router as results_router
-    from mtcjudge.campaigns.reuse import router as reuse_router
-    from mtcjudge.campaigns.routes import router as campaigns_router
-    from mtcjudge.exports.routes import router as exports_router
-    from mtcjudge.judging.pages import pages_router
-    from mtcjudge.judging.routes import router as judging_router
-    from mtcjudge.organizers.routes import router as organizers_router
-    from mtcjudge.organizers.service import ensure_first_organizer
-    from mtcjudge.organizers.throttle import LoginThrottle
-    from mtcjudge.planner.service import Planner
-    from mtcjudge.reports.routes import router as reports_router
-
     settings = settings or Settings.from_env()
     engine = None
     run_planner = settings.run_planner and session_factory is None
@@ -114,7 +115,7 @@ def create_app(
         judging_router,
         pages_router,
         organizers_router,
-        campaign_pages_router,
+        dashboard_router,
         campaign_manage_router,
         exports_router,
         reuse_router,
@@ -194,8 +195,6 @@ def _register_error_handlers(app: FastAPI) -> None:
     async def organizer_only(request: Request, exc: OrganizerOnly) -> Response:
         # an organizer page opened without signing in: the sign-in form, still a 401
         if request.method in ("GET", "HEAD") and not _wants_json(request):
-            from mtcjudge.organizers.routes import login_page
-
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             notice = "Sign in to see this page."
             return login_page(request, target, status=401, notice=notice)
@@ -294,8 +293,6 @@ def _docs_page(page: HTMLResponse) -> HTMLResponse:
 
 def _add_organizer_docs(app: FastAPI) -> None:
     """/openapi.json, /docs and /redoc, for organizers only (the rule of the organizer API)."""
-    from mtcjudge.deps import require_organizer
-
     organizer_only = [Depends(require_organizer)]
     title = f"{app.title} API"
 

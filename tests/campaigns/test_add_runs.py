@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from mtcjudge import audit
-from mtcjudge.campaigns.service import RUNS_ADDED, CampaignSpec, add_runs, create_campaign
+from mtcjudge.campaigns.service import CampaignSpec, add_runs, create_campaign
 from mtcjudge.cli import main as cli_main
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.errors import InvalidInput
@@ -122,7 +122,7 @@ def test_new_system_grows_the_pool_by_its_new_pairs_only_and_judging_goes_on(
     assert campaign.collection_version == 1
     events = db_session.scalars(
         select(AuditEvent).where(
-            AuditEvent.campaign_id == campaign.id, AuditEvent.action == RUNS_ADDED
+            AuditEvent.campaign_id == campaign.id, AuditEvent.action == audit.RUNS_ADDED
         )
     ).all()
     assert len(events) == 1

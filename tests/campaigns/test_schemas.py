@@ -9,6 +9,7 @@ from dataclasses import fields
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from mtcjudge.campaigns.changes import ImportReport
 from mtcjudge.campaigns.repository import CampaignCounts
 from mtcjudge.campaigns.schemas import (
     CampaignCountsOut,
@@ -16,7 +17,7 @@ from mtcjudge.campaigns.schemas import (
     CampaignOut,
     ImportReportOut,
 )
-from mtcjudge.campaigns.service import CampaignSpec, ImportReport
+from mtcjudge.campaigns.service import CampaignSpec
 from mtcjudge.models import Campaign
 
 REPORT = ImportReport(

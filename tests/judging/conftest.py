@@ -12,10 +12,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.config import Settings
-from mtcjudge.judging.repository import hash_token
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Document, Query, Result, System, utcnow
-from mtcjudge.planner.service import ensure_pool
+from mtcjudge.planner.pool import ensure_pool
+from mtcjudge.security import hash_token
 
 
 @dataclass

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from mtcjudge.judging.repository import hash_token
 from mtcjudge.models import Assessor, Campaign, Document, Judgment, Lease, Pair, utcnow
+from mtcjudge.security import hash_token
 from tests.judging.conftest import CampaignFixture, build_campaign
 from tests.support import write_tone
 

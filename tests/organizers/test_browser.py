@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mtcjudge import audit
+from mtcjudge.campaigns.changes import record_campaign_created
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
@@ -37,7 +38,7 @@ def live_server(empty_database_url: str) -> Iterator[str]:
             runs = {"S1": {"q1": ["d1", "d2"]}, "S2": {"q1": ["d2", "d3"]}}
             spec = CampaignSpec(name="AMS 2025", slug="ams-2025", k=2, status="open")
             campaign, report = create_campaign(session, spec, Runs(runs, "tsv"))
-            audit.record_campaign_created(session, campaign, audit.Actor("ada"), report)
+            record_campaign_created(session, campaign, audit.Actor("ada"), report)
     finally:
         engine.dispose()
     settings = Settings(database_url=empty_database_url, run_planner=False, login_failure_delay=0.0)

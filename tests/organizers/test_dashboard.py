@@ -21,6 +21,7 @@ from mtcjudge.ingest.formats import Runs
 from mtcjudge.main import create_app
 from mtcjudge.models import utcnow
 from mtcjudge.organizers import service as organizers
+from mtcjudge.results import routes as results_routes
 from tests.organizers.conftest import PASSWORD, csrf_field
 from tests.support import ORGANIZER_HEADERS, serve_in_thread
 from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
@@ -168,8 +169,6 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
 def test_an_open_event_stream_ends_when_its_organizer_signs_out(
     live: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mtcjudge.campaigns import results_routes
-
     monkeypatch.setattr(results_routes, "RECHECK_SECONDS", 0.0)
     base, token = live
     with httpx.Client(base_url=base, timeout=20) as organizer:

@@ -12,7 +12,8 @@ from sqlalchemy import func, select, update
 from mtcjudge.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
 from mtcjudge.mtc.calibration import SystemEffectEngine
 from mtcjudge.planner.build import build_engine
-from mtcjudge.planner.service import Planner, ensure_pool
+from mtcjudge.planner.pool import ensure_pool
+from mtcjudge.planner.service import Planner
 from tests.judging.conftest import build_campaign
 
 

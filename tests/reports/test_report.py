@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from mtcjudge.campaigns.results import results_for
 from mtcjudge.config import Settings
 from mtcjudge.errors import CampaignNotFound, InvalidInput
 from mtcjudge.main import create_app
@@ -21,6 +20,7 @@ from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.reports import service
 from mtcjudge.reports.agreement import agreement
 from mtcjudge.reports.analysis import group_labels
+from mtcjudge.results.read import results_for
 from tests.reports.conftest import ASSESSED, LISTEN_MS, SECONDS
 
 TOKEN = "report-test-token"

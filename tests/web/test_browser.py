@@ -21,9 +21,9 @@ from sqlalchemy import select
 
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.judging.repository import hash_token
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Document, Judgment, Query, Result, System
+from mtcjudge.security import hash_token
 from tests.support import serve_in_thread, write_tone
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -63,7 +63,7 @@ def test_the_api_keeps_its_contract(
 ) -> None:
     results = list(api_schema.get_all_operations())
     assert all(isinstance(result, Ok) for result in results), results
-    # a Server-Sent Events stream never ends: tests/web/test_events.py covers it
+    # a Server-Sent Events stream never ends: tests/results/test_events.py covers it
     operations = [
         result.ok()
         for result in results

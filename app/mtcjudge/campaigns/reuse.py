@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mtcjudge import audit
 from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns import repository, service
+from mtcjudge.campaigns.changes import AddRunsReport
 from mtcjudge.campaigns.routes import CHECK_SLUG, UploadedFileIn
 from mtcjudge.deps import CurrentOrganizer, SessionDep
 from mtcjudge.errors import InvalidInput
@@ -160,7 +161,7 @@ class AddRunsOut(BaseModel):
 
 def add_runs_from_upload(
     session: SessionDep, slug: str, body: AddRunsIn, actor: audit.Actor
-) -> service.AddRunsReport:
+) -> AddRunsReport:
     """Read the uploaded files (a problem names the file and line) and add the systems."""
     campaign = service.get_campaign(session, slug)
     parsed = previews.read_upload(

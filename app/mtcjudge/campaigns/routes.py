@@ -19,6 +19,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from mtcjudge import audit
 from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns import repository, service
+from mtcjudge.campaigns.changes import record_campaign_created
 from mtcjudge.campaigns.limits import INT_SETTINGS
 from mtcjudge.campaigns.schemas import (
     AssessorCreate,
@@ -81,7 +82,7 @@ def create_campaign(
         )
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc
-    audit.record_campaign_created(session, campaign, organizer.actor, report)
+    record_campaign_created(session, campaign, organizer.actor, report)
     return CampaignCreated.of(campaign, report)
 
 
@@ -340,7 +341,7 @@ def import_campaign(
         )
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc
-    audit.record_campaign_created(session, campaign, organizer.actor, report)
+    record_campaign_created(session, campaign, organizer.actor, report)
     return CampaignCreated.of(campaign, report)
 
 

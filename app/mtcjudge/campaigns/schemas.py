@@ -24,9 +24,10 @@ from pydantic.dataclasses import dataclass
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from mtcjudge.campaigns.changes import ImportReport
 from mtcjudge.campaigns.limits import INT_SETTINGS
 from mtcjudge.campaigns.repository import CampaignCounts
-from mtcjudge.campaigns.service import CampaignSpec, ImportReport
+from mtcjudge.campaigns.service import CampaignSpec
 from mtcjudge.models import Campaign
 from mtcjudge.schemas import CleanText, UtcDateTime, domain_schema
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import math
 import re
-import secrets
 import unicodedata
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,18 @@ from sqlalchemy.orm import Session
 from mtcjudge import audit
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.audio import AudioScan, scan_audio
+from mtcjudge.campaigns.changes import (
+    AddRunsReport,
+    ImportReport,
+    planned_changes,
+    record_campaign_update,
+)
 from mtcjudge.campaigns.limits import INT_SETTINGS
 from mtcjudge.config import Settings
 from mtcjudge.errors import CampaignNotFound, InvalidInput, NotFound
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
 from mtcjudge.ingest.loader import load_collection
-from mtcjudge.judging.repository import hash_token
+from mtcjudge.judging import repository as judging
 from mtcjudge.models import (
     Assessor,
     Campaign,
@@ -39,17 +44,18 @@ from mtcjudge.models import (
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.selection import POLICIES
+from mtcjudge.planner import repository as planner_repository
+from mtcjudge.planner.pool import ensure_pool, grow_pool, unplayable_pairs
+from mtcjudge.planner.service import plan_in_session
+from mtcjudge.security import hash_token, new_token
 from mtcjudge.validation import check_text, text_problem
 
 __all__ = [
-    "RUNS_ADDED",
     "SLUG_MAX",
     "SLUG_PATTERN",
     "STATUSES",
     "UPDATABLE_FIELDS",
-    "AddRunsReport",
     "CampaignSpec",
-    "ImportReport",
     "add_runs",
     "assessor_link",
     "create_campaign",
@@ -58,7 +64,6 @@ __all__ = [
     "invite_assessor",
     "list_assessors",
     "list_campaigns",
-    "new_token",
     "reissue_link",
     "revoke_link",
     "slugify",
@@ -81,8 +86,6 @@ SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 SLUG_MAX = 64
 _SLUG = re.compile(SLUG_PATTERN)
 _NAME_MAX = 200  # String(200) columns: names, ids, artists, genres, teams
-#: the audit log's action for systems added to a campaign
-RUNS_ADDED = "runs_added"
 _EMAIL_MAX = 320
 
 
@@ -157,34 +160,6 @@ def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
 def _check_int(name: str, value: object, *, minimum: int, maximum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
         raise ValueError(f"{name} must be an integer from {minimum} to {maximum}, found {value!r}")
-
-
-@dataclass(frozen=True)
-class ImportReport:
-    """What :func:`create_campaign` stored, and what it could not use.
-
-    ``n_pool_pairs`` counts the distinct (query, document) pairs in the top ``k`` of the runs
-    after the MIREX filtering (the query itself and same-artist clips), i.e. what the engine
-    will ask assessors about. ``audio_missing`` and ``audio_unreadable`` concern the documents
-    of the runs and the queries; without an audio directory nothing is scanned.
-    ``n_judgments_ignored`` counts judged pairs whose query or document is not in the runs.
-    ``n_unplayable_pairs`` counts pool pairs that will not be handed out because a clip has
-    no readable audio.
-    """
-
-    slug: str
-    n_systems: int
-    n_queries: int
-    n_documents: int
-    n_results: int
-    n_pool_pairs: int
-    n_judgments: int
-    audio_found: int
-    audio_missing: list[str]
-    audio_unreadable: list[tuple[str, str]]
-    audio_notes: list[str] = field(default_factory=list)
-    n_judgments_ignored: int = 0
-    n_unplayable_pairs: int = 0
 
 
 def create_campaign(
@@ -290,49 +265,6 @@ def create_campaign(
     return campaign, report
 
 
-@dataclass(frozen=True)
-class AddRunsReport:
-    """What :func:`add_runs` stored.
-
-    ``pool_pairs_before`` and ``pool_pairs`` count the stored pool before and after;
-    ``new_pairs_judged`` counts the new pool pairs that were judged already (imported
-    judgments outside the old pool). ``judgments_kept`` is every judgment row of the
-    campaign, none of which changes. ``stop_reason_before`` / ``stop_reason`` are whether
-    judging could stop (``None``: it goes on) before and after, as the judging pages read it;
-    ``system_pairs_settled`` of ``system_pairs`` after.
-    """
-
-    slug: str
-    systems: list[str]
-    n_results: int
-    n_new_documents: int
-    pool_pairs_before: int
-    pool_pairs: int
-    new_pairs_judged: int
-    judgments_kept: int
-    ranking_confidence: float
-    system_pairs: int
-    system_pairs_settled: int
-    stop_reason_before: str | None
-    stop_reason: str | None
-    audio_found: int = 0
-    audio_missing: list[str] = field(default_factory=list)
-    n_unplayable_new_pairs: int = 0
-
-    @property
-    def new_pairs(self) -> int:
-        return self.pool_pairs - self.pool_pairs_before
-
-    def summary(self) -> str:
-        """One line for the audit log."""
-        names = ", ".join(self.systems[:5]) + (", ..." if len(self.systems) > 5 else "")
-        return (
-            f"{len(self.systems)} system(s) added ({names}); pool {self.pool_pairs_before} → "
-            f"{self.pool_pairs} pairs ({self.new_pairs_judged} of the new ones judged already); "
-            f"judging {'can stop' if self.stop_reason else 'goes on'}"
-        )
-
-
 def add_runs(
     session: Session,
     campaign: Campaign,
@@ -358,9 +290,6 @@ def add_runs(
         would change every system's score), a team of a system not in the runs, an id too
         long to store, or an audio directory that does not exist.
     """
-    from mtcjudge.planner import repository as planner_repository
-    from mtcjudge.planner.service import ensure_pool, grow_pool, plan_in_session
-
     names = runs.systems
     existing = repository.system_ids(session, campaign.id)
     taken = [name for name in names if name in existing]
@@ -447,15 +376,13 @@ def add_runs(
         n_unplayable_new_pairs=growth.unplayable,
     )
     if actor is not None:
-        audit.record(session, campaign.id, actor, RUNS_ADDED, report.summary())
+        audit.record(session, campaign.id, actor, audit.RUNS_ADDED, report.summary())
     return report
 
 
 def _store_pool(session: Session, campaign: Campaign) -> int:
     """Store the pool of pairs to judge; returns how many cannot be played (a clip's audio
     is missing or unreadable), which are never handed out."""
-    from mtcjudge.planner.service import ensure_pool, unplayable_pairs
-
     ensure_pool(session, campaign)
     return unplayable_pairs(session, campaign.id)
 
@@ -611,12 +538,12 @@ def update_campaign(
         checked = replace(current, **changes)
     except ValueError as exc:
         raise InvalidInput(str(exc)) from exc
-    planned = audit.planned_changes(campaign, changes)
+    planned = planned_changes(campaign, changes)
     for name in changes:
         setattr(campaign, name, getattr(checked, name))
     session.flush()
     if actor is not None:
-        audit.record_campaign_update(session, campaign.id, actor, planned)
+        record_campaign_update(session, campaign.id, actor, planned)
     return campaign
 
 
@@ -649,11 +576,6 @@ def invite_assessor(
     return assessor, token
 
 
-def new_token() -> str:
-    """A fresh invitation token (192 random bits, URL-safe)."""
-    return secrets.token_urlsafe(24)
-
-
 def reissue_link(session: Session, assessor: Assessor) -> str:
     """A new token for the assessor (the old link stops working); returns it."""
     token = new_token()
@@ -666,8 +588,6 @@ def reissue_link(session: Session, assessor: Assessor) -> str:
 def revoke_link(session: Session, assessor: Assessor) -> None:
     """The assessor's link stops working, and their pair goes back to the pool; their
     judgments stay."""
-    from mtcjudge.judging import repository as judging
-
     assessor.revoked_at = utcnow()
     lease = judging.live_lease_of(session, assessor.id)
     if lease is not None:

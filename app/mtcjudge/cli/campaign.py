@@ -27,9 +27,9 @@ from mtcjudge.validation import printable
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from mtcjudge.campaigns.results import Results
-    from mtcjudge.campaigns.service import AddRunsReport, ImportReport
+    from mtcjudge.campaigns.changes import AddRunsReport, ImportReport
     from mtcjudge.models import Campaign
+    from mtcjudge.results.document import Results
 
 __all__ = [
     "format_add_runs_report",
@@ -347,6 +347,7 @@ def format_add_runs_report(campaign: Campaign, report: AddRunsReport) -> str:
 
 def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
+    from mtcjudge.campaigns.changes import record_campaign_created
 
     settings_for(args.database_url)  # a bad URL fails before the files are read
     # read every file before touching the database: a bad line costs nothing
@@ -375,7 +376,7 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         campaign, report = service.create_campaign(
             session, spec, runs, metadata, fine, broad, args.audio
         )
-        audit.record_campaign_created(session, campaign, audit.command_line_actor(), report)
+        record_campaign_created(session, campaign, audit.command_line_actor(), report)
         out.write(format_import_report(campaign, report, args.audio) + "\n")
         if campaign.status == "draft":
             out.write(f"open it to assessors with: mtcjudge campaign open {campaign.slug}\n")
@@ -423,7 +424,7 @@ def run_set(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
-    from mtcjudge.planner.service import unplayable_summary
+    from mtcjudge.planner.pool import unplayable_summary
 
     new_status = {"open": "open", "close": "closed"}[args.campaign_command]
 
@@ -438,12 +439,13 @@ def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def run_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.campaigns import results
+    from mtcjudge.results.document import results_json
+    from mtcjudge.results.read import results_for
 
     def report(session: Session, _settings: Settings) -> None:
-        document = results.results_for(session, args.slug, args.measure, args.scale)
+        document = results_for(session, args.slug, args.measure, args.scale)
         if args.json:
-            out.write(results.results_json(document) + "\n")
+            out.write(results_json(document) + "\n")
         else:
             out.write(format_campaign_status(document))
 

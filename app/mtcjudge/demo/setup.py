@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from mtcjudge import audit
 from mtcjudge.campaigns import repository
+from mtcjudge.campaigns.changes import record_campaign_created
 from mtcjudge.campaigns.service import (
     CampaignSpec,
     assessor_link,
@@ -162,7 +163,7 @@ def ensure_demo(
                     audio_dir=audio_dir,
                     teams=collection.teams,
                 )
-                audit.record_campaign_created(session, campaign, _DEMO_ACTOR, report)
+                record_campaign_created(session, campaign, _DEMO_ACTOR, report)
             else:
                 if campaign.seed != DEMO_SEED:
                     # someone's real campaign: never rewrite its audio paths

@@ -41,7 +41,6 @@ from mtcjudge.exports import repository
 from mtcjudge.exports.service import BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION
 from mtcjudge.exports.state import OPTIONAL_STATE, STATE_COLUMNS
 from mtcjudge.ingest.formats import InputError
-from mtcjudge.judging.repository import hash_token
 from mtcjudge.models import (
     LEASE_STATES,
     Assessor,
@@ -55,7 +54,8 @@ from mtcjudge.models import (
     TrajectoryPoint,
 )
 from mtcjudge.planner import repository as planner_repository
-from mtcjudge.planner.service import ensure_pool
+from mtcjudge.planner.pool import ensure_pool
+from mtcjudge.security import hash_token, new_token
 
 __all__ = ["Bundle", "RestoreReport", "open_bundle", "restore_campaign"]
 
@@ -553,7 +553,7 @@ def _restore_assessors(session: Session, bundle: Bundle, cid: int) -> dict[str, 
                 "campaign_id": cid,
                 "name": pseudonym,
                 # a token nobody knows: the exported campaign's links open nothing here
-                "token_hash": hash_token(campaigns.new_token()),
+                "token_hash": hash_token(new_token()),
                 "created_at": f.time("created_at"),
                 "revoked_at": f.time("revoked_at", optional=True),
             }

@@ -3,7 +3,7 @@ pairs, the results document, the runs, and a self-describing bundle of all of th
 
 Every export is written to a binary stream as it is read: the rows come from a cursor
 (:mod:`mtcjudge.exports.repository`) and leave in batches, so memory does not grow with the number
-of judgments. Nothing is re-derived: the results are :mod:`mtcjudge.campaigns.results`' document,
+of judgments. Nothing is re-derived: the results are :mod:`mtcjudge.results.read`'s document,
 the estimates the engine of :mod:`mtcjudge.planner.build`. The formats are in docs/exports.md.
 """
 
@@ -22,7 +22,6 @@ from typing import IO, Any, BinaryIO
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from mtcjudge.campaigns import results as campaign_results
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository
@@ -40,6 +39,7 @@ from mtcjudge.models import Campaign, Document, Query, as_utc, utcnow
 from mtcjudge.mtc.estimators import SOURCE_M_JUD, SOURCE_M_OUT, SOURCE_PRIOR
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.planner.build import CampaignRows, build_engine, load_rows
+from mtcjudge.results import read
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -349,7 +349,7 @@ def results_document(session: Session, campaign: Campaign, scale: str) -> dict[s
         "scale": scale,
         "measure_definitions": MEASURE_DEFINITIONS,
         "results": {
-            measure: campaign_results.results_for(session, campaign.slug, measure, scale).to_dict()
+            measure: read.results_for(session, campaign.slug, measure, scale).to_dict()
             for measure in MEASURES
         },
     }
@@ -371,9 +371,9 @@ def snapshot_results_document(session: Session, campaign: Campaign, scale: str) 
 
     documents: dict[str, Any] = {}
     for measure in MEASURES:
-        snapshot = campaign_results.read_snapshot(session, campaign.slug, measure, scale)
+        snapshot = read.read_snapshot(session, campaign.slug, measure, scale)
         snapshot = replace(snapshot, stored=None, computed_at=None)
-        document = campaign_results.complete(snapshot, load).to_dict()
+        document = read.complete(snapshot, load).to_dict()
         document["version"] = None
         document["computed_at"] = None
         documents[measure] = document

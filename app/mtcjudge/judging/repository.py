@@ -8,7 +8,6 @@ invariants; the reads before them only find candidates.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -43,6 +42,7 @@ from mtcjudge.models import (
     as_utc,
     utcnow,
 )
+from mtcjudge.security import hash_token
 
 __all__ = [
     "ClaimCandidate",
@@ -50,7 +50,6 @@ __all__ = [
     "assessor_by_token",
     "candidate",
     "give_back_slot",
-    "hash_token",
     "insert_judgment",
     "insert_lease",
     "judgment_by_client_id",
@@ -84,11 +83,6 @@ class ClaimCandidate:
     lapsed_leases: bool  # it holds live leases that have all run out
     rank: int | None = None  # its place in the planner's list (None outside the plan)
     audit: bool = False  # drawn into ``joint``'s audit sample (a random unjudged pair)
-
-
-def hash_token(token: str) -> str:
-    """What is stored of an invitation token (the token itself is only in the link)."""
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _ASSESSOR_AND_CAMPAIGN = (

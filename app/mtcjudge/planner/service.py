@@ -5,7 +5,7 @@ Requests never run the engine. One process at a time plans a campaign (a lease o
 tick it reads the pairs whose judgments changed since it last looked, feeds them to its
 engine, ranks the pairs free to hand out and replaces the campaign's ``plan_entry`` rows,
 and stores the figures the pages show (ranking confidence, whether judging can stop) and,
-after new judgments, the campaign's results document (:mod:`mtcjudge.campaigns.results`) with a
+after new judgments, the campaign's results document (:mod:`mtcjudge.results.document`) with a
 point of its confidence curve. The projection of the judgments still needed runs on a
 thread of its own (:class:`Projector`), at most every few seconds, so that a tick never
 waits for it. Nothing is shared between processes but the database, so the processes may
@@ -29,31 +29,22 @@ from datetime import datetime, timedelta
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge.campaigns import results
 from mtcjudge.db import session_scope
 from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.projection import Projection, project
 from mtcjudge.planner import repository
-from mtcjudge.planner.build import (
-    CampaignEngine,
-    build_engine,
-    playable_mask,
-    pool_pairs,
-    settings_key,
-)
+from mtcjudge.planner.build import CampaignEngine, build_engine, settings_key
+from mtcjudge.planner.pool import ensure_pool
+from mtcjudge.results import repository as results_repository
+from mtcjudge.results.document import engine_results, projection_targets, stored_json
 
 __all__ = [
     "PLAN_SIZE",
     "Planner",
-    "PoolGrowth",
     "Projector",
-    "ensure_pool",
-    "grow_pool",
     "plan_campaign",
     "plan_in_session",
-    "unplayable_pairs",
-    "unplayable_summary",
 ]
 
 log = logging.getLogger("mtcjudge.planner")
@@ -67,97 +58,6 @@ IDLE_REPLAN_SECONDS = 5.0
 PROJECTION_INTERVAL_SECONDS = 10.0
 #: ... and at most one fifth of the time on projections, however long one takes
 PROJECTION_DUTY_FACTOR = 5.0
-
-
-def ensure_pool(session: Session, campaign: Campaign) -> int:
-    """Store the campaign's pool of pairs once (the pool is fixed by the runs and ``k``).
-
-    Safe to run from several processes at once: the unique key keeps one copy.
-    Returns the number of pairs.
-    """
-    existing = repository.pair_count(session, campaign.id)
-    if existing:
-        return existing
-    pairs = pool_pairs(session, campaign)
-    playable = playable_mask(session, campaign.id, pairs)
-    counts = repository.judgment_counts(session, campaign.id)
-    rows = [
-        {
-            "campaign_id": campaign.id,
-            "query_id": q,
-            "document_id": d,
-            "playable": bool(playable[i]),
-            "judged": counts.get((q, d), 0),
-            "leased": 0,
-            "changes": counts.get((q, d), 0),
-        }
-        for i, (q, d) in enumerate(pairs)
-    ]
-    if rows:
-        repository.insert_pairs(session, rows)
-    return repository.pair_count(session, campaign.id)
-
-
-@dataclass(frozen=True)
-class PoolGrowth:
-    """Pairs :func:`grow_pool` added, those of them judged already (imported judgments
-    outside the old pool) and those that cannot be played (a clip without audio)."""
-
-    added: int
-    judged: int
-    unplayable: int
-
-
-def grow_pool(session: Session, campaign: Campaign) -> PoolGrowth:
-    """Store the pool pairs the campaign's collection has and its stored pool has not (after
-    systems were added); pairs already stored are kept as they are, with their judgments and
-    leases."""
-    stored = repository.pair_ids(session, campaign.id)
-    pairs = [ids for ids in pool_pairs(session, campaign) if ids not in stored]
-    if not pairs:
-        return PoolGrowth(0, 0, 0)
-    playable = playable_mask(session, campaign.id, pairs)
-    # a new pair may hold judgments already: imported ones outside the old pool
-    counts = repository.judgment_counts(session, campaign.id)
-    repository.insert_pairs(
-        session,
-        [
-            {
-                "campaign_id": campaign.id,
-                "query_id": q,
-                "document_id": d,
-                "playable": bool(playable[i]),
-                "judged": counts.get((q, d), 0),
-                "leased": 0,
-                "changes": counts.get((q, d), 0),
-            }
-            for i, (q, d) in enumerate(pairs)
-        ],
-    )
-    return PoolGrowth(
-        added=len(pairs),
-        judged=sum(1 for ids in pairs if counts.get(ids)),
-        unplayable=int((~playable).sum()),
-    )
-
-
-def unplayable_pairs(session: Session, campaign_id: int) -> int:
-    """Pool pairs that are never handed out because a clip has no readable audio."""
-    return repository.unplayable_count(session, campaign_id)
-
-
-def unplayable_summary(session: Session, campaign: Campaign) -> str | None:
-    """One line for organizers about pairs that cannot be judged, or None when all can."""
-    ensure_pool(session, campaign)
-    n_pairs = repository.unplayable_count(session, campaign.id)
-    if not n_pairs:
-        return None
-    clips = repository.unplayable_clips(session, campaign.id)
-    shown = ", ".join(clips[:8]) + (f", ... ({len(clips)} clips)" if len(clips) > 8 else "")
-    return (
-        f"{n_pairs} pair(s) cannot be judged: no readable audio for {shown}; "
-        "assessors are not given them"
-    )
 
 
 class Projector:
@@ -330,11 +230,11 @@ def plan_in_session(session: Session, campaign: Campaign, *, plan_size: int = PL
     repository.replace_plan(session, campaign.id, _plan_rows(plan, busy, campaign.id, plan_size))
     repository.mark_audit(session, _unsaved_audit(plan))
     repository.save_figures(session, campaign.id, _figures(plan, campaign, now))
-    part = results.engine_results(plan.state, campaign)
-    repository.save_results(
+    part = engine_results(plan.state, campaign)
+    results_repository.save_results(
         session,
         campaign.id,
-        results.stored_json(part, plan.state.settings_key),
+        stored_json(part, plan.state.settings_key),
         judged_pairs=part.judgments,
         ranking_confidence=part.ranking_confidence,
         system_pairs_settled=part.system_pairs_settled,
@@ -397,8 +297,8 @@ def plan_campaign(
     figures = _figures(cached, campaign, utcnow())
     part = None
     if rebuilt or fresh or landed:
-        part = results.engine_results(state, campaign, projection=cached.projection)
-        document = results.stored_json(part, state.settings_key)
+        part = engine_results(state, campaign, projection=cached.projection)
+        document = stored_json(part, state.settings_key)
     with session_scope(session_factory) as session:
         if owner is not None and not repository.still_planner(session, campaign_id, owner):
             return None  # another process took over while we computed
@@ -406,7 +306,7 @@ def plan_campaign(
         repository.mark_audit(session, audit_rows)
         repository.save_figures(session, campaign_id, figures)
         if part is not None:
-            repository.save_results(
+            results_repository.save_results(
                 session,
                 campaign_id,
                 document,
@@ -425,7 +325,7 @@ def plan_campaign(
         cached.projection_judged = state.engine.n_judged
         cached.projection_stop = stop_reason
         cached.pending = projector.submit(
-            state.engine, results.projection_targets(campaign.target), campaign.seed
+            state.engine, projection_targets(campaign.target), campaign.seed
         )
     return cached
 

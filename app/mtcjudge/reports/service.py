@@ -2,7 +2,7 @@
 
 The document gathers what other services already compute; nothing is re-derived here:
 
-* the rankings, the system pairs and the curve are :mod:`mtcjudge.campaigns.results`' documents,
+* the rankings, the system pairs and the curve are :mod:`mtcjudge.results.read`'s documents,
   one per measure (``cg``, ``dcg``, ``ndcg``, ``rbp``, named as
   :data:`mtcjudge.exports.formats.MEASURE_DEFINITIONS` names them);
 * the counts against the pool and the judgments come from the exports' queries
@@ -28,7 +28,6 @@ from typing import Any, BinaryIO
 
 from sqlalchemy.orm import Session
 
-from mtcjudge.campaigns import results as campaign_results
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository as export_repository
@@ -40,6 +39,8 @@ from mtcjudge.planner.build import engine_from_rows, load_rows
 from mtcjudge.reports import charts
 from mtcjudge.reports.agreement import agreement
 from mtcjudge.reports.analysis import mirex_section
+from mtcjudge.results.document import Results
+from mtcjudge.results.read import results_for
 from mtcjudge.web import templates
 
 __all__ = [
@@ -135,9 +136,7 @@ def build_report(
     ReportSpec(scale)  # validates
     campaign = campaigns.get_campaign(session, slug)
     scale = scale or campaign.scale
-    results = {
-        measure: campaign_results.results_for(session, slug, measure, scale) for measure in MEASURES
-    }
+    results = {measure: results_for(session, slug, measure, scale) for measure in MEASURES}
     driving = results[campaign.measure]
     # the driving measure's part may be the planner's stored one, a judgment behind; the
     # others are computed from the rows now: the largest count is the current one
@@ -189,7 +188,7 @@ def _campaign(campaign: Campaign) -> dict[str, Any]:
     }
 
 
-def _ranking(result: campaign_results.Results, campaign: Campaign, scale: str) -> dict[str, Any]:
+def _ranking(result: Results, campaign: Campaign, scale: str) -> dict[str, Any]:
     """One measure: the systems best first with their intervals, the system pairs, and the
     pairs' confidence as a symmetric matrix in ranking order (None on the diagonal)."""
     document = result.to_dict()
@@ -215,9 +214,7 @@ def _ranking(result: campaign_results.Results, campaign: Campaign, scale: str) -
     }
 
 
-def _trajectory(
-    driving: campaign_results.Results, campaign: Campaign, scale: str
-) -> dict[str, Any]:
+def _trajectory(driving: Results, campaign: Campaign, scale: str) -> dict[str, Any]:
     """The curve the planner records: the campaign's own measure and scale only."""
     points = [asdict(point) for point in driving.trajectory]
     reason = None

@@ -4,7 +4,7 @@ Any process may serve the stream of a campaign whose planner runs in another pro
 another machine), so the stream follows the database, not the planner: every
 :data:`POLL_SECONDS` one poller per campaign and process reads the version of the
 campaign's stored results (one indexed row), and when it changed builds the document once
-(:mod:`mtcjudge.campaigns.results`) and hands it to every open stream of the campaign in this
+(:mod:`mtcjudge.results.read`) and hands it to every open stream of the campaign in this
 process. Twenty open dashboards cost one poll every half second, not twenty; the poller
 stops with the last stream. Every :data:`REFRESH_SECONDS` the document is rebuilt anyway
 and sent if it changed: the assessors' leases come and go without new judgments.
@@ -28,11 +28,11 @@ import anyio
 import anyio.to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge.campaigns import results
 from mtcjudge.db import session_scope
 from mtcjudge.errors import CampaignNotFound
 from mtcjudge.models import Campaign
-from mtcjudge.planner import repository
+from mtcjudge.results import read, repository
+from mtcjudge.results.document import results_json
 
 __all__ = ["POLL_SECONDS", "REFRESH_SECONDS", "ResultsEvent", "ResultsFeeds", "server_exiting"]
 
@@ -215,9 +215,9 @@ class ResultsFeeds:
 
     def _document(self, slug: str) -> ResultsEvent:
         with session_scope(self.session_factory) as session:
-            snapshot = results.read_snapshot(session, slug)
-        document = results.complete(snapshot, results.rows_loader(self.session_factory))
-        return ResultsEvent(document.version, results.results_json(document))
+            snapshot = read.read_snapshot(session, slug)
+        document = read.complete(snapshot, read.rows_loader(self.session_factory))
+        return ResultsEvent(document.version, results_json(document))
 
     async def close(self) -> None:
         """End every stream (the server is stopping)."""

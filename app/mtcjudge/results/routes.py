@@ -1,6 +1,6 @@
 """Organizer API of a campaign's results: the document, and its live stream (Server-Sent Events).
 
-Both answer from :mod:`mtcjudge.campaigns.results`; see docs/web-architecture.md, "Results".
+Both answer from :mod:`mtcjudge.results.read`; see docs/web-architecture.md, "Results".
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Respons
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic.dataclasses import dataclass
 
-from mtcjudge.campaigns import results, service
-from mtcjudge.campaigns.events import ResultsFeeds
+from mtcjudge.campaigns import service
 from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.deps import CurrentOrganizer, SettingsDep, still_signed_in, transaction
 from mtcjudge.models import Campaign
+from mtcjudge.results import document, read
+from mtcjudge.results.events import ResultsFeeds
 from mtcjudge.schemas import domain_schema, error_responses
 
 __all__ = ["ResultsOut", "router"]
@@ -31,34 +32,34 @@ __all__ = ["ResultsOut", "router"]
 
 
 @dataclass(frozen=True, config=domain_schema())
-class SystemOut(results.SystemResult):
+class SystemOut(document.SystemResult):
     """A system's estimated score, its 95 % interval and its rank (1 = best)."""
 
 
 @dataclass(frozen=True, config=domain_schema(verdict_rule="the [U12] rule (1-4) that decided"))
-class PairOut(results.PairResult):
+class PairOut(document.PairResult):
     """A pair of systems (``a`` before ``b`` in name order): ``mean(a) - mean(b)``, the
     confidence in their order, and the [U12] significance verdict."""
 
 
 @dataclass(frozen=True, config=domain_schema())
-class TargetProjectionOut(results.TargetProjection):
+class TargetProjectionOut(document.TargetProjection):
     """Further judged pairs needed to reach ``target``: median and 10th-90th percentile
     range over simulated continuations of the loop (null: most did not reach it)."""
 
 
 @dataclass(frozen=True, config=domain_schema())
-class ProjectionInfoOut(results.ProjectionInfo):
+class ProjectionInfoOut(document.ProjectionInfo):
     """When (at how many judged pairs) and how the projections were made."""
 
 
 @dataclass(frozen=True, config=domain_schema())
-class TrajectoryOut(results.TrajectoryEntry):
+class TrajectoryOut(document.TrajectoryEntry):
     """A point of the confidence curve."""
 
 
 @dataclass(frozen=True, config=domain_schema())
-class AssessorOut(results.AssessorSummary):
+class AssessorOut(document.AssessorSummary):
     """An assessor by pseudonym: progress, pace over their latest judgments, activity."""
 
 
@@ -77,7 +78,7 @@ class AssessorOut(results.AssessorSummary):
         trajectory="the ranking confidence as judgments came in (driving measure only)",
     ),
 )
-class ResultsOut(results.Results):
+class ResultsOut(document.Results):
     """Where a campaign stands, on one measure and scale."""
 
     projected_judgments_to_target: TargetProjectionOut | None
@@ -144,17 +145,17 @@ async def campaign_results(
     and scale (one row read), or one computed on demand from the database rows on another
     (cached by this process until the judgments change)."""
     snapshot = await transaction(
-        request, partial(results.read_snapshot, slug=slug, measure=measure, scale=scale)
+        request, partial(read.read_snapshot, slug=slug, measure=measure, scale=scale)
     )
-    loader = results.rows_loader(request.app.state.session_factory)
+    loader = read.rows_loader(request.app.state.session_factory)
 
-    def document() -> str:
-        return results.results_json(results.complete(snapshot, loader))
+    def text_of_document() -> str:
+        return document.results_json(read.complete(snapshot, loader))
 
     if snapshot.needs_engine:
-        text = await anyio.to_thread.run_sync(document, limiter=_ENGINE_BUILDS)
+        text = await anyio.to_thread.run_sync(text_of_document, limiter=_ENGINE_BUILDS)
     else:
-        text = await anyio.to_thread.run_sync(document)
+        text = await anyio.to_thread.run_sync(text_of_document)
     # the text is the document's JSON form already: no second validation and serialisation
     return Response(text, media_type="application/json")
 

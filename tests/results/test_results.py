@@ -13,7 +13,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from mtcjudge.campaigns import results
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from mtcjudge.cli import main as cli_main
 from mtcjudge.config import Settings
@@ -24,6 +23,7 @@ from mtcjudge.models import CampaignResults, TrajectoryPoint, utcnow
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner.build import build_engine, engine_from_rows
 from mtcjudge.planner.service import Planner, Projector
+from mtcjudge.results import read as results
 from tests.judging.conftest import PlanningClient, build_campaign
 
 TOKEN = "organizer-test-token"
@@ -187,7 +187,7 @@ def test_another_measure_and_scale_leave_the_loop_alone(
         built.append(kwargs)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr("mtcjudge.campaigns.results.engine_from_rows", counted)
+    monkeypatch.setattr("mtcjudge.results.read.engine_from_rows", counted)
     other = get_results(app_client, fx.campaign.slug, measure="ndcg", scale="broad")
     state = build_engine(db_session, fx.campaign, measure="ndcg", scale="broad")
     assert state.engine.config.measure == "ndcg"

@@ -28,7 +28,6 @@ import httpx
 import pytest
 import uvicorn
 
-from mtcjudge.campaigns.events import ResultsFeeds
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
@@ -36,8 +35,9 @@ from mtcjudge.ingest.formats import Metadata, Runs
 from mtcjudge.main import create_app
 from mtcjudge.models import utcnow
 from mtcjudge.mtc.synthetic import generate
-from mtcjudge.planner import repository
 from mtcjudge.planner.service import Planner, Projector
+from mtcjudge.results import repository
+from mtcjudge.results.events import ResultsFeeds
 from tests.web.test_multiprocess import free_port
 
 TOKEN = "organizer-events-token"
@@ -373,7 +373,7 @@ def test_polls_cost_one_read_per_tick_whatever_the_streams(campaign_database, mo
         reads.append(cid)
         return original(session, cid)
 
-    monkeypatch.setattr("mtcjudge.campaigns.events.repository.results_version", counted)
+    monkeypatch.setattr("mtcjudge.results.events.repository.results_version", counted)
     engine = make_engine(url)
 
     async def follow_many() -> None:
