@@ -56,7 +56,7 @@ def register(sub: SubParsers) -> None:
     evaluate.add_argument(
         "--judgments",
         type=Path,
-        metavar="PATH",
+        metavar="FILE",
         help="the judgments (qrels): TREC qrels 'qid 0 docno rel' or TSV "
         "query<TAB>doc<TAB>score, BROAD (0-2) or FINE (0-100); several lines of one pair "
         "count as their mean",
