@@ -4,7 +4,8 @@ The import package is ``mtcjudge``; its source lives in ``app/mtcjudge/`` (``app
 repository's source folder, as ``src/`` is elsewhere), so a wheel adds exactly one top-level name,
 ``mtcjudge``, to site-packages.
 
-The repository keeps ``templates/``, ``static/`` and ``migrations/`` at its top level. Each is
+The repository keeps ``templates/``, ``static/``, ``migrations/`` and ``docs/`` at its top level
+(``docs/`` so that the pages ``--help`` points to are there in an installed copy too). Each is
 mapped to a subpackage of ``mtcjudge._resources`` (setuptools' ``package_dir``), so that a wheel
 carries them inside ``mtcjudge/`` and an editable install (``pip install -e .``) finds them in
 the checkout under the same package names; ``mtcjudge._resources.resource_dir`` locates them
@@ -16,7 +17,8 @@ next to automatic package discovery, hence this file.
 from setuptools import find_namespace_packages, find_packages, setup
 
 RESOURCES = {
-    f"mtcjudge._resources.{folder}": folder for folder in ("templates", "static", "migrations")
+    f"mtcjudge._resources.{folder}": folder
+    for folder in ("templates", "static", "migrations", "docs")
 }
 
 resource_packages = [

@@ -118,10 +118,14 @@ def _clean_environment() -> dict[str, str]:
     return env
 
 
-def test_the_wheel_carries_templates_static_files_and_migrations(wheel: Path) -> None:
+RESOURCES = ("templates", "static", "migrations", "docs")
+
+
+def test_the_wheel_carries_templates_static_files_migrations_and_docs(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    for folder in ("templates", "static", "migrations"):
+    assert "mtcjudge/_resources/docs/reuse.md" in names
+    for folder in RESOURCES:
         in_checkout = {
             path.relative_to(REPO_ROOT).as_posix()
             for path in (REPO_ROOT / folder).rglob("*")
@@ -131,9 +135,7 @@ def test_the_wheel_carries_templates_static_files_and_migrations(wheel: Path) ->
         assert {f"mtcjudge/_resources/{name}" for name in in_checkout} <= names
     assert not [name for name in names if name.endswith(".pyc")]
     # nothing else: no module deleted since an earlier build
-    resources = tuple(
-        f"mtcjudge/_resources/{folder}/" for folder in ("templates", "static", "migrations")
-    )
+    resources = tuple(f"mtcjudge/_resources/{folder}/" for folder in RESOURCES)
     modules = {
         name for name in names if name.startswith("mtcjudge/") and not name.startswith(resources)
     }
@@ -282,6 +284,31 @@ def test_the_installed_package_serves_the_demo_from_any_directory(
         server.terminate()
         server.wait(timeout=30)
     assert "Traceback" not in log.read_text(), log.read_text()
+
+
+def test_the_installed_help_links_installed_docs_and_bench_says_where_it_is(
+    installed: Path, tmp_path: Path
+) -> None:
+    env = {**_clean_environment(), "COLUMNS": "200"}
+    page = Path(_run([installed / "mtcjudge", "docs", "reuse"], cwd=tmp_path, env=env).strip())
+    assert page.is_relative_to(installed.parent), "the checkout's docs were used"
+    assert page.read_bytes() == (REPO_ROOT / "docs" / "reuse.md").read_bytes()
+    text = _run([installed / "mtcjudge", "campaign", "add-runs", "--help"], cwd=tmp_path, env=env)
+    assert page.as_uri() in text
+    assert "https://github.com/mtcjudge/mtcjudge/blob/main/docs/reuse.md" in text
+
+    bench = subprocess.run(
+        [installed / "mtcjudge", "bench", "engine"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (bench.returncode, bench.stdout) == (2, "")
+    assert bench.stderr.startswith("mtcjudge: error: bench engine: no bench/ folder")
+    assert "git clone https://github.com/mtcjudge/mtcjudge" in bench.stderr
 
 
 def _wait_until_ready(

@@ -58,7 +58,7 @@ def campaign_rows(database: str) -> list[tuple[str, str]]:
 def test_create_list_open_close_invite(files: dict[str, Path], database: str) -> None:
     code, out, err = run(
         "campaign", "create", "--name", "AMS 2011", "--runs", str(files["runs"]),
-        "--metadata", str(files["metadata"]), "--judgments-fine", str(files["fine"]),
+        "--metadata", str(files["metadata"]), "--judgments", str(files["fine"]),
         "--k", "3", "--target", "0.9", "--model", "uniform", "--database-url", database,
     )  # fmt: skip
     assert code == 0, err
@@ -83,33 +83,33 @@ def test_create_list_open_close_invite(files: dict[str, Path], database: str) ->
     assert campaign_rows(database) == [("ams-2011", "closed")]
 
     code, out, err = run(
-        "assessor", "invite", "--campaign", "ams-2011", "--name", "Ann",
+        "assessor", "invite", "ams-2011", "--name", "Ann",
         "--email", "ann@example.org", "--database-url", database,
     )  # fmt: skip
     assert code == 0, err
     link = out.splitlines()[-1]
     assert re.fullmatch(re.escape(BASE_URL) + r"/a/[A-Za-z0-9_-]{32}", link)
-    code, out, _ = run("assessor", "list", "--campaign", "ams-2011", "--database-url", database)
+    code, out, _ = run("assessor", "list", "ams-2011", "--database-url", database)
     assert code == 0
     # the link is shown once: only a hash of its token is stored
     assert out == "Ann <ann@example.org>  invited\n"
     token = link.rsplit("/", 1)[1]
     assert token not in Path(database.removeprefix("sqlite:///")).read_bytes().decode("latin-1")
     code, out, _ = run(
-        "assessor", "relink", "--campaign", "ams-2011", "--name", "Ann", "--database-url", database
+        "assessor", "relink", "ams-2011", "--name", "Ann", "--database-url", database
     )
     assert code == 0
     new_link = out.splitlines()[-1]
     assert re.fullmatch(re.escape(BASE_URL) + r"/a/[A-Za-z0-9_-]{32}", new_link)
     assert new_link != link
     code, out, _ = run(
-        "assessor", "revoke", "--campaign", "ams-2011", "--name", "Ann", "--database-url", database
+        "assessor", "revoke", "ams-2011", "--name", "Ann", "--database-url", database
     )
     assert (code, out) == (0, "the link of Ann no longer works\n")
-    code, out, _ = run("assessor", "list", "--campaign", "ams-2011", "--database-url", database)
+    code, out, _ = run("assessor", "list", "ams-2011", "--database-url", database)
     assert out == "Ann <ann@example.org>  revoked\n"
     code, _, err = run(
-        "assessor", "revoke", "--campaign", "ams-2011", "--name", "Bob", "--database-url", database
+        "assessor", "revoke", "ams-2011", "--name", "Bob", "--database-url", database
     )
     assert code == 2
     assert "no assessor named 'Bob'" in err
@@ -157,7 +157,7 @@ def test_bad_input_exits_2_and_saves_nothing(files: dict[str, Path], database: s
     bad.write_text("q1\td1\t50\nq1\td2\t500\n")
     code, out, err = run(
         "campaign", "create", "--name", "x", "--runs", str(files["runs"]),
-        "--judgments-fine", str(bad), "--database-url", database,
+        "--judgments", str(bad), "--database-url", database,
     )  # fmt: skip
     assert code == 2
     assert out == ""
@@ -181,9 +181,7 @@ def test_domain_errors_exit_2_and_save_nothing(files: dict[str, Path], database:
     assert campaign_rows(database) == [("taken", "draft")]
     code, _, err = run("campaign", "open", "nope", "--database-url", database)
     assert (code, err) == (2, "mtcjudge: error: no campaign 'nope'\n")
-    code, _, err = run(
-        "assessor", "invite", "--campaign", "taken", "--name", " ", "--database-url", database
-    )
+    code, _, err = run("assessor", "invite", "taken", "--name", " ", "--database-url", database)
     assert code == 2
     assert "assessor name must be" in err
 
@@ -223,11 +221,11 @@ def test_control_characters_in_names_are_printed_escaped(
     assert "S1\\x1b[2J" in out
     assert "\x1b" not in out
     code, out, _ = run(
-        "assessor", "invite", "--campaign", "red", "--name", "Eve\u202e\x07",
+        "assessor", "invite", "red", "--name", "Eve\u202e\x07",
         "--email", "eve@example.org", "--database-url", database,
     )  # fmt: skip
     assert (code, out.startswith("invited Eve\\u202e\\x07 to red;")) == (0, True)
-    code, out, _ = run("assessor", "list", "--campaign", "red", "--database-url", database)
+    code, out, _ = run("assessor", "list", "red", "--database-url", database)
     assert (code, out.startswith("Eve\\u202e\\x07 <eve@example.org>  invited")) == (0, True)
 
 

@@ -31,7 +31,7 @@ def campaign(tmp_path: Path) -> tuple[str, str]:
         str(paths["runs"]),
         "--metadata",
         str(paths["metadata"]),
-        "--judgments-fine",
+        "--judgments",
         str(paths["judgments-fine"]),
         "--database-url",
         url,

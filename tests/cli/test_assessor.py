@@ -26,13 +26,13 @@ def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 def test_invite_and_relink_use_the_given_base_url(database: str) -> None:
     code, out, err = run(
-        "assessor", "invite", "--campaign", "ams", "--name", "Ada",
+        "assessor", "invite", "ams", "--name", "Ada",
         "--base-url", "http://127.0.0.1:18901/", "--database-url", database,
     )  # fmt: skip
     assert (code, err) == (0, "")
     assert re.fullmatch(r"http://127\.0\.0\.1:18901" + TOKEN, out.splitlines()[-1])
     code, out, err = run(
-        "assessor", "relink", "--campaign", "ams", "--name", "Ada",
+        "assessor", "relink", "ams", "--name", "Ada",
         "--base-url", "https://judge.example.org", "--database-url", database,
     )  # fmt: skip
     assert (code, err) == (0, "")
@@ -43,17 +43,13 @@ def test_the_environment_gives_the_base_url_as_it_does_to_the_server(
     database: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MTCJUDGE_BASE_URL", "http://127.0.0.1:18901")
-    code, out, err = run(
-        "assessor", "invite", "--campaign", "ams", "--name", "Ada", "--database-url", database
-    )
+    code, out, err = run("assessor", "invite", "ams", "--name", "Ada", "--database-url", database)
     assert (code, err) == (0, "")
     assert re.fullmatch(r"http://127\.0\.0\.1:18901" + TOKEN, out.splitlines()[-1])
 
 
 def test_without_a_base_url_the_default_address_is_not_assumed_silently(database: str) -> None:
-    code, out, err = run(
-        "assessor", "invite", "--campaign", "ams", "--name", "Ada", "--database-url", database
-    )
+    code, out, err = run("assessor", "invite", "ams", "--name", "Ada", "--database-url", database)
     assert code == 0
     assert re.fullmatch(r"http://127\.0\.0\.1:8000" + TOKEN, out.splitlines()[-1])
     assert err.startswith("mtcjudge: note: the link assumes the server is at http://127.0.0.1:8000")
@@ -62,7 +58,7 @@ def test_without_a_base_url_the_default_address_is_not_assumed_silently(database
 
 def test_a_base_url_must_be_an_address(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        run("assessor", "invite", "--campaign", "a", "--name", "b", "--base-url", "18901")
+        run("assessor", "invite", "a", "--name", "b", "--base-url", "18901")
     assert exit_info.value.code == 2
     assert "expected an address such as https://judge.example.org" in capsys.readouterr().err
 

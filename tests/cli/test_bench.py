@@ -63,3 +63,38 @@ def test_the_benchmark_is_a_script_of_bench_with_the_options_of_the_command(
     for option in options:
         assert option in script.stdout
         assert option in command
+
+
+@pytest.fixture
+def installed_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line as an installed wheel builds it: no bench/ beside the package."""
+    monkeypatch.setattr("mtcjudge.cli.bench.REPO_ROOT", tmp_path)
+
+
+@pytest.mark.usefixtures("installed_copy")
+@pytest.mark.parametrize(
+    "argv",
+    [["bench", "engine"], ["bench", "engine", "--iterations", "3"], ["bench", "load"], ["bench"]],
+    ids=" ".join,
+)
+def test_bench_on_an_installed_copy_says_where_the_benchmarks_are(argv: list[str]) -> None:
+    code, out, err = run(*argv)
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1
+    named = " ".join(argv[:2])
+    assert err.startswith(f"mtcjudge: error: {named}: no bench/ folder beside this copy")
+    assert "they live in bench/ of a source checkout" in err
+    assert "git clone https://github.com/mtcjudge/mtcjudge" in err
+    assert "mtcjudge bench NAME" in err
+
+
+@pytest.mark.usefixtures("installed_copy")
+def test_bench_help_on_an_installed_copy_says_where_the_benchmarks_are(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "--help"])
+    assert exit_info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "they live in bench/ of a source checkout" in text
+    assert "engine, load" in text

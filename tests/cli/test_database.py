@@ -16,10 +16,10 @@ NEEDS_A_DATABASE = [
     ["campaign", "open", "ams"],
     ["campaign", "close", "ams"],
     ["campaign", "set", "ams", "--target", "0.9"],
-    ["assessor", "list", "--campaign", "ams"],
-    ["assessor", "invite", "--campaign", "ams", "--name", "Ada"],
-    ["assessor", "relink", "--campaign", "ams", "--name", "Ada"],
-    ["assessor", "revoke", "--campaign", "ams", "--name", "Ada"],
+    ["assessor", "list", "ams"],
+    ["assessor", "invite", "ams", "--name", "Ada"],
+    ["assessor", "relink", "ams", "--name", "Ada"],
+    ["assessor", "revoke", "ams", "--name", "Ada"],
 ]
 IDS = [" ".join(argv[:2]) for argv in NEEDS_A_DATABASE]
 

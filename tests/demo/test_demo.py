@@ -76,7 +76,7 @@ def test_the_demo_campaign_is_open_with_its_collection_audio_and_volunteers(
     assert info.assessor_names == ["Volunteer 1", "Volunteer 2"]
     assert len(set(info.assessor_links)) == 2
     assert all(link.startswith("http://127.0.0.1:8000/a/") for link in info.assessor_links)
-    assert "mtcjudge assessor invite --campaign demo" in info.organizer_hint
+    assert "mtcjudge assessor invite demo " in info.organizer_hint
     assert "/api/campaigns/demo" in info.organizer_hint
 
     slugs, counts, audio = stored(sqlite_url(directory))
@@ -173,7 +173,7 @@ def test_mtcjudge_demo_no_serve_prints_the_links_and_can_run_again(tmp_path: Pat
     links = [line.split()[-1] for line in out.splitlines() if "/a/" in line]
     assert len(links) == 2
     assert all(link.startswith("http://127.0.0.1:8123/a/") for link in links)
-    assert "mtcjudge assessor invite --campaign demo" in out
+    assert "mtcjudge assessor invite demo " in out
     assert f"--database-url sqlite:///{directory.resolve()}/mtcjudge.sqlite3" in out
     assert (directory / "mtcjudge.sqlite3").exists()
     # the server is started with 'serve' on this database: 'demo' again would change the links

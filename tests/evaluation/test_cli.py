@@ -37,7 +37,7 @@ def files(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_default_is_a_table_with_a_legend(files) -> None:
-    status, out, err = run("evaluate", "--runs", files[0], "--qrels", files[1])
+    status, out, err = run("evaluate", "--runs", files[0], "--judgments", files[1])
     assert status == 0, err
     assert "BROAD scale, detected from the grades" in err
     lines = out.splitlines()
@@ -50,7 +50,7 @@ def test_default_is_a_table_with_a_legend(files) -> None:
 
 
 def test_csv_per_query_has_a_row_per_system_and_query_then_the_mean(files) -> None:
-    status, out, _ = run("evaluate", "--runs", files[0], "--qrels", files[1], "--k", "2",
+    status, out, _ = run("evaluate", "--runs", files[0], "--judgments", files[1], "--k", "2",
                          "--format", "csv", "--per-query")  # fmt: skip
     assert status == 0
     rows = list(csv.DictReader(io.StringIO(out)))
@@ -68,8 +68,8 @@ def test_csv_per_query_has_a_row_per_system_and_query_then_the_mean(files) -> No
 
 
 def test_json_carries_definitions_conventions_and_every_analysis(files) -> None:
-    status, out, _ = run("evaluate", "--runs", files[0], "--qrels", files[1], "--format", "json",
-                         "--per-query", "--mirex", "--significance")  # fmt: skip
+    status, out, _ = run("evaluate", "--runs", files[0], "--judgments", files[1], "--format",
+                         "json", "--per-query", "--mirex", "--significance")  # fmt: skip
     assert status == 0
     document = json.loads(out)
     assert document["scale"] == "broad"
@@ -98,12 +98,12 @@ def test_out_picks_the_format_from_the_suffix_and_csv_analyses_go_beside(
     files, tmp_path: Path
 ) -> None:
     target = tmp_path / "scores.json"
-    status, out, err = run("evaluate", "--runs", files[0], "--qrels", files[1], "--out", target)
+    status, out, err = run("evaluate", "--runs", files[0], "--judgments", files[1], "--out", target)
     assert status == 0
     assert out == ""
     assert json.loads(target.read_text())["k"] == 5
     target = tmp_path / "scores.csv"
-    status, _, err = run("evaluate", "--runs", files[0], "--qrels", files[1], "--out", target,
+    status, _, err = run("evaluate", "--runs", files[0], "--judgments", files[1], "--out", target,
                          "--mirex", "--significance")  # fmt: skip
     assert status == 0, err
     assert target.read_text().startswith("system,query,answered,cg@5")
@@ -131,29 +131,29 @@ def test_ground_truth_alone_gives_adr(files, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda d: ("--runs", d / "absent", "--qrels", d / "q.txt"), r"absent: no such file"),
-        (lambda d: ("--runs", d / "runs.txt"), "give --qrels, --ground-truth or both"),
-        (lambda d: ("--runs", d / "runs.txt", "--qrels", d / "bad.txt"),
+        (lambda d: ("--runs", d / "absent", "--judgments", d / "q.txt"), r"absent: no such file"),
+        (lambda d: ("--runs", d / "runs.txt"), "give --judgments, --ground-truth or both"),
+        (lambda d: ("--runs", d / "runs.txt", "--judgments", d / "bad.txt"),
          r"bad.txt:2: expected 3 tab-separated fields|bad.txt:2: expected 4 whitespace"),
-        (lambda d: ("--runs", d / "runs.txt", "--qrels", d / "q.txt", "--scale", "fine",
+        (lambda d: ("--runs", d / "runs.txt", "--judgments", d / "q.txt", "--scale", "fine",
                     "--threshold", "0"), "--threshold must be above 0 and at most 100"),
-        (lambda d: ("--runs", d / "runs.txt", "--qrels", d / "three.txt", "--scale", "broad"),
+        (lambda d: ("--runs", d / "runs.txt", "--judgments", d / "three.txt", "--scale", "broad"),
          r"three.txt:1: BROAD scores must be 0, 1 or 2, found 3"),
-        (lambda d: ("--runs", d / "other.txt", "--qrels", d / "q.txt"),
+        (lambda d: ("--runs", d / "other.txt", "--judgments", d / "q.txt"),
          r"other.txt: system Z answers none of the 3 queries of .*q.txt"),
         (lambda d: ("--runs", d / "runs.txt", "--ground-truth", d / "t.txt", "--significance"),
-         "--significance works on cg@k: it needs --qrels"),
-        (lambda d: ("--runs", d / "runs.txt", "--qrels", d / "q.txt", "--format", "csv",
+         "--significance works on cg@k: it needs --judgments"),
+        (lambda d: ("--runs", d / "runs.txt", "--judgments", d / "q.txt", "--format", "csv",
                     "--mirex"), "CSV holds one table"),
-        (lambda d: ("--runs", d / "runs.txt", "--qrels", d / "q.txt", "--mirex",
+        (lambda d: ("--runs", d / "runs.txt", "--judgments", d / "q.txt", "--mirex",
                     "--measure", "adr"), "--measure must be one of the computed measures"),
-        (lambda d: ("--runs", d / "runs.txt", "--qrels", d / "q.txt", "--measure", "ap"),
+        (lambda d: ("--runs", d / "runs.txt", "--judgments", d / "q.txt", "--measure", "ap"),
          "--measure chooses the measure of the MIREX analysis: add --mirex"),
-        (lambda d: ("--runs", d / "runs.txt", "--qrels", d / "one.txt", "--mirex"),
+        (lambda d: ("--runs", d / "runs.txt", "--judgments", d / "one.txt", "--mirex"),
          "the MIREX analysis needs at least 2 systems and 2 queries"),
-        (lambda d: ("--runs", d / "runs.txt", "--qrels", d / "q.txt", "--alpha", "1.5"),
+        (lambda d: ("--runs", d / "runs.txt", "--judgments", d / "q.txt", "--alpha", "1.5"),
          "--alpha must be between 0 and 1"),
-        (lambda d: ("--runs", d / "runs.txt", "--qrels", d / "q.txt", "--out",
+        (lambda d: ("--runs", d / "runs.txt", "--judgments", d / "q.txt", "--out",
                     d / "missing" / "x.csv"), "the directory .*missing does not exist"),
     ],
 )  # fmt: skip
@@ -173,14 +173,16 @@ def test_bad_input_is_one_line_and_status_2(files, tmp_path: Path, make, message
 
 def test_an_unknown_scale_is_a_usage_error(files, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        cli_main(["evaluate", "--runs", str(files[0]), "--qrels", str(files[1]), "--scale", "x"])
+        cli_main(
+            ["evaluate", "--runs", str(files[0]), "--judgments", str(files[1]), "--scale", "x"]
+        )
     assert exit_info.value.code == 2
     assert "argument --scale: invalid choice: 'x'" in capsys.readouterr().err
 
 
 def test_a_failed_run_leaves_no_file(files, tmp_path: Path) -> None:
     target = tmp_path / "scores.csv"
-    status, _, _ = run("evaluate", "--runs", files[0], "--qrels", tmp_path / "absent.txt",
+    status, _, _ = run("evaluate", "--runs", files[0], "--judgments", tmp_path / "absent.txt",
                        "--out", target)  # fmt: skip
     assert status == 2
     assert list(tmp_path.glob("*scores*")) == []

@@ -130,16 +130,16 @@ def test_command_line_changes_are_recorded(
         ["campaign", "close", "ams", *db],
         ["campaign", "open", "ams", *db],
         ["campaign", "set", "ams", "--target", "0.9", "--lease-minutes", "20", *db],
-        ["assessor", "invite", "--campaign", "ams", "--name", "Ada", *db],
-        ["assessor", "relink", "--campaign", "ams", "--name", "Ada", *db],
-        ["assessor", "revoke", "--campaign", "ams", "--name", "Ada", *db],
+        ["assessor", "invite", "ams", "--name", "Ada", *db],
+        ["assessor", "relink", "ams", "--name", "Ada", *db],
+        ["assessor", "revoke", "ams", "--name", "Ada", *db],
     ]
     for command in commands:
         code, _out, err = run(*command)
         assert code == 0, (command, err)
     # a failing command records nothing
     assert run("campaign", "set", "ams", "--target", "0.9", *db)[0] == 0  # unchanged: nothing
-    assert run("assessor", "revoke", "--campaign", "ams", "--name", "Bob", *db)[0] == 2
+    assert run("assessor", "revoke", "ams", "--name", "Bob", *db)[0] == 2
     actor = audit.command_line_actor().name
     with read_session() as session:
         assert logged(session, "ams") == [

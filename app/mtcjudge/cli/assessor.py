@@ -1,4 +1,4 @@
-"""``mtcjudge assessor invite|list|relink|revoke``: thin over mtcjudge.campaigns.service.
+"""``mtcjudge assessor invite|list|relink|revoke SLUG``: thin over mtcjudge.campaigns.service.
 
 A personal link is the server's public address followed by ``/a/TOKEN``. The command line
 runs apart from the server, so it cannot see where the server listens: the address comes from
@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, TextIO
 
 from mtcjudge import audit
-from mtcjudge.cli.common import SubParsers, add_parser, base_url
+from mtcjudge.cli.common import SubParsers, add_campaign_argument, add_parser, base_url
 from mtcjudge.cli.database import add_database_option, run_in_session
 from mtcjudge.config import Settings
 from mtcjudge.validation import printable
@@ -32,21 +32,21 @@ def register(sub: SubParsers) -> None:
     actions = assessor.add_subparsers(dest="assessor_command", required=True, metavar="ACTION")
 
     invite = add_parser(actions, "invite", "add an assessor and print the personal link")
-    _add_campaign_option(invite)
+    add_campaign_argument(invite, old_option="--campaign")
     invite.add_argument("--name", required=True, help="the assessor's name, unique in a campaign")
     invite.add_argument("--email", help="the assessor's e-mail address, for your records")
     _add_link_options(invite)
     invite.set_defaults(run=run_invite)
 
     members = add_parser(actions, "list", "list the assessors of a campaign and their state")
-    _add_campaign_option(members)
+    add_campaign_argument(members, old_option="--campaign")
     add_database_option(members)
     members.set_defaults(run=run_list)
 
     relink = add_parser(
         actions, "relink", "give an assessor a new personal link (the old one stops working)"
     )
-    _add_campaign_option(relink)
+    add_campaign_argument(relink, old_option="--campaign")
     relink.add_argument("--name", required=True, help="the assessor's name")
     _add_link_options(relink)
     relink.set_defaults(run=run_relink)
@@ -54,14 +54,10 @@ def register(sub: SubParsers) -> None:
     revoke = add_parser(
         actions, "revoke", "make an assessor's link stop working (their judgments stay)"
     )
-    _add_campaign_option(revoke)
+    add_campaign_argument(revoke, old_option="--campaign")
     revoke.add_argument("--name", required=True, help="the assessor's name")
     add_database_option(revoke)
     revoke.set_defaults(run=run_revoke)
-
-
-def _add_campaign_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--campaign", required=True, metavar="SLUG", help="the campaign's URL name")
 
 
 def _add_link_options(parser: argparse.ArgumentParser) -> None:
@@ -90,7 +86,7 @@ def run_invite(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
 
     def invite(session: Session, settings: Settings) -> None:
-        campaign = service.get_campaign(session, args.campaign)
+        campaign = service.get_campaign(session, args.slug)
         assessor, token = service.invite_assessor(session, campaign, args.name, args.email)
         audit.record(
             session, campaign.id, audit.command_line_actor(), audit.ASSESSOR_INVITED, assessor.name
@@ -108,7 +104,7 @@ def run_relink(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
 
     def relink(session: Session, settings: Settings) -> None:
-        campaign = service.get_campaign(session, args.campaign)
+        campaign = service.get_campaign(session, args.slug)
         assessor = service.find_assessor(session, campaign, args.name)
         token = service.reissue_link(session, assessor)
         audit.record(
@@ -126,7 +122,7 @@ def run_revoke(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
 
     def revoke(session: Session, _settings: Settings) -> None:
-        campaign = service.get_campaign(session, args.campaign)
+        campaign = service.get_campaign(session, args.slug)
         assessor = service.find_assessor(session, campaign, args.name)
         service.revoke_link(session, assessor)
         audit.record(
@@ -147,7 +143,7 @@ def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
 
     def members(session: Session, _settings: Settings) -> None:
-        campaign = service.get_campaign(session, args.campaign)
+        campaign = service.get_campaign(session, args.slug)
         for assessor in service.list_assessors(session, campaign):
             email = f" <{printable(assessor.email)}>" if assessor.email else ""
             out.write(f"{printable(assessor.name)}{email}  {_state(assessor)}\n")

@@ -13,6 +13,7 @@ import sys
 from types import ModuleType
 from typing import TextIO
 
+from mtcjudge._resources import SOURCE_REPOSITORY
 from mtcjudge.cli.common import Command, SubParsers, UsageError, add_parser
 from mtcjudge.config import REPO_ROOT
 
@@ -59,10 +60,17 @@ def register(sub: SubParsers) -> None:
         "benchmarks (from a source checkout)",
         description="Benchmarks of bench/, with the options of 'python bench/NAME.py'.",
     )
-    available = 0
-    names = bench.add_subparsers(dest="bench", metavar="BENCHMARK")
+    modules = {name: benchmark_module(name) for name in BENCHMARKS}
+    if not any(modules.values()):
+        # an installed copy: say where the benchmarks are, whatever name and options are given
+        bench.description = f"{bench.description} {_WHERE}"
+        bench.add_argument("benchmark", nargs="?", metavar="BENCHMARK", help=", ".join(BENCHMARKS))
+        bench.add_argument("options", nargs=argparse.REMAINDER, help="the benchmark's options")
+        bench.set_defaults(run=_no_benchmarks)
+        return
+    names = bench.add_subparsers(dest="bench", metavar="BENCHMARK", required=True)
     for name, (summary, description) in BENCHMARKS.items():
-        module = benchmark_module(name)
+        module = modules[name]
         if module is None:
             continue
         parser = add_parser(
@@ -70,9 +78,6 @@ def register(sub: SubParsers) -> None:
         )
         module.add_arguments(parser)
         parser.set_defaults(run=_runner(module))
-        available += 1
-    names.required = bool(available)
-    bench.set_defaults(run=_no_benchmarks)
 
 
 def _runner(module: ModuleType) -> Command:
@@ -82,7 +87,13 @@ def _runner(module: ModuleType) -> Command:
     return run
 
 
+_WHERE = (
+    "The benchmarks are not part of the installed package: they live in bench/ of a source "
+    f"checkout. Get one with 'git clone {SOURCE_REPOSITORY}', install it with "
+    "\"pip install -e '.[test]'\" in that folder, and run 'mtcjudge bench NAME' from there."
+)
+
+
 def _no_benchmarks(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:  # noqa: ARG001
-    raise UsageError(
-        f"bench: the benchmarks live in bench/ of a source checkout, not found at {REPO_ROOT}"
-    )
+    named = f"bench {args.benchmark}" if args.benchmark else "bench"
+    raise UsageError(f"{named}: no bench/ folder beside this copy of mtcjudge. {_WHERE}")

@@ -1,5 +1,8 @@
-"""``mtcjudge campaign create|list|open|close|set|add-runs|import-bundle|status``: thin over
-mtcjudge.campaigns.service (and mtcjudge.exports.restore for ``import-bundle``)."""
+"""``mtcjudge campaign create|list|open|close|set``: thin over mtcjudge.campaigns.service.
+
+The other actions of the group have modules of their own: ``add-runs`` and ``import-bundle``
+in :mod:`mtcjudge.cli.campaign_import`, ``status`` in :mod:`mtcjudge.cli.campaign_status`.
+"""
 
 from __future__ import annotations
 
@@ -8,35 +11,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from mtcjudge import audit
+from mtcjudge.cli import campaign_import, campaign_status
 from mtcjudge.cli.common import (
     SubParsers,
     UsageError,
+    add_campaign_argument,
+    add_deprecated_alias,
     add_parser,
     confidence,
     int_setting,
     shown_list,
 )
 from mtcjudge.cli.database import add_database_option, run_in_session, settings_for
+from mtcjudge.cli.docs import doc_link
 from mtcjudge.config import Settings
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
-from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
+from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.validation import printable
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from mtcjudge.campaigns.changes import AddRunsReport, ImportReport
+    from mtcjudge.campaigns.changes import ImportReport
     from mtcjudge.models import Campaign
-    from mtcjudge.results.document import Results
 
-__all__ = [
-    "format_add_runs_report",
-    "format_campaign_status",
-    "format_import_report",
-    "register",
-]
+__all__ = ["format_import_report", "register"]
 
 _SHOWN_PROBLEMS = 10
 
@@ -52,14 +53,14 @@ def register(sub: SubParsers) -> None:
 
     for action, summary in (("open", "open a campaign to assessors"), ("close", "close it")):
         change = add_parser(actions, action, summary)
-        change.add_argument("slug", help="the campaign's URL name")
+        add_campaign_argument(change)
         add_database_option(change)
         change.set_defaults(run=run_open_close)
 
     setting = add_parser(
         actions, "set", "change a campaign's target, lease time, overlap or stopping behaviour"
     )
-    setting.add_argument("slug", help="the campaign's URL name")
+    add_campaign_argument(setting)
     setting.add_argument(
         "--target", type=confidence("target"), help="ranking confidence at which judging may stop"
     )
@@ -92,33 +93,8 @@ def register(sub: SubParsers) -> None:
     add_database_option(setting)
     setting.set_defaults(run=run_set)
 
-    _add_add_runs(actions)
-    _add_import_bundle(actions)
-
-    status = add_parser(
-        actions,
-        "status",
-        "judgments so far, the estimated ranking and its confidence",
-        description="Where a campaign stands, as its planner last computed it (or computed "
-        "now when nothing is stored yet, or for another measure or scale).",
-    )
-    status.add_argument("slug", help="the campaign's URL name")
-    status.add_argument(
-        "--json",
-        action="store_true",
-        help="print the results document, as GET /api/campaigns/SLUG/results sends it",
-    )
-    status.add_argument(
-        "--measure",
-        choices=MEASURES,
-        help="rank by this measure (default: the campaign's): dcg = MIREX nDCG@k (all-maximum "
-        "normalisation), ndcg = trec_eval nDCG@k (ideal ordering); see 'mtcjudge export --help'",
-    )
-    status.add_argument(
-        "--scale", choices=("broad", "fine"), help="judgment scale (default: the campaign's)"
-    )
-    add_database_option(status)
-    status.set_defaults(run=run_status)
+    campaign_import.register(actions)
+    campaign_status.register(actions)
 
 
 def _add_create(actions: SubParsers) -> None:
@@ -143,8 +119,9 @@ def _add_create(actions: SubParsers) -> None:
         "--metadata", type=Path, metavar="FILE", help="TSV doc<TAB>artist<TAB>genre"
     )
     create.add_argument(
-        "--judgments-fine", type=Path, metavar="FILE", help="FINE judgments to import (0..100)"
+        "--judgments", type=Path, metavar="FILE", help="FINE judgments to import (0..100)"
     )
+    add_deprecated_alias(create, "--judgments-fine", "--judgments")
     create.add_argument(
         "--judgments-broad", type=Path, metavar="FILE", help="BROAD judgments to import (0, 1, 2)"
     )
@@ -164,8 +141,8 @@ def _add_create(actions: SubParsers) -> None:
         default=DEFAULT_ESTIMATOR,
         help="relevance estimator (default %(default)s: M_out plus error offsets shared by the "
         "pairs of a system, a query, an artist and a genre cell, learnt from the judgments, "
-        "with one judgment in 20 given to a random audit; docs/calibration.md measures every "
-        "estimator's confidence)",
+        "with one judgment in 20 given to a random audit; the calibration page measures every "
+        f"estimator's confidence: {doc_link('calibration', option_help=True)})",
     )
     create.add_argument(
         "--policy", choices=POLICIES, default="confidence", help="which pair to hand out next"
@@ -203,148 +180,6 @@ def _add_create(actions: SubParsers) -> None:
     create.set_defaults(run=run_create)
 
 
-def _add_add_runs(actions: SubParsers) -> None:
-    add_runs = add_parser(
-        actions,
-        "add-runs",
-        "add systems to a campaign, keeping its judgments",
-        description="Add the systems of new run files to an existing campaign. Every judgment "
-        "is kept; the pool grows by the new systems' pairs it does not hold yet, and the "
-        "campaign is planned again at once: assessors are asked for the pairs that tell the "
-        "new systems apart (a campaign that could stop goes on while they are uncertain). A "
-        "system name the campaign has already, or a query it does not have, is refused. "
-        "Nothing is saved when a file is wrong. See docs/reuse.md.",
-    )
-    add_runs.add_argument("slug", help="the campaign's URL name")
-    add_runs.add_argument(
-        "--runs",
-        required=True,
-        type=Path,
-        metavar="PATH",
-        help="TREC run file(s) (a file or a directory) or TSV system<TAB>query<TAB>doc",
-    )
-    add_runs.add_argument(
-        "--metadata",
-        type=Path,
-        metavar="FILE",
-        help="TSV doc<TAB>artist<TAB>genre for the documents new to the campaign",
-    )
-    add_runs.add_argument(
-        "--audio", type=Path, metavar="DIR", help="directory of clips of the new documents"
-    )
-    add_database_option(add_runs)
-    add_runs.set_defaults(run=run_add_runs)
-
-
-def _add_import_bundle(actions: SubParsers) -> None:
-    restore = add_parser(
-        actions,
-        "import-bundle",
-        "create a campaign from an export bundle (the same campaign again)",
-        description="Create a campaign from the zip 'mtcjudge export SLUG --what bundle' "
-        "wrote: its settings, systems and lists, documents, judgments with their times and "
-        "revisions, leases, assessors and confidence curve; exporting it again gives the same "
-        "files. Every member's SHA-256 is checked first; a changed, incomplete or foreign "
-        "zip is refused and nothing is saved. Assessors come back as their pseudonyms "
-        "(A1, A2, ...) whose old links no longer work: 'mtcjudge assessor relink' gives one a "
-        "new link. Audio is not in a bundle: give --audio again. See docs/exports.md.",
-    )
-    restore.add_argument("bundle", type=Path, metavar="BUNDLE.zip", help="the export bundle")
-    restore.add_argument(
-        "--slug", help="URL name of the new campaign (default: the exported campaign's)"
-    )
-    restore.add_argument(
-        "--audio", type=Path, metavar="DIR", help="directory of <doc_id>.<ext> clips"
-    )
-    add_database_option(restore)
-    restore.set_defaults(run=run_import_bundle)
-
-
-def run_import_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.exports.restore import open_bundle, restore_campaign
-
-    settings_for(args.database_url)
-    bundle = open_bundle(args.bundle)  # verified before the database is touched
-
-    def restore(session: Session, _settings: Settings) -> None:
-        campaign, report = restore_campaign(
-            session,
-            bundle,
-            slug=args.slug,
-            audio_dir=args.audio,
-            actor=audit.command_line_actor(),
-        )
-        lines = [
-            f"created campaign {campaign.slug} ({campaign.status}) from {args.bundle}: "
-            f"{printable(campaign.name)}",
-            f"  exported            {report.exported_at} by {report.software}",
-            f"  systems x queries   {report.n_systems} x {report.n_queries}",
-            f"  documents           {report.n_documents}, {report.n_results} results",
-            f"  pool pairs          {report.n_pool_pairs}",
-            f"  judgments           {report.n_judgments} ({report.n_leases} leases)",
-            f"  assessors           {report.n_assessors}: A1..A{report.n_assessors}, without "
-            f"working links (mtcjudge assessor relink --campaign {campaign.slug} --name A1)"
-            if report.n_assessors
-            else "  assessors           none",
-        ]
-        if args.audio is not None:
-            lines.append(
-                f"  audio               {report.audio_found} found, {report.audio_missing} "
-                f"missing in {args.audio}"
-            )
-        out.write("\n".join(lines) + "\n")
-
-    try:
-        return run_in_session(args, err, restore, create=True)
-    finally:
-        bundle.archive.close()
-
-
-def run_add_runs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.campaigns import service
-
-    settings_for(args.database_url)
-    runs = read_runs(args.runs)
-    metadata = read_metadata(args.metadata) if args.metadata else None
-
-    def add(session: Session, _settings: Settings) -> None:
-        campaign = service.get_campaign(session, args.slug)
-        report = service.add_runs(
-            session, campaign, runs, metadata, args.audio, actor=audit.command_line_actor()
-        )
-        out.write(format_add_runs_report(campaign, report) + "\n")
-
-    return run_in_session(args, err, add)
-
-
-def format_add_runs_report(campaign: Campaign, report: AddRunsReport) -> str:
-    """The lines ``campaign add-runs`` prints."""
-    judging = f"can stop ({report.stop_reason})" if report.stop_reason else "goes on"
-    if report.stop_reason_before and not report.stop_reason:
-        judging += " (it could stop before: the new systems need judgments)"
-    lines = [
-        f"added {len(report.systems)} system(s) to {campaign.slug}: "
-        + ", ".join(printable(s) for s in report.systems),
-        f"  results             {report.n_results}, {report.n_new_documents} new document(s)",
-        f"  pool pairs          {report.pool_pairs_before} -> {report.pool_pairs} "
-        f"(+{report.new_pairs}, {report.new_pairs_judged} of them judged already)",
-        f"  judgments kept      {report.judgments_kept}",
-        f"  ranking confidence  {report.ranking_confidence:.4f}, system pairs settled "
-        f"{report.system_pairs_settled} of {report.system_pairs}",
-        f"  judging             {judging}",
-    ]
-    if report.audio_missing:
-        lines.append(f"  audio missing       {shown_list(report.audio_missing)}")
-    if report.n_unplayable_new_pairs:
-        lines.append(
-            f"  cannot be judged    {report.n_unplayable_new_pairs} new pair(s) (a clip has no "
-            "readable audio): assessors are not given them"
-        )
-    if campaign.status != "open":
-        lines.append(f"  the campaign is {campaign.status}: open it with mtcjudge campaign open")
-    return "\n".join(lines)
-
-
 def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
     from mtcjudge.campaigns.changes import record_campaign_created
@@ -353,7 +188,7 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # read every file before touching the database: a bad line costs nothing
     runs = read_runs(args.runs)
     metadata = read_metadata(args.metadata) if args.metadata else None
-    fine = read_judgments(args.judgments_fine, "fine") if args.judgments_fine else None
+    fine = read_judgments(args.judgments, "fine") if args.judgments else None
     broad = read_judgments(args.judgments_broad, "broad") if args.judgments_broad else None
     spec = service.CampaignSpec(
         name=args.name,
@@ -436,70 +271,6 @@ def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"warning: {printable(problem)}\n")
 
     return run_in_session(args, err, change)
-
-
-def run_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.results.document import results_json
-    from mtcjudge.results.read import results_for
-
-    def report(session: Session, _settings: Settings) -> None:
-        document = results_for(session, args.slug, args.measure, args.scale)
-        if args.json:
-            out.write(results_json(document) + "\n")
-        else:
-            out.write(format_campaign_status(document))
-
-    return run_in_session(args, err, report)
-
-
-def format_campaign_status(results: Results) -> str:
-    """Progress, the estimated ranking and what is still needed, from the results document."""
-    label = f"{MEASURE_TITLES[results.measure]}@{results.k}"
-    reason = results.stop_reason
-    judged, pool = results.judgments, results.pool_pairs
-    lines = [
-        f"{results.campaign} ({results.status}): {results.scale.upper()} {label}, "
-        f"{results.estimator} estimator, {results.policy} policy",
-        f"  pairs judged         {judged} of {pool} ({100 * judged / max(pool, 1):.1f} %), "
-        f"{results.judgment_rows} judgment(s) stored",
-        f"  ranking confidence   {results.ranking_confidence:.4f} (target {results.target:.2f})",
-        f"  system pairs settled {results.system_pairs_settled} of {results.system_pairs}",
-        "  judging              "
-        + (f"can stop ({reason})" if reason else "goes on")
-        + (", keeps collecting" if results.keep_collecting else ""),
-    ]
-    projected = results.projected_judgments_to_target
-    if projected is not None and not projected.reached and results.projection is not None:
-        lines.append(
-            f"  still needed         {_judgments(projected.median)} judged pairs "
-            f"({_judgments(projected.low)}-{_judgments(projected.high)}, projected at "
-            f"{results.projection.judgments})"
-        )
-    if unplayable := pool - results.playable_pairs:
-        clips = ", ".join(printable(c) for c in results.unplayable_clips[:8])
-        n_clips = len(results.unplayable_clips)
-        more = f", ... ({n_clips} clips)" if n_clips > 8 else ""
-        lines.append(
-            f"  cannot be judged     {unplayable} pair(s): no readable audio for {clips}{more}"
-        )
-    if results.assessors:
-        active = sum(1 for a in results.assessors if a.live_lease)
-        lines.append(
-            f"  assessors            {len(results.assessors)}, {active} holding a pair now"
-        )
-    if not results.driving:
-        lines.append("  (not the measure and scale the campaign's loop runs on)")
-    lines += ["", f"    rank  system              {label:>9}   95% interval"]
-    for system in results.systems:
-        lines.append(
-            f"    {system.rank:4d}  {printable(system.name):<18} {system.mean:9.4f}   "
-            f"[{system.ci_low:.4f}, {system.ci_high:.4f}]"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _judgments(count: int | None) -> str:
-    return "?" if count is None else str(count)
 
 
 def format_import_report(campaign: Campaign, report: ImportReport, audio: Path | None) -> str:

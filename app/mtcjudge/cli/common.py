@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import tempfile
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TextIO, TypeAlias, TypeVar
@@ -19,10 +21,15 @@ from mtcjudge.mtc._validation import check_confidence, check_int
 from mtcjudge.validation import printable
 
 __all__ = [
+    "DEPRECATION_NOTES",
     "Command",
+    "DeprecatedAlias",
     "HelpFormatter",
+    "Parser",
     "SubParsers",
     "UsageError",
+    "add_campaign_argument",
+    "add_deprecated_alias",
     "add_parser",
     "base_url",
     "check_output_file",
@@ -49,7 +56,108 @@ class Command(Protocol):
     def __call__(self, args: argparse.Namespace, out: TextIO, err: TextIO) -> int: ...
 
 
-SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+SubParsers: TypeAlias = "argparse._SubParsersAction[Parser]"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, plus checks that run once the command line is parsed.
+
+    A check takes the parsed namespace, may change it, and returns the problem to report (as
+    argparse reports its own: usage and exit status 2) or None. Every subcommand's parser is
+    of this class too (``add_subparsers`` makes its children of the parent's class).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.checks: list[Callable[[argparse.Namespace], str | None]] = []
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace or argparse.Namespace())
+        for check in self.checks:
+            if (problem := check(parsed)) is not None:
+                self.error(problem)
+        return parsed, extras
+
+
+#: the namespace attribute listing the deprecation notes of a command line, for main to print
+DEPRECATION_NOTES = "deprecation_notes"
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of an option, still accepted: hidden from ``--help``, it stores into the
+    new option's ``dest`` and leaves a one-line note saying what to write instead."""
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, instead: str, **kwargs: Any
+    ) -> None:
+        kwargs["help"] = argparse.SUPPRESS
+        super().__init__(option_strings, dest, **kwargs)
+        self.instead = instead
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        notes = getattr(namespace, DEPRECATION_NOTES, None) or []
+        notes.append(f"{parser.prog}: note: {option_string} is deprecated, {self.instead}")
+        setattr(namespace, DEPRECATION_NOTES, notes)
+
+
+def add_deprecated_alias(
+    parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any
+) -> None:
+    """Accept option ``old`` as the hidden, deprecated spelling of option ``new``."""
+    (action,) = (a for a in parser._actions if new in a.option_strings)
+    if action.type is not None:
+        kwargs["type"] = action.type
+    parser.add_argument(
+        old,
+        action=DeprecatedAlias,
+        dest=action.dest,
+        metavar=action.metavar,
+        instead=f"use {new}",
+        **kwargs,
+    )
+
+
+class _CampaignArgument(argparse._StoreAction):
+    """The campaign's slug as an argument that may instead come from a deprecated option:
+    optional for argparse (``nargs="?"``), required by a check, and shown as required."""
+
+
+def add_campaign_argument(parser: Parser, *, old_option: str | None = None) -> None:
+    """The ``SLUG`` argument naming an existing campaign (``args.slug``).
+
+    ``old_option`` (e.g. ``--campaign``) is an older way of giving it, still accepted as a
+    hidden, deprecated option."""
+    help_text = "the campaign's URL name"
+    if old_option is None:
+        parser.add_argument("slug", metavar="SLUG", help=help_text)
+        return
+    parser.add_argument("slug", metavar="SLUG", nargs="?", action=_CampaignArgument, help=help_text)
+    example = f"{parser.prog} SLUG ..."
+    parser.add_argument(
+        old_option,
+        dest="slug_option",
+        metavar="SLUG",
+        action=DeprecatedAlias,
+        instead=f"give the campaign's slug as an argument: {example}",
+    )
+
+    def one_slug(args: argparse.Namespace) -> str | None:
+        given = args.__dict__.pop("slug_option")
+        if given is not None and args.slug is not None and given != args.slug:
+            return f"two campaigns given: {args.slug} and {old_option} {given}"
+        args.slug = args.slug or given
+        return "the following arguments are required: SLUG" if args.slug is None else None
+
+    parser.checks.append(one_slug)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -70,6 +178,27 @@ class HelpFormatter(argparse.HelpFormatter):
         ):
             return text
         return f"{text} (default: %(default)s)"
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        if isinstance(action, _CampaignArgument):  # required, though argparse does not check it
+            return self._metavar_formatter(action, default_metavar)(1)[0]
+        return super()._format_args(action, default_metavar)
+
+    # a path or an address is never cut in two: it stays whole on a line of its own
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(
+            " ".join(text.split()), width, break_long_words=False, break_on_hyphens=False
+        )
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return textwrap.fill(
+            " ".join(text.split()),
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
 
 
 def _option_type(
@@ -144,17 +273,35 @@ def shown_list(items: Sequence[str]) -> str:
     return text
 
 
-def add_parser(sub: SubParsers, name: str, summary: str, **kwargs: Any) -> argparse.ArgumentParser:
+def add_parser(sub: SubParsers, name: str, summary: str, **kwargs: Any) -> Parser:
     """A subcommand whose help shows defaults the :class:`HelpFormatter` way."""
-    return sub.add_parser(name, help=summary, formatter_class=HelpFormatter, **kwargs)
+    parser = sub.add_parser(name, help=summary, formatter_class=HelpFormatter, **kwargs)
+    if not isinstance(parser, Parser):
+        raise TypeError(f"{name}: a command's parser is made by mtcjudge.cli.common.Parser")
+    return parser
+
+
+def _new_file_mode(path: Path) -> int:
+    """The permissions ``path`` gets: those of the file it replaces, else what the umask
+    leaves of rw-rw-rw- (as ``open(path, "w")`` or a shell's ``>`` would give)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0o077)  # read it: os.umask only reads by setting, set it back at once
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def write_atomically(path: Path, write: Callable[[BinaryIO], _T]) -> _T:
     """Call ``write`` on a new file next to ``path``, then rename it to ``path``: a failure
-    (or Ctrl+C) leaves no half-written file, and an existing ``path`` stays as it was."""
+    (or Ctrl+C) leaves no half-written file, and an existing ``path`` stays as it was.
+
+    The file gets the mode of the one it replaces, else the umask's (a temporary file is
+    created private, mode 0600, and would otherwise keep that mode)."""
     fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as target:
+            os.fchmod(target.fileno(), _new_file_mode(path))
             result = write(target)
         os.replace(partial, path)
     except BaseException:

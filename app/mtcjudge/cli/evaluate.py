@@ -9,11 +9,13 @@ from typing import TextIO
 from mtcjudge.cli.common import (
     SubParsers,
     UsageError,
+    add_deprecated_alias,
     add_parser,
     check_output_file,
     integer,
     write_atomically,
 )
+from mtcjudge.cli.docs import doc_link
 from mtcjudge.evaluation.service import MAX_K
 
 __all__ = ["register"]
@@ -41,7 +43,7 @@ def register(sub: SubParsers) -> None:
         "precision, reciprocal rank and the judged share of the top k; with --ground-truth, "
         "Average Dynamic Recall. Unjudged documents count as not relevant (gain 0); a query "
         "of the qrels a system did not answer scores 0 (trec_eval -c). Columns and "
-        "definitions: docs/evaluate.md.",
+        f"definitions: {doc_link('evaluate')}.",
     )
     evaluate.add_argument(
         "--runs",
@@ -52,12 +54,14 @@ def register(sub: SubParsers) -> None:
         "system per file) or TSV system<TAB>query<TAB>doc in rank order",
     )
     evaluate.add_argument(
-        "--qrels",
+        "--judgments",
         type=Path,
-        metavar="PATH",
-        help="judgments: TREC qrels 'qid 0 docno rel' or TSV query<TAB>doc<TAB>score, BROAD "
-        "(0-2) or FINE (0-100); several lines of one pair count as their mean",
+        metavar="FILE",
+        help="the judgments (qrels): TREC qrels 'qid 0 docno rel' or TSV "
+        "query<TAB>doc<TAB>score, BROAD (0-2) or FINE (0-100); several lines of one pair "
+        "count as their mean",
     )
+    add_deprecated_alias(evaluate, "--qrels", "--judgments")
     evaluate.add_argument(
         "--ground-truth",
         type=Path,
@@ -68,7 +72,7 @@ def register(sub: SubParsers) -> None:
     evaluate.add_argument(
         "--scale",
         choices=("fine", "broad"),
-        help="scale of the qrels (default: BROAD when every grade is 0, 1 or 2, else FINE)",
+        help="scale of the judgments (default: BROAD when every grade is 0, 1 or 2, else FINE)",
     )
     evaluate.add_argument(
         "--k", type=integer("k", 1, MAX_K), default=5, help="cut-off of the @k measures"
@@ -106,13 +110,13 @@ def register(sub: SubParsers) -> None:
         "--measure",
         metavar="COLUMN",
         help="measure of the MIREX analysis, an output column such as cg@5, ndcg@5, ap or "
-        "adr (default: cg@K, or adr without qrels)",
+        "adr (default: cg@K, or adr without --judgments)",
     )
     evaluate.add_argument(
         "--significance",
         action="store_true",
         help="the 2012 significance rules between every pair of systems, on cg@K (needs "
-        "--qrels): a better, b better, not different or undecided, and the rule that decided",
+        "--judgments): a better, b better, not different or undecided, and the rule that decided",
     )
     evaluate.add_argument(
         "--alpha",
@@ -135,10 +139,12 @@ def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.evaluation import formats
     from mtcjudge.evaluation.service import evaluate_files, mirex_analysis, significance_rules
 
-    if args.qrels is None and args.ground_truth is None:
-        raise UsageError("give --qrels, --ground-truth or both: there is nothing to score against")
-    if args.significance and args.qrels is None:
-        raise UsageError("--significance works on cg@k: it needs --qrels")
+    if args.judgments is None and args.ground_truth is None:
+        raise UsageError(
+            "give --judgments, --ground-truth or both: there is nothing to score against"
+        )
+    if args.significance and args.judgments is None:
+        raise UsageError("--significance works on cg@k: it needs --judgments")
     if args.measure is not None and not args.mirex:
         raise UsageError("--measure chooses the measure of the MIREX analysis: add --mirex")
     if not 0.0 < args.alpha < 1.0:
@@ -158,7 +164,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     result = evaluate_files(
         args.runs,
-        args.qrels,
+        args.judgments,
         args.ground_truth,
         scale=args.scale,
         k=args.k,
@@ -166,13 +172,13 @@ def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
     mirex = None
     if args.mirex:
-        column = args.measure or (f"cg@{args.k}" if args.qrels is not None else "adr")
+        column = args.measure or (f"cg@{args.k}" if args.judgments is not None else "adr")
         mirex = mirex_analysis(result, column, alpha=args.alpha)
     significance = significance_rules(result, alpha=args.alpha) if args.significance else None
 
     if result.scale_detected and result.scale is not None:
         err.write(
-            f"{args.qrels}: {result.scale.upper()} scale, detected from the grades "
+            f"{args.judgments}: {result.scale.upper()} scale, detected from the grades "
             "(--scale to say otherwise)\n"
         )
     if result.ignored_queries:
@@ -185,7 +191,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if fmt == "json":
         sources = {
             "runs": str(args.runs),
-            "qrels": None if args.qrels is None else str(args.qrels),
+            "qrels": None if args.judgments is None else str(args.judgments),
             "ground_truth": None if args.ground_truth is None else str(args.ground_truth),
         }
         text = formats.to_json(

@@ -7,8 +7,15 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from mtcjudge.cli.common import SubParsers, add_parser, check_output_file, write_atomically
+from mtcjudge.cli.common import (
+    SubParsers,
+    add_campaign_argument,
+    add_parser,
+    check_output_file,
+    write_atomically,
+)
 from mtcjudge.cli.database import add_database_option, run_in_session
+from mtcjudge.cli.docs import doc_link
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -25,12 +32,13 @@ def register(sub: SubParsers) -> None:
         sub,
         "export",
         "write a campaign's qrels, judgments, estimates, results, runs or a bundle of all",
-        description="Export a campaign for researchers (formats: docs/exports.md). Measures "
-        "in the results: cg = CG@k; dcg = MIREX nDCG@k, normalised by an all-maximum list "
-        "(the 2012/2013 papers); ndcg = trec_eval/ir_measures nDCG@k, normalised by the "
-        "ideal ordering of the pool; rbp = RBP (p = 0.8) normalised by the ideal ordering.",
+        description="Export a campaign for researchers (the formats: "
+        f"{doc_link('exports')}). Measures in the results: cg = CG@k; dcg = MIREX nDCG@k, "
+        "normalised by an all-maximum list (the 2012/2013 papers); ndcg = "
+        "trec_eval/ir_measures nDCG@k, normalised by the ideal ordering of the pool; rbp = RBP "
+        "(p = 0.8) normalised by the ideal ordering.",
     )
-    export.add_argument("slug", help="the campaign's URL name")
+    add_campaign_argument(export)
     export.add_argument(
         "--what",
         required=True,

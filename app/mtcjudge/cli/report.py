@@ -8,8 +8,15 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from mtcjudge.cli.common import SubParsers, add_parser, check_output_file, write_atomically
+from mtcjudge.cli.common import (
+    SubParsers,
+    add_campaign_argument,
+    add_parser,
+    check_output_file,
+    write_atomically,
+)
 from mtcjudge.cli.database import add_database_option, run_in_session
+from mtcjudge.cli.docs import doc_link
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -24,7 +31,7 @@ def register(sub: SubParsers) -> None:
         sub,
         "report",
         "write a campaign's report: one HTML file readable offline, or its JSON twin",
-        description="The campaign's report (docs/reports.md): the ranking with intervals on "
+        description=f"The campaign's report ({doc_link('reports')}): the ranking with intervals on "
         "every measure, the system pairs' confidence, the confidence against judgments, "
         "judgments against the pool, the assessors by pseudonym, their agreement "
         "(Krippendorff's alpha) and, once every pool pair is judged, the MIREX analysis "
@@ -32,7 +39,7 @@ def register(sub: SubParsers) -> None:
         "all-maximum list; ndcg = trec_eval/ir_measures nDCG@k, normalised by the ideal "
         "ordering of the pool; rbp = RBP (p = 0.8) normalised by the ideal ordering.",
     )
-    report.add_argument("slug", help="the campaign's URL name")
+    add_campaign_argument(report)
     report.add_argument(
         "--scale",
         choices=("fine", "broad"),

@@ -307,6 +307,6 @@ def _organizer_hint(
                 else "(signed in; set MTCJUDGE_ORGANIZER_TOKEN for scripts)"
             ),
             "Invite more assessors: "
-            f'mtcjudge assessor invite --campaign {campaign.slug} --name "Volunteer 3"{where}',
+            f'mtcjudge assessor invite {campaign.slug} --name "Volunteer 3"{where}',
         ]
     )

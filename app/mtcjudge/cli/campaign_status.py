@@ -1,0 +1,112 @@
+"""``mtcjudge campaign status``: where a campaign stands, from its results document
+(thin over mtcjudge.results)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, TextIO
+
+from mtcjudge.cli.common import SubParsers, add_campaign_argument, add_parser
+from mtcjudge.cli.database import add_database_option, run_in_session
+from mtcjudge.config import Settings
+from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
+from mtcjudge.validation import printable
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from mtcjudge.results.document import Results
+
+__all__ = ["format_campaign_status", "register"]
+
+
+def register(actions: SubParsers) -> None:
+    """Add ``status`` to the actions of ``mtcjudge campaign``."""
+    status = add_parser(
+        actions,
+        "status",
+        "judgments so far, the estimated ranking and its confidence",
+        description="Where a campaign stands, as its planner last computed it (or computed "
+        "now when nothing is stored yet, or for another measure or scale).",
+    )
+    add_campaign_argument(status)
+    status.add_argument(
+        "--json",
+        action="store_true",
+        help="print the results document, as GET /api/campaigns/SLUG/results sends it",
+    )
+    status.add_argument(
+        "--measure",
+        choices=MEASURES,
+        help="rank by this measure (default: the campaign's): dcg = MIREX nDCG@k (all-maximum "
+        "normalisation), ndcg = trec_eval nDCG@k (ideal ordering); see 'mtcjudge export --help'",
+    )
+    status.add_argument(
+        "--scale", choices=("broad", "fine"), help="judgment scale (default: the campaign's)"
+    )
+    add_database_option(status)
+    status.set_defaults(run=run_status)
+
+
+def run_status(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from mtcjudge.results.document import results_json
+    from mtcjudge.results.read import results_for
+
+    def report(session: Session, _settings: Settings) -> None:
+        document = results_for(session, args.slug, args.measure, args.scale)
+        if args.json:
+            out.write(results_json(document) + "\n")
+        else:
+            out.write(format_campaign_status(document))
+
+    return run_in_session(args, err, report)
+
+
+def format_campaign_status(results: Results) -> str:
+    """Progress, the estimated ranking and what is still needed, from the results document."""
+    label = f"{MEASURE_TITLES[results.measure]}@{results.k}"
+    reason = results.stop_reason
+    judged, pool = results.judgments, results.pool_pairs
+    lines = [
+        f"{results.campaign} ({results.status}): {results.scale.upper()} {label}, "
+        f"{results.estimator} estimator, {results.policy} policy",
+        f"  pairs judged         {judged} of {pool} ({100 * judged / max(pool, 1):.1f} %), "
+        f"{results.judgment_rows} judgment(s) stored",
+        f"  ranking confidence   {results.ranking_confidence:.4f} (target {results.target:.2f})",
+        f"  system pairs settled {results.system_pairs_settled} of {results.system_pairs}",
+        "  judging              "
+        + (f"can stop ({reason})" if reason else "goes on")
+        + (", keeps collecting" if results.keep_collecting else ""),
+    ]
+    projected = results.projected_judgments_to_target
+    if projected is not None and not projected.reached and results.projection is not None:
+        lines.append(
+            f"  still needed         {_judgments(projected.median)} judged pairs "
+            f"({_judgments(projected.low)}-{_judgments(projected.high)}, projected at "
+            f"{results.projection.judgments})"
+        )
+    if unplayable := pool - results.playable_pairs:
+        clips = ", ".join(printable(c) for c in results.unplayable_clips[:8])
+        n_clips = len(results.unplayable_clips)
+        more = f", ... ({n_clips} clips)" if n_clips > 8 else ""
+        lines.append(
+            f"  cannot be judged     {unplayable} pair(s): no readable audio for {clips}{more}"
+        )
+    if results.assessors:
+        active = sum(1 for a in results.assessors if a.live_lease)
+        lines.append(
+            f"  assessors            {len(results.assessors)}, {active} holding a pair now"
+        )
+    if not results.driving:
+        lines.append("  (not the measure and scale the campaign's loop runs on)")
+    lines += ["", f"    rank  system              {label:>9}   95% interval"]
+    for system in results.systems:
+        lines.append(
+            f"    {system.rank:4d}  {printable(system.name):<18} {system.mean:9.4f}   "
+            f"[{system.ci_low:.4f}, {system.ci_high:.4f}]"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _judgments(count: int | None) -> str:
+    return "?" if count is None else str(count)

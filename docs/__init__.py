@@ -1,0 +1,1 @@
+"""The documentation: a package only so that wheels ship it (app/mtcjudge/_resources)."""
