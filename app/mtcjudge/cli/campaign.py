@@ -19,7 +19,7 @@ from mtcjudge.cli.common import (
 from mtcjudge.cli.database import add_database_option, run_in_session, settings_for
 from mtcjudge.config import Settings
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
+from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR
 from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.validation import printable
@@ -160,7 +160,7 @@ def _add_create(actions: SubParsers) -> None:
     create.add_argument("--measure", choices=MEASURES, default="cg", help="effectiveness measure")
     create.add_argument(
         "--model",
-        choices=ESTIMATOR_CHOICES,
+        choices=CAMPAIGN_ESTIMATORS,
         default=DEFAULT_ESTIMATOR,
         help="relevance estimator (default %(default)s: M_out plus error offsets shared by the "
         "pairs of a system, a query, an artist and a genre cell, learnt from the judgments, "
