@@ -11,7 +11,7 @@ from ``--data DIR``, or ``--synthetic SEED`` for a seeded MIREX-shaped one):
 1. **phase 1**: MTC runs on the pool of the *other* systems with the engine a campaign builds
    (:func:`mtcjudge.mtc.calibration.campaign_engine`: the ``calibrated`` estimator, the
    confidence-weighted policy, CG@5, target 0.95 unless told otherwise), judging with the
-   true scores, pair by pair (judge, then ``recalibrate()``, as a campaign does), until its
+   true scores, pair by pair (``judge``, as a campaign does), until its
    stopping rule holds;
 2. **phase 2**: S is added. The pool grows by S's *new* pairs only (those no other system
    retrieved); the pairs S shares with the old pool keep the state phase 1 left them in,
@@ -212,7 +212,7 @@ def run_mtc(
 ) -> list[int]:
     """Judge from ``truth`` one pair at a time until the engine's stopping rule holds.
 
-    Each judgment is applied as a campaign applies it (``judge`` then ``recalibrate``).
+    Each judgment is applied as a campaign applies it (``judge``).
     With ``jitter`` > 0 the selection weights are multiplied by ``1 + jitter * u`` first.
     With ``focus`` (a system index), the selection weighs only the system pairs of that
     system (:func:`focused_weights`) and judging stops only when, besides the stopping rule,
@@ -231,7 +231,6 @@ def run_mtc(
                 weights = weights * (1.0 + jitter * rng.uniform(-1.0, 1.0, c.n_pairs))
             pair = best_pairs(weights, ~engine.judged, engine.var, c.mean_rank, c.pair_query, 1)
         engine.judge(pair, truth[pair])
-        engine.recalibrate()
         judged.extend(int(p) for p in pair)
     return judged
 

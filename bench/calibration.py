@@ -5,9 +5,10 @@ Usage::
     nice .venv/bin/python bench/calibration.py --collections 32 --mirex $MIREX2011 \\
         --json calibration.json --plot docs/calibration-reliability.png
 
-For every collection of the calibration suite (:func:`mtcjudge.mtc.synthetic_zoo.suite_settings`:
-sizes, teams, weak systems, judgment effects, heavy tails and metadata errors drawn from
-documented ranges; the measure and scale cycle with the collection's index) and, with
+For every collection of the calibration suite
+(:func:`bench.experiments.synthetic_zoo.suite_settings`: sizes, teams, weak systems,
+judgment effects, heavy tails and metadata errors drawn from documented ranges; the measure
+and scale cycle with the collection's index) and, with
 ``--mirex DIR``, MIREX 2011 FINE under each of CG, DCG, nDCG and RBP, each estimator the
 project ships is replayed with the engine a campaign builds
 (:func:`mtcjudge.mtc.calibration.campaign_engine`, confidence-weighted selection), judging with
@@ -47,6 +48,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as ``python bench/calibration.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -56,7 +61,6 @@ from mtcjudge.mtc.measures import MEASURES, evaluate
 from mtcjudge.mtc.replay import correct_signs, true_ties
 from mtcjudge.mtc.scales import get_scale
 from mtcjudge.mtc.selection import POLICIES
-from mtcjudge.mtc.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
 
 __all__ = [
     "DESCRIPTION",
@@ -251,7 +255,6 @@ def run_task(task: Task) -> Record:
             break
         pairs = engine.select(min(batch, engine.n_unjudged))
         engine.judge(pairs, truth[pairs])
-        engine.recalibrate()
     judged = [c[0] for c in curve]
     accuracies = [c[2] for c in curve]
     stops = [

@@ -103,7 +103,6 @@ def replay(task: Task, target: float) -> Points:
             break
         pairs = engine.select(min(batch, engine.n_unjudged))
         engine.judge(pairs, truth[pairs])
-        engine.recalibrate()
     return Points(
         collection=name,
         z=np.concatenate([p[0] for p in parts]),

@@ -8,10 +8,10 @@ Usage::
 
 The engine is the one a campaign runs (:func:`mtcjudge.mtc.calibration.campaign_engine`) with the
 default estimator of campaigns and of ``mtcjudge simulate`` (``DEFAULT_ESTIMATOR``: a
-:class:`~mtcjudge.mtc.calibration.SystemEffectEngine`, M_out plus error offsets learnt from the
+:class:`~mtcjudge.mtc.joint.SystemEffectEngine`, M_out plus error offsets learnt from the
 judgments), the CG measure and confidence-weighted selection. One iteration is what a
 campaign's loop does per judgment: ``judge`` (the pair's query's estimates and score
-statistics), ``recalibrate`` (the offsets from every judgment), the stopping check (the score
+statistics, then the offsets from every judgment), the stopping check (the score
 distributions with the offsets, the pair confidences) and ``select(1)`` (the selection
 weights, the next pair). It is timed against a naive full recompute in the same run, on the
 same collection: a copy of the engine re-estimates every pair, rebuilds every score
@@ -32,7 +32,6 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -40,7 +39,7 @@ import numpy as np
 
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, SystemEffectEngine, campaign_engine
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, campaign_engine
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.synthetic import generate
@@ -66,33 +65,23 @@ def _peak_mib() -> float:
 
 def _iterate(engine: MTCEngine, pair: int, value: float) -> int:
     """One judgment as a campaign's loop applies it; returns the next pair."""
-    engine.judge([pair], [value])
-    engine.recalibrate()  # the per-system offsets (a no-op on the plain engine)
+    engine.judge([pair], [value])  # the estimates, then the offsets (none on the plain engine)
     engine.stop_reason()
     return int(engine.select(1)[0])
-
-
-def _full_unjudged_mass(engine: SystemEffectEngine) -> np.ndarray:
-    """``f_A`` from every entry, as ``unjudged_mass`` computed it before it kept it up to date:
-    the mass by level with every pair at the one level 0."""
-    level = np.zeros(engine.collection.n_pairs, dtype=np.intp)
-    return engine.unjudged_mass_by(level, 1)[:, 0]
 
 
 def _naive_engine(engine: MTCEngine) -> MTCEngine:
     """A copy of ``engine`` for the naive iterations, which recompute everything from scratch.
 
     The collection, the relevance model and the co-retrievals (fixed by the runs) are
-    shared; a calibrated engine's ``f_A`` is a full pass over every entry.
+    shared; ``reestimate`` rebuilds every statistic, a calibrated engine's ``f_A`` included
+    (a full pass over every entry).
     """
     memo: dict[int, object] = {id(engine.collection): engine.collection}
     memo[id(engine.model)] = engine.model
     if engine._co is not None:
         memo[id(engine._co)] = engine._co
-    naive = copy.deepcopy(engine, memo)
-    if isinstance(naive, SystemEffectEngine):  # an instance attribute hides the method
-        naive.__dict__["unjudged_mass"] = partial(_full_unjudged_mass, naive)
-    return naive
+    return copy.deepcopy(engine, memo)
 
 
 def _naive_iteration(naive: MTCEngine, pair: int, value: float) -> int:

@@ -42,12 +42,11 @@ import numpy as np
 
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES
+from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, campaign_engine
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.projection import project
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.selection import best_pairs
-from mtcjudge.mtc.staleness import campaign_engine
 from mtcjudge.mtc.synthetic import generate
 
 __all__ = ["DESCRIPTION", "add_arguments", "main", "run_from_args"]
@@ -126,16 +125,15 @@ def _engine(loaded: LoadedCollection, estimator: str) -> MTCEngine:
 
 
 def _step(engine: MTCEngine, truth: np.ndarray) -> None:
-    """One judgment, as a campaign applies it (judge, then recalibrate)."""
+    """One judgment, as a campaign applies it."""
     pair = engine.select(1)
     engine.judge(pair, truth[pair])
-    engine.recalibrate()
 
 
 def _met(engine: MTCEngine, target: float) -> bool:
     if engine.n_unjudged == 0:
         return True
-    return engine.n_judged >= engine.config.min_judgments and engine.ranking_confidence >= target
+    return engine.n_judged >= engine.config.min_judgments and engine.ranking_confidence() >= target
 
 
 def continuation(
@@ -144,7 +142,7 @@ def continuation(
     """Further judgments to each target on one jittered replay path from ``engine``'s state.
 
     Selection weights are multiplied by ``1 + jitter * u`` (``u`` uniform in [-1, 1]) before
-    every choice, as ``mtcjudge.mtc.staleness.sequential`` does: near-ties fall differently, so
+    every choice, as ``bench.experiments.staleness.sequential`` does: near-ties fall differently, so
     the spread of these counts is the path noise of the "actual" number itself.
     """
     sim = copy.deepcopy(
@@ -163,7 +161,6 @@ def continuation(
         w = sim.weights() * (1.0 + jitter * rng.uniform(-1.0, 1.0, c.n_pairs))
         pair = best_pairs(w, ~sim.judged, sim.var, c.mean_rank, c.pair_query, 1)
         sim.judge(pair, truth[pair])
-        sim.recalibrate()
 
 
 def crossings(loaded: LoadedCollection, estimator: str) -> tuple[dict[float, int], int]:
@@ -377,7 +374,6 @@ def time_large(args: argparse.Namespace, out: TextIO) -> dict[str, Any]:
         while engine.n_judged < judged:
             pairs = engine.select(min(100, judged - engine.n_judged))
             engine.judge(pairs, truth[pairs])
-            engine.recalibrate()
         t1 = time.perf_counter()
         p = project(
             engine, TARGETS, seed=args.seed, max_seconds=args.max_seconds or 2.0, **args.options

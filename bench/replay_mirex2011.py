@@ -17,6 +17,7 @@ Markdown report and the figure. Runtime: a few minutes.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -25,13 +26,17 @@ from typing import Any
 
 import numpy as np
 
+if __package__ in (None, ""):  # ``python bench/replay_mirex2011.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.experiments.replay_variants import VariantConfig, replay_variant
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection
-from mtcjudge.mtc.calibration import dersimonian_laird
+from mtcjudge.mtc.effects import dersimonian_laird
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.measures import evaluate
-from mtcjudge.mtc.replay import ReplayConfig, ReplayResult, replay
+from mtcjudge.mtc.replay import ReplayResult
 from mtcjudge.mtc.scales import get_scale
 from mtcjudge.mtc.synthetic import generate
 
@@ -44,7 +49,7 @@ class Case:
 
     key: str
     label: str
-    config: ReplayConfig
+    config: VariantConfig
     published: str = ""
     group: str = "ours"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -57,9 +62,9 @@ def load(directory: Path) -> LoadedCollection:
     return load_collection(runs, 5, metadata, judgments)
 
 
-def cfg(measure: str = "cg", distribution: str = "t", refresh: int = 1, **kw: Any) -> ReplayConfig:
+def cfg(measure: str = "cg", distribution: str = "t", refresh: int = 1, **kw: Any) -> VariantConfig:
     engine = EngineConfig(measure=measure, distribution=distribution, refresh_every=refresh)
-    return ReplayConfig(engine=engine, **kw)
+    return VariantConfig(engine=engine, **kw)
 
 
 # [T] Table 8.3 (FINE 2011) and Table 8.1 (no judgments); [U12] 5.5
@@ -173,7 +178,9 @@ def cases() -> list[Case]:
 
 def run(loaded: LoadedCollection, case: Case) -> ReplayResult:
     scale = get_scale("fine")
-    return replay(loaded.collection, loaded.metadata, loaded.judged_values, scale, case.config)
+    return replay_variant(
+        loaded.collection, loaded.metadata, loaded.judged_values, scale, case.config
+    )
 
 
 def row(case: Case, r: ReplayResult) -> dict[str, Any]:
@@ -498,7 +505,7 @@ Residuals of the published M_out on every pool pair, before any judgment
 ## Method of the best configuration: M_out + system effect
 
 Estimator: M_out (Table A.1) for every unjudged pair, *no M_jud*, plus a per-system error
-term (`app/mtcjudge/mtc/calibration.py`, `ReplayConfig(use_m_jud=False, system_effect=True)`):
+term (`app/mtcjudge/mtc/effects.py`, `VariantConfig(use_m_jud=False, system_effect=True)`):
 
 ```
 r_d - E[R_d] = b_A + e_d        for an unjudged result d of system A,

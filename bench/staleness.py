@@ -7,8 +7,8 @@ Usage::
 
 For each collection (MIREX 2011 AMS FINE with ``--data``, plus ``--synthetic-seeds``
 collections of :mod:`mtcjudge.mtc.synthetic`) and estimator, it runs the sequential
-reference (:func:`mtcjudge.mtc.staleness.sequential`) and the discrete-event simulation
-(:func:`mtcjudge.mtc.staleness.simulate`) for every W in ``--assessors`` and T in
+reference (:func:`bench.experiments.staleness.sequential`) and the discrete-event simulation
+(:func:`bench.experiments.staleness.simulate`) for every W in ``--assessors`` and T in
 ``--ticks``, over ``--sim-seeds`` draws of the arrival and listening times, plus two
 ensembles of jittered one-assessor runs (the sequential loop, and a planner whose plan
 is always fresh) that measure how much the count moves by chance. It prints the
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -29,10 +30,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+if __package__ in (None, ""):  # run as ``python bench/staleness.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.experiments.staleness import RunResult, SimConfig, plan_size, sequential, simulate
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.scales import get_scale
-from mtcjudge.mtc.staleness import RunResult, SimConfig, plan_size, sequential, simulate
 from mtcjudge.mtc.synthetic import generate
 
 TARGET_EXTRA = 10.0  # per cent, the budget

@@ -9,12 +9,12 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from bench.experiments.synthetic_zoo import generate_zoo
 from mtcjudge.cli import main
 from mtcjudge.cli.bench import benchmark_module
 from mtcjudge.ingest.loader import load_synthetic
 from mtcjudge.mtc.calibration import campaign_engine
 from mtcjudge.mtc.scales import get_scale
-from mtcjudge.mtc.synthetic_zoo import generate_zoo
 
 
 def _bench_module() -> ModuleType:

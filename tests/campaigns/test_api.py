@@ -152,6 +152,20 @@ def test_bad_input_is_400_naming_field_and_line(
     assert client.get("/api/campaigns").json() == []  # nothing saved
 
 
+@pytest.mark.parametrize("estimator", ["ordinal", "calibrated", "historical"])
+def test_a_new_campaign_refuses_the_estimators_it_does_not_offer(
+    client: TestClient, estimator: str
+) -> None:
+    response = create(client, estimator=estimator)
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_input"
+    assert response.json()["detail"].startswith(
+        f"estimator {estimator!r} is not offered for a new campaign: choose joint or uniform"
+    )
+    assert client.get("/api/campaigns").json() == []  # nothing saved
+    assert create(client, estimator="uniform").status_code == 201
+
+
 def test_duplicate_explicit_slug_is_400(client: TestClient) -> None:
     assert create(client, slug="ams").status_code == 201
     response = create(client, slug="ams")

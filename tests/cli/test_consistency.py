@@ -146,8 +146,7 @@ def test_assessor_needs_one_campaign(
 CLI_MODULES = sorted(CLI.rglob("*.py"))
 
 
-# Every module of the command line, with none left out. On the branch that split
-# campaign.py (issue 21), simulate.py is still over the limit until its rework is merged.
+# Every module of the command line, with none left out.
 @pytest.mark.parametrize(
     "module", CLI_MODULES, ids=[p.relative_to(CLI).as_posix() for p in CLI_MODULES]
 )

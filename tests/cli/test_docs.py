@@ -44,8 +44,7 @@ def _pages_named(text: str) -> list[str]:
     return names
 
 
-# Every command, none left out. On the branch of issue 21 that made the links, simulate.py
-# (reworked on another branch) still names two pages as plain text, until that is merged.
+# Every command, none left out.
 ALL = [
     pytest.param(path, parser, id=" ".join(path) or "mtcjudge")
     for path, parser in parsers(build_parser())

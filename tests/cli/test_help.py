@@ -61,3 +61,13 @@ def test_version_is_the_installed_package_version(capsys: pytest.CaptureFixture[
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out == f"mtcjudge {version('mtcjudge')}\n"
+
+
+def test_campaign_create_offers_only_the_campaign_estimators(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["campaign", "create", "--name", "x", "--runs", "r.tsv", "--model", "ordinal"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--model: invalid choice: 'ordinal' (choose from 'joint', 'uniform')" in err

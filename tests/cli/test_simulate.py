@@ -230,7 +230,7 @@ def test_synthetic_command_writes_a_collection(tmp_path: Path) -> None:
 def test_simulate_with_the_system_effect_estimator(collection_dir: Path, tmp_path: Path) -> None:
     report = tmp_path / "r.json"
     code, _, err = run(
-        *simulate_args(collection_dir, "--system-effect", "--no-m-jud", "--json", str(report))
+        *simulate_args(collection_dir, "--model", "calibrated", "--json", str(report))
     )
     assert code == 0, err
     data = json.loads(report.read_text())
@@ -347,3 +347,17 @@ def test_option_checks_are_the_engines(collection_dir: Path, capsys: pytest.Capt
     with pytest.raises(SystemExit):
         main(simulate_args(collection_dir, "--target", "1.5"))
     assert "must be a confidence between 0.5 and 1, found 1.5" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "option", ["--system-effect", "--no-m-jud", "--calibrate-variance", "--refit-every=5"]
+)
+def test_the_experiment_switches_are_not_options_of_simulate(
+    collection_dir: Path, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """simulate runs an estimator by its name, as a campaign does; the switches that spelled
+    experimental variants are the replay experiments of bench/experiments."""
+    with pytest.raises(SystemExit) as exited:
+        run(*simulate_args(collection_dir, option))
+    assert exited.value.code == 2
+    assert f"unrecognized arguments: {option}" in capsys.readouterr().err

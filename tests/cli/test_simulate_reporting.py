@@ -39,12 +39,7 @@ def first_line(out: str) -> str:
         (("--model", "ordinal"), "ordinal", False),
         (("--model", "calibrated"), "calibrated", False),
         (("--model", "joint"), "joint", False),
-        # the options that make up the calibrated estimator are named as such
-        (("--model", "ordinal", "--system-effect", "--no-m-jud"), "calibrated", False),
-        # and change nothing when added to the default
-        (("--system-effect", "--no-m-jud"), DEFAULT_ESTIMATOR, True),
-        (("--model", "uniform", "--system-effect"), "uniform + system effect", False),
-        (("--model", "ordinal", "--no-m-jud"), "ordinal (M_out only)", False),
+        (("--model", "uniform"), "uniform", False),
     ],
 )
 def test_the_estimator_actually_used_is_named_in_summary_json_and_plot(

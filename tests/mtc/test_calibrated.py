@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from mtcjudge.ingest.loader import load_synthetic
-from mtcjudge.mtc.calibration import SystemEffectEngine, recalibrate, system_effect_from_judgments
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.joint import SystemEffectEngine, recalibrate, system_effect_from_judgments
 from mtcjudge.mtc.replay import ReplayConfig, replay
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.synthetic import generate
@@ -82,9 +82,7 @@ def test_replay_with_the_system_effect_gathers_evidence_first(loaded) -> None:
         loaded.metadata,
         loaded.judged_values,
         FINE,
-        ReplayConfig(
-            model="ordinal", use_m_jud=False, system_effect=True, engine=EngineConfig(target=0.5)
-        ),
+        ReplayConfig(estimator="calibrated", engine=EngineConfig(target=0.5)),
     )
     assert result.judgments_to_target >= 2 * loaded.collection.n_systems
     assert result.stop_reason == "confidence"

@@ -219,7 +219,7 @@ def test_tied_systems_are_certain_once_everything_is_judged() -> None:
         engine.judge([p], [truth[p]])
     assert engine.stop_reason() == "complete"
     np.testing.assert_array_equal(engine.evaluation().pair_confidence, 1.0)
-    assert engine.ranking_confidence == 1.0
+    assert engine.ranking_confidence() == 1.0
 
 
 def test_the_random_policy_is_reproducible(setup) -> None:
@@ -252,7 +252,7 @@ def test_weights_follow_the_policy(setup) -> None:
 def test_confidence_stop(setup) -> None:
     assert make_engine(setup, target=0.5).stop_reason() == "confidence"
     engine = make_engine(setup, target=1.0)
-    assert engine.ranking_confidence < 1.0
+    assert engine.ranking_confidence() < 1.0
     assert engine.stop_reason() is None
 
 

@@ -7,12 +7,13 @@ import pytest
 
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc import projection
-from mtcjudge.mtc.calibration import SystemEffect, SystemEffectEngine
+from mtcjudge.mtc.calibration import campaign_engine
+from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.projection import Projection, TargetProjection, draw_unjudged, project
 from mtcjudge.mtc.scales import BROAD, FINE
-from mtcjudge.mtc.staleness import campaign_engine
 from mtcjudge.mtc.synthetic import generate
 
 TARGETS = (0.90, 0.95, 0.99)
@@ -42,7 +43,7 @@ def replay_needs(engine: MTCEngine, truth: np.ndarray, target: float) -> int:
     """Further judgments until the stopping rule holds at ``target``, with the true values."""
     start = engine.n_judged
     while engine.n_unjudged and not (
-        engine.n_judged >= engine.config.min_judgments and engine.ranking_confidence >= target
+        engine.n_judged >= engine.config.min_judgments and engine.ranking_confidence() >= target
     ):
         feed(engine, truth, 1)
     return engine.n_judged - start
@@ -116,7 +117,7 @@ def test_a_complete_collection_has_reached_every_target(fine) -> None:
 def test_the_minimum_of_judgments_holds_a_target_back(fine) -> None:
     """Confidence above the target before the minimum: not reached, the rest of the minimum."""
     engine = engine_of(fine)
-    assert engine.ranking_confidence >= 0.8
+    assert engine.ranking_confidence() >= 0.8
     minimum = engine.config.min_judgments
     p = project(engine, [0.8], runs=2, max_seconds=None)
     t = p.targets[0]
@@ -239,7 +240,7 @@ def test_wide_batches_update_the_engine_like_judge(fine) -> None:
     assert a.n_judged == b.n_judged
     np.testing.assert_allclose(a.evaluation().mean, b.evaluation().mean, atol=1e-12)
     np.testing.assert_allclose(a.evaluation().diff_var, b.evaluation().diff_var, atol=1e-9)
-    assert a.ranking_confidence == pytest.approx(b.ranking_confidence, abs=1e-12)
+    assert a.ranking_confidence() == pytest.approx(b.ranking_confidence(), abs=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -263,8 +264,6 @@ def test_validation(fine, kwargs, message) -> None:
 
 
 def test_the_method_line_names_the_offsets_the_continuations_learn(fine) -> None:
-    from mtcjudge.mtc.calibration import campaign_engine
-
     c = fine.collection
     for estimator, wanted in (
         ("calibrated", "and per-system offsets"),

@@ -48,6 +48,7 @@ def broad(synthetic) -> LoadedCollection:
 
 def run(loaded: LoadedCollection, scale=BROAD, **config) -> ReplayResult:
     engine = config.pop("engine", EngineConfig())
+    config["estimator"] = config.pop("model", "ordinal")
     return replay(
         loaded.collection,
         loaded.metadata,
@@ -110,7 +111,9 @@ def test_batches_and_progress(broad) -> None:
         broad.metadata,
         broad.judged_values,
         BROAD,
-        ReplayConfig(engine=EngineConfig(measure="ndcg", target=0.97), batch=4),
+        ReplayConfig(
+            engine=EngineConfig(measure="ndcg", target=0.97), estimator="ordinal", batch=4
+        ),
         progress=lambda n, conf: calls.append((n, conf)),
     )
     steps = np.diff([p.judgments for p in result.trajectory])
@@ -123,15 +126,6 @@ def test_max_judgments_gives_up(broad) -> None:
     result = run(broad, engine=EngineConfig(target=1.0), max_judgments=10, batch=3)
     assert result.stop_reason == "max_judgments"
     assert result.judgments_to_target == 10  # the last batch is cut to the limit
-
-
-def test_calibrated_variance_and_refits(broad) -> None:
-    calibrated = run(broad, engine=EngineConfig(target=0.97), calibrate_variance=True)
-    assert calibrated.variance_scale >= 1.0
-    assert calibrated.judgments_to_target <= calibrated.pool_size
-    refitted = run(broad, engine=EngineConfig(target=1.0), refit_every=25, max_judgments=75)
-    assert refitted.stop_reason == "max_judgments"
-    assert refitted.judgments_to_target == 75
 
 
 @pytest.mark.parametrize("model", ["uniform", "historical", "ordinal"])
@@ -215,8 +209,7 @@ def test_calibration_table_with_custom_bins() -> None:
     ("config", "message"),
     [
         ({"batch": 0}, r"batch must be at least 1, found 0"),
-        ({"refit_every": -1}, r"refit_every must be >= 0, found -1"),
-        ({"calibration_prior": 0.0}, r"calibration_prior must be positive"),
+        ({"estimator": "oracle"}, r"unknown estimator 'oracle'"),
     ],
 )
 def test_replay_config_validation(config, message) -> None:
@@ -226,7 +219,7 @@ def test_replay_config_validation(config, message) -> None:
 
 def test_replay_validation(broad) -> None:
     c, meta, truth = broad.collection, broad.metadata, broad.judged_values
-    config = ReplayConfig()
+    config = ReplayConfig(estimator="ordinal")
     bad = truth.copy()
     bad[0] = 3
     with pytest.raises(ValueError, match=r"true judgment .* is outside the BROAD scale"):

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from mtcjudge.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
-from mtcjudge.mtc.calibration import SystemEffectEngine
+from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.planner.build import build_engine
 from mtcjudge.planner.pool import ensure_pool
 from mtcjudge.planner.service import Planner
@@ -37,7 +37,7 @@ def test_the_plan_is_the_engines_selection_order(db_session, session_factory) ->
     assert order[0] == state.pair_ids[int(best[0])]
     figures = db_session.get(PlannerState, fx.campaign.id)
     assert figures.pool_pairs == state.n_pairs
-    assert figures.ranking_confidence == pytest.approx(state.engine.ranking_confidence)
+    assert figures.ranking_confidence == pytest.approx(state.engine.ranking_confidence())
     assert figures.system_pairs == 6
 
 

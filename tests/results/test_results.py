@@ -105,6 +105,22 @@ def engine_checks(document: dict, state, target: float) -> None:
     assert document["system_pairs_settled"] == settled
 
 
+def test_a_campaign_stored_with_an_estimator_no_longer_offered_still_loads_and_plans(
+    db_session, app_client
+) -> None:
+    """New campaigns offer joint and uniform only; one stored with ordinal keeps running."""
+    fx = build_campaign(db_session, n_systems=4, n_queries=4, k=3, estimator="ordinal")
+    for value in (90.0, 10.0, 55.0):
+        judge(app_client, fx.tokens[0], value)
+    app_client.plan()
+    document = get_results(app_client, fx.campaign.slug)
+    assert document["estimator"] == "ordinal"
+    state = build_engine(db_session, fx.campaign)
+    assert state.engine.n_judged == 3
+    assert state.model.kind == "ordinal"
+    engine_checks(document, state, fx.campaign.target)
+
+
 def test_the_document_is_the_engines_numbers(db_session, app_client) -> None:
     fx = build_campaign(db_session, n_systems=4, n_queries=4, k=3, estimator="calibrated")
     campaign = fx.campaign
@@ -276,7 +292,7 @@ def test_a_campaign_not_planned_yet_is_computed_on_demand(db_session, session_fa
     assert document.computed_at <= utcnow()
     assert document.status == "closed"
     engine_state = build_engine(db_session, fx.campaign)
-    assert document.ranking_confidence == pytest.approx(engine_state.engine.ranking_confidence)
+    assert document.ranking_confidence == pytest.approx(engine_state.engine.ranking_confidence())
     assert document.projection is None
 
 

@@ -28,7 +28,7 @@ from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
 from mtcjudge.errors import CampaignNotFound, InvalidInput
 from mtcjudge.models import Assessor, Campaign, as_utc
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
+from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, REFERENCE_ESTIMATOR
 from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.organizers.service import Principal
@@ -106,7 +106,10 @@ _SCALES = [
     Choice("fine", "FINE (0–100 slider)"),
     Choice("broad", "BROAD (not similar / somewhat / very similar)"),
 ]
-_ESTIMATORS = {DEFAULT_ESTIMATOR: f"{DEFAULT_ESTIMATOR} (recommended)"}
+_ESTIMATORS = {
+    DEFAULT_ESTIMATOR: f"{DEFAULT_ESTIMATOR} (recommended)",
+    REFERENCE_ESTIMATOR: f"{REFERENCE_ESTIMATOR} (the reference)",
+}
 _POLICIES = {"confidence": "confidence (recommended)"}
 
 
@@ -127,7 +130,7 @@ def new_campaign(request: Request, settings: SettingsDep, organizer: CurrentOrga
             "ranges": INT_SETTINGS,
             "scales": _SCALES,
             "measures": _choices(MEASURES, MEASURE_TITLES),
-            "estimators": _choices(ESTIMATOR_CHOICES, _ESTIMATORS),
+            "estimators": _choices(CAMPAIGN_ESTIMATORS, _ESTIMATORS),
             "policies": _choices(POLICIES, _POLICIES),
             "max_import_bytes": settings.max_import_bytes,
         },

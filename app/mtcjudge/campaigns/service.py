@@ -41,7 +41,7 @@ from mtcjudge.models import (
     System,
     utcnow,
 )
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
+from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.planner import repository as planner_repository
@@ -183,9 +183,17 @@ def create_campaign(
     Raises
     ------
     InvalidInput
-        An explicit slug already taken, ``teams`` naming a system absent from the runs, an
-        id longer than the database allows, or an audio directory that does not exist.
+        An estimator a new campaign does not offer (:data:`CAMPAIGN_ESTIMATORS`; a stored
+        campaign keeps any of :data:`ESTIMATOR_CHOICES`), an explicit slug already taken,
+        ``teams`` naming a system absent from the runs, an id longer than the database
+        allows, or an audio directory that does not exist.
     """
+    if spec.estimator not in CAMPAIGN_ESTIMATORS:
+        raise InvalidInput(
+            f"estimator {spec.estimator!r} is not offered for a new campaign: choose "
+            f"{' or '.join(CAMPAIGN_ESTIMATORS)} (the others are over-confident on the "
+            "calibration benchmark; mtcjudge simulate --model still replays every estimator)"
+        )
     system_names = runs.systems
     queries = runs.queries
     _check_teams(teams or {}, system_names)

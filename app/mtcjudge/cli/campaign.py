@@ -26,7 +26,7 @@ from mtcjudge.cli.database import add_database_option, run_in_session, settings_
 from mtcjudge.cli.docs import doc_link
 from mtcjudge.config import Settings
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
+from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.validation import printable
@@ -137,11 +137,12 @@ def _add_create(actions: SubParsers) -> None:
     create.add_argument("--measure", choices=MEASURES, default="cg", help="effectiveness measure")
     create.add_argument(
         "--model",
-        choices=ESTIMATOR_CHOICES,
+        choices=CAMPAIGN_ESTIMATORS,
         default=DEFAULT_ESTIMATOR,
         help="relevance estimator (default %(default)s: M_out plus error offsets shared by the "
         "pairs of a system, a query, an artist and a genre cell, learnt from the judgments, "
-        "with one judgment in 20 given to a random audit; the calibration page measures every "
+        "with one judgment in 20 given to a random audit; 'uniform' is the reference prior. "
+        "Stored campaigns and replays may use the others; the calibration page measures every "
         f"estimator's confidence: {doc_link('calibration', option_help=True)})",
     )
     create.add_argument(

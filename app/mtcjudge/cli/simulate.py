@@ -11,9 +11,7 @@ import importlib.util
 import json
 import math
 from pathlib import Path
-from typing import Any, TextIO
-
-import numpy as np
+from typing import TextIO
 
 from mtcjudge.cli.common import (
     SubParsers,
@@ -23,17 +21,17 @@ from mtcjudge.cli.common import (
     confidence,
     integer,
 )
+from mtcjudge.cli.docs import doc_link
 from mtcjudge.cli.progress import ProgressBar
+from mtcjudge.cli.simulate_report import format_summary, metadata_coverage, mirex_analysis, payload
 from mtcjudge.ingest.formats import InputError, read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
 from mtcjudge.mtc.calibration import CALIBRATED, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, JOINT
 from mtcjudge.mtc.engine import STOP_RULES, EngineConfig
-from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES, per_query_scores
-from mtcjudge.mtc.mirex import MirexAnalysis, friedman_tukey
-from mtcjudge.mtc.replay import ReplayConfig, ReplayResult, replay, true_ties
+from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
+from mtcjudge.mtc.replay import ReplayConfig, replay
 from mtcjudge.mtc.scales import get_scale
 from mtcjudge.mtc.selection import POLICIES
-from mtcjudge.validation import printable
 
 __all__ = ["register"]
 
@@ -86,9 +84,9 @@ def register(sub: SubParsers) -> None:
     sim.add_argument(
         "--model",
         choices=ESTIMATOR_CHOICES,
-        help=f"relevance estimator (default: {DEFAULT_ESTIMATOR}, as for a new campaign; "
-        "calibrated = ordinal M_out with --system-effect --no-m-jud; docs/calibration.md "
-        "measures how honest each one's confidence is)",
+        help=f"relevance estimator (default: {DEFAULT_ESTIMATOR}, as for a new campaign; the "
+        "engine is the one a campaign with this estimator runs; the calibration page measures "
+        f"how honest each one's confidence is: {doc_link('calibration', option_help=True)})",
     )
     sim.add_argument(
         "--policy", choices=POLICIES, default="confidence", help="which pair to judge next"
@@ -130,29 +128,6 @@ def register(sub: SubParsers) -> None:
         type=integer("max judgments", 1),
         metavar="N",
         help="give up after N judgments (default: when the stopping rule holds)",
-    )
-    sim.add_argument(
-        "--calibrate-variance",
-        action="store_true",
-        help="inflate estimator variances by their observed error",
-    )
-    sim.add_argument(
-        "--system-effect",
-        action="store_true",
-        help="learn a per-system offset of the estimation errors from the judged pairs and "
-        "account for it (honest confidence; see docs/replay-mirex2011.md)",
-    )
-    sim.add_argument(
-        "--no-m-jud",
-        action="store_true",
-        help="with --model ordinal, keep M_out throughout instead of switching to M_jud",
-    )
-    sim.add_argument(
-        "--refit-every",
-        type=integer("refit every", 0),
-        default=0,
-        metavar="N",
-        help="refit the ordinal models every N judgments (0 = never)",
     )
     sim.add_argument(
         "--no-artist-filter",
@@ -226,9 +201,8 @@ def load_inputs(args: argparse.Namespace) -> LoadedCollection:
 
 
 def replay_config(args: argparse.Namespace, model: str) -> ReplayConfig:
-    """The replay the options ask for; ``calibrated`` is ordinal M_out with the system effect,
-    ``joint`` that with the shared offsets of queries, artists and genre cells too."""
-    calibrated = model in (CALIBRATED, JOINT)
+    """The replay the options ask for: the engine a campaign with estimator ``model`` runs
+    (:func:`mtcjudge.mtc.calibration.build_engine`), fed the pairs it asks for."""
     return ReplayConfig(
         engine=EngineConfig(
             measure=args.measure,
@@ -238,69 +212,11 @@ def replay_config(args: argparse.Namespace, model: str) -> ReplayConfig:
             distribution=args.distribution,
             stop=args.stop,
         ),
-        model="ordinal" if calibrated else model,
+        estimator=model,
         batch=args.batch,
         seed=args.seed,
         max_judgments=args.max_judgments,
-        calibrate_variance=args.calibrate_variance,
-        refit_every=args.refit_every,
-        system_effect=args.system_effect or calibrated,
-        use_m_jud=not (args.no_m_jud or calibrated),
-        shared_errors=model == JOINT,
     )
-
-
-def estimator_name(config: ReplayConfig) -> str:
-    """The name of the estimator a replay actually runs, whatever options spelled it.
-
-    ``--model ordinal --system-effect --no-m-jud`` is the ``calibrated`` estimator and is
-    named so; other combinations name the base model and each option that changes it.
-    """
-    if config.shared_errors and not (config.calibrate_variance or config.refit_every):
-        return JOINT
-    base = config.model
-    if base == "ordinal" and not config.use_m_jud:
-        base = "ordinal (M_out only)"
-    if (
-        config.model == "ordinal"
-        and config.system_effect
-        and not config.use_m_jud
-        and not config.calibrate_variance
-        and not config.refit_every
-    ):
-        return CALIBRATED
-    parts = [base]
-    if config.system_effect:
-        parts.append("system effect")
-    if config.calibrate_variance:
-        parts.append("variance calibration")
-    if config.refit_every:
-        parts.append(f"refit every {config.refit_every}")
-    return " + ".join(parts)
-
-
-def metadata_coverage(loaded: LoadedCollection) -> dict[str, int] | None:
-    """How much of the pool the metadata covers (None without metadata).
-
-    M_out needs the genre of the query and of the document (docs/method.md §2.4), so the
-    pool pairs it can estimate are those with both known.
-    """
-    meta = loaded.metadata
-    if meta is None:
-        return None
-    c = loaded.collection
-    pool_docs = np.unique(c.pair_doc)
-    query_known = meta.query_genre >= 0
-    genre_known = (meta.doc_genre[c.pair_doc] >= 0) & query_known[c.pair_query]
-    return {
-        "queries": c.n_queries,
-        "queries_with_genre": int(query_known.sum()),
-        "pool_documents": int(pool_docs.shape[0]),
-        "pool_documents_with_genre": int((meta.doc_genre[pool_docs] >= 0).sum()),
-        "pool_documents_with_artist": int((meta.doc_artist[pool_docs] >= 0).sum()),
-        "pool_pairs": c.n_pairs,
-        "pool_pairs_with_genres": int(genre_known.sum()),
-    }
 
 
 def coverage_warnings(coverage: dict[str, int] | None, model: str, path: Path | None) -> list[str]:
@@ -336,138 +252,6 @@ def coverage_warnings(coverage: dict[str, int] | None, model: str, path: Path | 
     return warnings
 
 
-def mirex_analysis(loaded: LoadedCollection, args: argparse.Namespace) -> MirexAnalysis:
-    """Friedman + Tukey HSD on the per-query scores under complete judgments (docs/method.md §6)."""
-    scores = per_query_scores(
-        loaded.collection, loaded.judged_values, args.measure, get_scale(args.scale)
-    )
-    return friedman_tukey(scores)
-
-
-def format_summary(
-    result: ReplayResult,
-    loaded: LoadedCollection,
-    args: argparse.Namespace,
-    estimator: str,
-    mirex: MirexAnalysis,
-) -> str:
-    label = f"{MEASURE_TITLES[args.measure]}@{args.k}"
-    default = " (the default)" if args.model is None and estimator == DEFAULT_ESTIMATOR else ""
-    ns = len(loaded.systems)
-    ties = int(true_ties(result.true_means).sum())
-    lines = [
-        f"mtcjudge simulate: {args.scale.upper()}, {label}, estimator {estimator}{default}, "
-        f"policy {args.policy}, target {args.target:.2f}",
-        f"  systems x queries        {loaded.collection.n_systems} x {loaded.collection.n_queries}",
-        f"  pool size                {result.pool_size}",
-        f"  judgments to target      {result.judgments_to_target} "
-        f"({100 * result.fraction_judged:.1f} %)",
-        f"  stopped because          {result.stop_reason}",
-        f"  confidence at 0 / stop   {result.initial_confidence:.4f} / "
-        f"{result.final_confidence:.4f}",
-        f"  sign accuracy            {result.sign_accuracy:.4f} (true ties: {ties} of "
-        f"{ns * (ns - 1) // 2} pairs, counted strictly)",
-        f"  Kendall tau              {result.kendall_tau:.4f}",
-        f"  mean abs error           {result.mean_abs_error:.4f}",
-        f"  RMSE of differences      {result.rmse_difference:.4f}",
-        f"  replay time              {result.seconds:.2f} s",
-    ]
-    if result.judgments_to_target == 0 and result.stop_reason != "max_judgments":
-        lines += [
-            "",
-            "  Nothing had to be judged: before any judgment, the estimates alone put the ranking",
-            f"  at confidence {result.initial_confidence:.4f}, at or above the target "
-            f"{args.target:.2f} (sign accuracy then: {result.initial_accuracy:.4f}). A higher",
-            "  --target or another --model makes the loop judge; docs/replay-mirex2011.md shows "
-            "how far",
-            "  the confidence of the ordinal models can be trusted.",
-        ]
-    lines += [
-        "",
-        "  calibration at the stop (pairs binned by confidence)",
-        "    bin           pairs  accuracy  mean conf",
-    ]
-    for b in result.calibration:
-        acc = "     -" if b.count == 0 else f"{b.accuracy:9.3f}"
-        conf = "      -" if b.count == 0 else f"{b.mean_confidence:10.3f}"
-        close = "]" if b.high == 1.0 else ")"
-        lines.append(f"    [{b.low:.2f}, {b.high:.2f}{close}  {b.count:5d} {acc} {conf}")
-    n_sig = int(mirex.significant[np.triu_indices(ns, 1)].sum())
-    lines += [
-        "",
-        "  MIREX analysis under complete judgments (Friedman + Tukey HSD on per-query scores)",
-        f"    Friedman chi2 {mirex.chi2:.2f}, df {mirex.df}, p {mirex.p_value:.3g}; "
-        f"{n_sig} of {ns * (ns - 1) // 2} pairs significantly different at "
-        f"{mirex.alpha:.2f}",
-        "",
-        "  ranking (estimated at the stop vs complete judgments)",
-        "    rank  system              estimated   true",
-    ]
-    order = sorted(range(ns), key=lambda i: -result.estimated_means[i])
-    for pos, i in enumerate(order, 1):
-        lines.append(
-            f"    {pos:4d}  {printable(loaded.systems[i]):<18} {result.estimated_means[i]:9.4f}"
-            f"  {result.true_means[i]:.4f}"
-        )
-    return "\n".join(lines)
-
-
-def _payload(
-    result: ReplayResult,
-    loaded: LoadedCollection,
-    args: argparse.Namespace,
-    model: str,
-    config: ReplayConfig,
-    mirex: MirexAnalysis,
-) -> dict[str, Any]:
-    return {
-        "estimator": {
-            "name": estimator_name(config),
-            "default": args.model is None and estimator_name(config) == model,
-            "metadata_coverage": metadata_coverage(loaded),
-        },
-        "true_ties": int(true_ties(result.true_means).sum()),
-        "settings": {
-            "runs": str(args.runs),
-            "judgments": str(args.judgments),
-            "metadata": str(args.metadata) if args.metadata else None,
-            "k": args.k,
-            "scale": args.scale,
-            "measure": args.measure,
-            "model": model,
-            "policy": args.policy,
-            "target": args.target,
-            "batch": args.batch,
-            "seed": args.seed,
-            "distribution": args.distribution,
-            "confident": config.engine.confident_level,
-            "calibrate_variance": args.calibrate_variance,
-            "refit_every": args.refit_every,
-            "system_effect": config.system_effect,
-            "m_jud": config.use_m_jud,
-        },
-        **result.summary(),
-        "mirex_analysis": {
-            "friedman_chi2": mirex.chi2,
-            "df": mirex.df,
-            "p_value": mirex.p_value,
-            "tukey_critical_difference": mirex.critical_difference,
-            "significant_pairs": [
-                [loaded.systems[i], loaded.systems[j]]
-                for i, j in zip(*np.nonzero(np.triu(mirex.significant, 1)), strict=True)
-            ],
-        },
-        "systems": [
-            {
-                "system": s,
-                "estimated": float(result.estimated_means[i]),
-                "true": float(result.true_means[i]),
-            }
-            for i, s in enumerate(loaded.systems)
-        ],
-    }
-
-
 def _check_outputs(args: argparse.Namespace) -> None:
     """Output files are checked before the replay, which can take minutes."""
     check_output_file("--json", args.json)
@@ -490,7 +274,6 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for warning in coverage_warnings(metadata_coverage(loaded), model, args.metadata):
         err.write(f"mtcjudge: warning: {warning}\n")
     config = replay_config(args, model)
-    estimator = estimator_name(config)
     bar = ProgressBar(err, loaded.collection.n_pairs, args.target, enabled=not args.quiet)
     try:
         result = replay(
@@ -504,16 +287,16 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     finally:
         bar.close()
     mirex = mirex_analysis(loaded, args)
-    out.write(format_summary(result, loaded, args, estimator, mirex) + "\n")
+    out.write(format_summary(result, loaded, args, model, mirex) + "\n")
     if args.json is not None:
-        payload = _payload(result, loaded, args, model, config, mirex)
-        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        document = payload(result, loaded, args, model, config, mirex)
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
     if args.plot is not None:
         from mtcjudge.cli.plot import plot_replay
 
         title = (
             f"MTC replay: {args.scale.upper()} {MEASURE_TITLES[args.measure]}@{args.k}, "
-            f"{estimator}, {args.policy}"
+            f"{model}, {args.policy}"
         )
         plot_replay(result, args.plot, title, args.target)
     return 0

@@ -7,6 +7,21 @@ of the query's other pairs), so only that query's contribution is subtracted
 and added back. The cost of a judgment is ``O(n_systems^2 * pool_q)`` for the
 query plus ``O(n_entries)`` for the selection weights, instead of a full
 recompute over the collection.
+
+Properties and methods
+----------------------
+One rule for the engine's interface: a **property** is a value read from the engine's state
+at no cost beyond a few array lookups (:attr:`MTCEngine.n_judged`,
+:attr:`MTCEngine.n_unjudged`, :attr:`MTCEngine.offsets`, :attr:`MTCEngine.system_tau2`); a
+**method** computes something (:meth:`MTCEngine.evaluation`,
+:meth:`MTCEngine.ranking_confidence`, :meth:`MTCEngine.stop_reason`,
+:meth:`MTCEngine.weights`), takes arguments, or changes the state (:meth:`MTCEngine.judge`,
+:meth:`MTCEngine.select`).
+
+:meth:`MTCEngine.judge` leaves the engine consistent by itself: after it returns, the
+estimates, the score distributions and whatever the engine learns from its judgments (the
+error offsets of ``calibrated`` and ``joint``, :mod:`mtcjudge.mtc.joint`) are those a
+campaign's engine holds after the same judgments; no further call is needed.
 """
 
 from __future__ import annotations
@@ -18,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from mtcjudge.mtc.collection import Collection
+from mtcjudge.mtc.effects import ErrorOffsets
 from mtcjudge.mtc.estimators import SOURCE_JUDGED, RelevanceModel
 from mtcjudge.mtc.measures import (
     MEASURES,
@@ -268,8 +284,12 @@ class MTCEngine:
         self.t_mat += new_term - old_term
 
     # ------------------------------------------------------------------ judgments
-    def judge(self, pairs: ArrayLike, values: ArrayLike) -> None:
+    def judge(self, pairs: ArrayLike, values: ArrayLike, *, learn: bool = True) -> None:
         """Record judgments (or revisions) of pool pairs and update everything.
+
+        After the call the engine is in the state a campaign's engine reaches with the same
+        judgments: estimates, score distributions and, for an engine that learns from its
+        judgments, what it learns (:meth:`recalibrate`).
 
         Parameters
         ----------
@@ -278,6 +298,9 @@ class MTCEngine:
         values : array_like of float
             Their judged values on the engine's scale (the mean when a pair has
             several judgments).
+        learn : bool
+            False: update the estimates and statistics only, without re-learning from the
+            judgments (a what-if copy that pretends pairs are judged at their estimates).
         """
         p = np.atleast_1d(np.asarray(pairs, dtype=np.intp))
         v = self.scale.check_values(np.atleast_1d(values))
@@ -318,6 +341,8 @@ class MTCEngine:
         if self.n_updates % self.config.rebuild_every < p.shape[0] or self.n_unjudged == 0:
             self.rebuild()
         self._evaluation = None
+        if learn:
+            self.recalibrate()
 
     def reestimate(self) -> None:
         """Re-run the estimator on every query (after a model refit) and rebuild."""
@@ -331,18 +356,27 @@ class MTCEngine:
     def recalibrate(self) -> None:
         """Learn from all the judgments what the estimates alone do not carry.
 
-        Whoever feeds judgments calls this after :meth:`judge` (a campaign after every batch).
-        The plain engine has nothing more to learn; the system-effect variant re-estimates its
-        per-system error offsets (:mod:`mtcjudge.mtc.calibration`).
+        :meth:`judge` calls it; call it only after changing :attr:`judged` and
+        :attr:`values` directly (and :meth:`reestimate`). The plain engine has nothing more to
+        learn; the system-effect engine re-learns its error offsets (:mod:`mtcjudge.mtc.joint`).
         """
 
     @property
-    def system_tau2(self) -> float:
-        """Between-system variance of the estimation errors the score distributions include.
+    def offsets(self) -> ErrorOffsets | None:
+        """The error offsets learnt from the judgments that the score distributions include.
 
-        0 for the plain engine, which takes the estimation errors as independent ([T]).
+        None for the plain engine, which takes the estimation errors as independent ([T]);
+        the system-effect engine (``calibrated``, ``joint``) returns its offsets. This is the
+        one hook callers (the projection, the benchmarks) read an engine's error model by.
         """
-        return 0.0
+        return None
+
+    @property
+    def system_tau2(self) -> float:
+        """Between-system variance of the estimation errors the score distributions include
+        (0 without offsets)."""
+        offsets = self.offsets
+        return offsets.system.tau2 if offsets is not None else 0.0
 
     # ------------------------------------------------------------------ results
     def evaluation(self) -> Evaluation:
@@ -358,12 +392,13 @@ class MTCEngine:
             )
         return self._evaluation
 
-    @property
     def ranking_confidence(self) -> float:
+        """Confidence that the estimated ranking of the systems is the true one (S1)."""
         return self.evaluation().ranking_confidence
 
     @property
     def n_unjudged(self) -> int:
+        """Pool pairs not judged yet."""
         return self.collection.n_pairs - self.n_judged
 
     def stop_reason(self) -> str | None:
@@ -373,7 +408,7 @@ class MTCEngine:
             return "complete"
         if self.n_judged < cfg.min_judgments:
             return None
-        if cfg.stop == "confidence" and self.ranking_confidence >= cfg.target:
+        if cfg.stop == "confidence" and self.ranking_confidence() >= cfg.target:
             return "confidence"
         if cfg.stop == "absolute":
             threshold = (

@@ -4,7 +4,7 @@ The projection is a *simulated continuation* of the MTC loop. In each run the
 unjudged pairs get a value drawn from the estimator's own predictive
 distribution (what the engine believes about them now), and a copy of the
 engine keeps judging: same selection policy, same estimator, the system-effect
-offsets re-learnt after every batch as a campaign does (``recalibrate()``). The
+offsets re-learnt after every batch as a campaign's engine does (in ``judge``). The
 run records after how many further judgments each target's ranking confidence
 is first reached; the projection reports the median and the 10th/90th
 percentiles over runs.
@@ -12,7 +12,7 @@ percentiles over runs.
 The drawn values respect the scale: on BROAD a distribution on {0, 1, 2} with
 the estimate's mean and variance, on FINE a beta distribution on [0, 100] with
 that mean and variance. With the system-effect engine
-(:class:`mtcjudge.mtc.calibration.SystemEffectEngine`) every run also draws one
+(:class:`mtcjudge.mtc.joint.SystemEffectEngine`) every run also draws one
 offset per system from its posterior and gives the unjudged pairs the smallest
 shifts that move each system's score by its own offset, so the simulated
 judgments carry the between-system spread the engine's confidence accounts for
@@ -37,7 +37,6 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.sparse import coo_matrix
 
-from mtcjudge.mtc.calibration import SystemEffectEngine
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.measures import inverse_denominators
 
@@ -156,16 +155,17 @@ def _system_shift(engine: MTCEngine, rng: np.random.Generator) -> FloatArray:
     Zero for an engine without system offsets.
     """
     c = engine.collection
-    if not isinstance(engine, SystemEffectEngine):
+    offsets = engine.offsets
+    if offsets is None:
         return np.zeros(c.n_pairs)
-    effect = engine.effect
+    effect = offsets.system
     # before its minimum of judgments the engine does not trust its confidence, whose offsets
     # rest on a handful of residuals (tau^2 swings from 0 to hundreds): neither do the draws
-    if effect is None or effect.tau2 <= 0 or engine.n_judged < engine.config.min_judgments:
+    if effect.tau2 <= 0 or engine.n_judged < engine.config.min_judgments:
         return np.zeros(c.n_pairs)
-    offsets = np.sqrt(effect.post_var) * rng.standard_normal(c.n_systems)
-    if engine.shift_means:
-        offsets = offsets + effect.bias
+    drawn = np.sqrt(effect.post_var) * rng.standard_normal(c.n_systems)
+    if offsets.shift_means:
+        drawn = drawn + effect.bias
     # w[A, p]: weight of unjudged pair p in A's score (its share of f_A)
     open_entry = ~engine.judged[c.entry_pair]
     weight = engine.coef * inverse_denominators(engine.ey)[c.pair_query[c.entry_pair]] * open_entry
@@ -176,7 +176,7 @@ def _system_shift(engine: MTCEngine, rng: np.random.Generator) -> FloatArray:
     mass = np.asarray(w.sum(axis=1)).ravel()
     gram = (w @ w.T).toarray()
     # minimum-norm shifts s with W s = mass * b: s = W^T lambda, (W W^T) lambda = mass * b
-    lam = np.linalg.lstsq(gram, mass * offsets, rcond=None)[0]
+    lam = np.linalg.lstsq(gram, mass * drawn, rcond=None)[0]
     return np.asarray(w.T @ lam, dtype=np.float64)
 
 
@@ -187,7 +187,7 @@ def draw_unjudged(engine: MTCEngine, rng: np.random.Generator) -> FloatArray:
     scale with values 0..L: on BROAD (L = 2) the distribution on {0, 1, 2} with mean E
     and variance V; otherwise a beta distribution scaled to [0, L] with mean E and
     variance V (V is capped at 95 % of the largest variance a distribution on [0, L]
-    with mean E can have). With system offsets (:class:`SystemEffectEngine`) the mean
+    with mean E can have). With error offsets (:attr:`MTCEngine.offsets`) the mean
     first moves by the average drawn offset of the systems retrieving the pair.
 
     Parameters
@@ -241,7 +241,7 @@ def default_resolution(engine: MTCEngine) -> float:
 
 
 def _judge(sim: MTCEngine, pairs: IntArray, values: FloatArray) -> None:
-    """``sim.judge`` then ``recalibrate``; a batch over many queries re-estimates in one pass.
+    """``sim.judge``; a batch over many queries re-estimates in one pass (and re-learns).
 
     Updating query by query costs ``O(n_systems^2 * pool_q)`` per query touched, so a wide
     batch is cheaper as one re-estimate and rebuild, which gives the same statistics.
@@ -253,17 +253,18 @@ def _judge(sim: MTCEngine, pairs: IntArray, values: FloatArray) -> None:
         sim.values[pairs] = values
         sim.n_judged += int(new.sum())
         sim.reestimate()
+        sim.recalibrate()
     else:
         sim.judge(pairs, values)
-    sim.recalibrate()
 
 
 def _offsets_text(engine: MTCEngine) -> str:
     """What the simulated continuations learn besides the estimates, for the method line."""
-    if not isinstance(engine, SystemEffectEngine):
+    offsets = engine.offsets
+    if offsets is None:
         return ""
-    if engine.factors:
-        shared = ", ".join(["system", *(name for name, _ in engine.factors)])
+    if offsets.shared_by:
+        shared = ", ".join(["system", *offsets.shared_by])
         return f" and the error offsets shared by pairs of a {shared}"
     return " and per-system offsets"
 
@@ -291,7 +292,7 @@ def _simulate(
     truth = draw_unjudged(sim, rng)
     start = sim.n_judged
     found = np.full(targets.shape[0], np.inf)
-    confidence = sim.ranking_confidence
+    confidence = sim.ranking_confidence()
     for i, t in enumerate(targets):
         if _met(sim, confidence, float(t)):
             found[i] = 0.0
@@ -303,7 +304,7 @@ def _simulate(
             break
         before, previous = done, confidence
         _judge(sim, pairs, truth[pairs])
-        confidence = sim.ranking_confidence
+        confidence = sim.ranking_confidence()
         after = sim.n_judged - start
         floor = max(before + 1, sim.config.min_judgments - start)
         for i, t in enumerate(targets):
@@ -397,7 +398,7 @@ def project(
     wanted = np.asarray([float(t) for t in targets], dtype=np.float64)
     # one snapshot: every run starts from the same state even if the caller's engine moves on
     snapshot = _copy_engine(engine, np.random.default_rng(seed))
-    confidence = snapshot.ranking_confidence
+    confidence = snapshot.ranking_confidence()
     reached = [_met(snapshot, confidence, float(t)) for t in wanted]
     results: list[FloatArray] = []
     if not all(reached):

@@ -13,21 +13,15 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import kendalltau
 
-from mtcjudge.mtc.calibration import (
-    ResidualLog,
-    SystemEffectEngine,
-    estimate_system_effect,
-    source_variance_factors,
-)
+from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, build_engine
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
-from mtcjudge.mtc.estimators import N_SOURCES, RelevanceModel, refit_model
 from mtcjudge.mtc.measures import Evaluation, evaluate
 from mtcjudge.mtc.scales import Scale
 
@@ -41,6 +35,7 @@ __all__ = [
     "calibration_table",
     "correct_signs",
     "replay",
+    "run_replay",
     "sign_accuracy",
     "true_ties",
 ]
@@ -58,73 +53,32 @@ class ReplayConfig:
     Attributes
     ----------
     engine : EngineConfig
-    model : {"uniform", "historical", "ordinal"}
+    estimator : str
+        The estimator, by name (:data:`mtcjudge.mtc.calibration.ESTIMATOR_CHOICES`); the
+        engine is the one a campaign with that estimator runs
+        (:func:`mtcjudge.mtc.calibration.build_engine`).
     batch : int
         Pairs judged between two selections (N concurrent assessors).
     seed : int
     max_judgments : int or None
         Give up after this many judgments (None: until the stopping rule).
-    calibrate_variance : bool
-        Inflate the estimators' variance by the observed mean squared standardised
-        error of their predictions on the pairs judged so far (see docs/replay).
-    calibration_prior : float
-        Pseudo-observations of a perfectly calibrated model shrinking that factor.
-    refit_every : int
-        Refit M_out/M_jud on the judgments every this many judgments (0 = never).
-    system_effect : bool
-        Model a per-system offset of the estimation errors learnt from the
-        residuals of the judged pairs (:mod:`mtcjudge.mtc.calibration`): shifts each
-        system's expected score by its empirical-Bayes offset and adds the
-        offset's posterior variance to its score variance.
-    system_effect_icc : float
-        Prior guess of the offsets' variance ``tau0^2`` as a share of the mean
-        predicted variance of the pool's estimates (0 = no prior guess).
-    system_effect_prior_weight : float
-        How many systems' worth of evidence that prior guess is worth.
-    system_effect_shift : bool
-        Also shift the expected scores (False: only widen their variance).
-    use_m_jud : bool
-        With the ordinal model, switch to M_jud where its features are defined
-        (False: M_out only, [T] Table 8.1's estimator throughout).
-    calibrate_by_source : bool
-        Like ``calibrate_variance`` but with one factor per estimate source
-        (M_out, M_jud, prior), each from that source's own residuals.
-    shared_errors : bool
-        The joint error model (``joint``, docs/method.md §8): with ``system_effect``, also
-        offsets shared by the pairs of a query, an artist and a genre cell, and a common
-        variance factor learnt from a random audit (one judgment in 20), all re-estimated
-        after each batch.
     """
 
     engine: EngineConfig = field(default_factory=EngineConfig)
-    model: str = "ordinal"
+    estimator: str = DEFAULT_ESTIMATOR
     batch: int = 1
     seed: int = 0
     max_judgments: int | None = None
-    calibrate_variance: bool = False
-    calibration_prior: float = 20.0
-    refit_every: int = 0
-    system_effect: bool = False
-    system_effect_icc: float = 0.0
-    system_effect_prior_weight: float = 0.0
-    system_effect_shift: bool = True
-    calibrate_by_source: bool = False
-    use_m_jud: bool = True
-    shared_errors: bool = False
 
     def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATOR_CHOICES:
+            raise ValueError(
+                f"unknown estimator {self.estimator!r}: expected one of {ESTIMATOR_CHOICES}"
+            )
         if self.batch < 1:
             raise ValueError(f"batch must be at least 1, found {self.batch}")
         if self.max_judgments is not None and self.max_judgments < 0:
             raise ValueError(f"max_judgments must be >= 0, found {self.max_judgments}")
-        if self.refit_every < 0:
-            raise ValueError(f"refit_every must be >= 0, found {self.refit_every}")
-        if self.calibration_prior <= 0:
-            raise ValueError("calibration_prior must be positive")
-        if self.system_effect_icc < 0 or self.system_effect_prior_weight < 0:
-            raise ValueError("system_effect_icc and system_effect_prior_weight must be >= 0")
-        if self.shared_errors and not (self.system_effect and not self.use_m_jud):
-            raise ValueError("shared_errors needs system_effect and M_out only (use_m_jud False)")
 
 
 @dataclass(frozen=True)
@@ -302,6 +256,43 @@ def replay(
     progress : callable, optional
         Called as ``progress(n_judged, ranking_confidence)`` after every batch.
     """
+    engine, _ = build_engine(
+        collection, metadata, scale, config.estimator, config.engine, seed=config.seed
+    )
+    return run_replay(
+        engine, truth, batch=config.batch, max_judgments=config.max_judgments, progress=progress
+    )
+
+
+def run_replay(
+    engine: MTCEngine,
+    truth: FloatArray,
+    *,
+    batch: int = 1,
+    max_judgments: int | None = None,
+    progress: Callable[[int, float], None] | None = None,
+    before_judging: Callable[[IntArray], None] | None = None,
+    after_judging: Callable[[IntArray], None] | None = None,
+) -> ReplayResult:
+    """Replay the MTC loop on a built ``engine``, judging from ``truth``.
+
+    Parameters
+    ----------
+    engine : MTCEngine
+        From :func:`mtcjudge.mtc.calibration.build_engine`, or an experiment's.
+    truth : ndarray of shape (n_pairs,)
+        The judgment of every pool pair (no NaN).
+    batch : int
+        Pairs judged between two selections.
+    max_judgments : int or None
+        Give up after this many judgments.
+    progress : callable, optional
+        Called as ``progress(n_judged, ranking_confidence)`` after every batch.
+    before_judging, after_judging : callable, optional
+        Called with each batch before and after the engine judges it (experiments that
+        learn alongside the loop, ``bench/experiments``).
+    """
+    collection, scale = engine.collection, engine.scale
     truth = scale.check_values(truth, "true judgment")
     if truth.shape != (collection.n_pairs,):
         raise ValueError(
@@ -309,20 +300,17 @@ def replay(
             f"shape {truth.shape}"
         )
     started = time.perf_counter()
-    rng = np.random.default_rng(config.seed)
-    complete = _complete_evaluation(collection, truth, scale, config.engine)
-    model = RelevanceModel(collection, scale, config.model, metadata, use_m_jud=config.use_m_jud)
-    engine, calibrations = _replay_engine(collection, model, truth, scale, config, rng)
+    complete = _complete_evaluation(collection, truth, scale, engine.config)
     trajectory = [_trajectory_point(engine, complete.mean)]
-    limit = config.max_judgments if config.max_judgments is not None else collection.n_pairs
+    limit = max_judgments if max_judgments is not None else collection.n_pairs
     reason = engine.stop_reason()
     while reason is None and engine.n_judged < limit:
-        batch = engine.select(min(config.batch, limit - engine.n_judged))
-        for calibration in calibrations:
-            calibration.observe(batch)
-        engine.judge(batch, truth[batch])
-        for calibration in calibrations:
-            calibration.update(batch)
+        pairs = engine.select(min(batch, limit - engine.n_judged))
+        if before_judging is not None:
+            before_judging(pairs)
+        engine.judge(pairs, truth[pairs])
+        if after_judging is not None:
+            after_judging(pairs)
         trajectory.append(_trajectory_point(engine, complete.mean))
         if progress is not None:
             progress(engine.n_judged, trajectory[-1].ranking_confidence)
@@ -392,199 +380,3 @@ def _replay_result(
             else ()
         ),
     )
-
-
-# ---------------------------------------------------------------- calibration experiments
-class _Calibration:
-    """One calibration experiment of :class:`ReplayConfig`, run alongside the loop.
-
-    Each batch is shown to :meth:`observe` before it is judged (while the engine still holds
-    the predictions for it, so their errors are out of sample) and to :meth:`update` after.
-    """
-
-    def observe(self, batch: IntArray) -> None:
-        """Note the predictions the engine holds for ``batch`` (before it is judged)."""
-
-    def update(self, batch: IntArray) -> None:
-        """Re-calibrate after ``batch`` was judged."""
-
-
-def _replay_engine(
-    collection: Collection,
-    model: RelevanceModel,
-    truth: FloatArray,
-    scale: Scale,
-    config: ReplayConfig,
-    rng: np.random.Generator,
-) -> tuple[MTCEngine, list[_Calibration]]:
-    """The engine ``config`` asks for and its calibration experiments, in the order they update."""
-    calibrations: list[_Calibration] = []
-    system_effect: _SystemEffect | None = None
-    engine: MTCEngine
-    if config.system_effect:
-        engine_config = config.engine
-        if engine_config.min_judgments == 0:
-            # the offsets need residuals before the confidence they adjust means anything
-            engine_config = replace(engine_config, min_judgments=2 * collection.n_systems)
-        effect_engine = SystemEffectEngine(collection, model, engine_config, rng=rng)
-        if config.shared_errors:
-            effect_engine.share_errors(model.metadata)
-            calibrations.append(_Recalibrate(effect_engine))
-        else:
-            system_effect = _SystemEffect(effect_engine, truth, config)
-        engine = effect_engine
-    else:
-        engine = MTCEngine(collection, model, config.engine, rng=rng)
-    if config.calibrate_variance:
-        calibrations.append(_VarianceScale(engine, truth, config.calibration_prior))
-    if config.calibrate_by_source:
-        calibrations.append(_SourceVarianceScales(engine, truth, config.calibration_prior))
-    if config.refit_every:
-        calibrations.append(_Refit(engine, scale, rng, config.refit_every))
-    if system_effect is not None:
-        calibrations.append(system_effect)
-    return engine, calibrations
-
-
-#: a new variance factor replaces the current one when they differ by more than this share
-_FACTOR_TOLERANCE = 0.02
-
-
-class _VarianceScale(_Calibration):
-    """``calibrate_variance``: one factor, the shrunk mean squared standardised error."""
-
-    def __init__(self, engine: MTCEngine, truth: FloatArray, prior: float) -> None:
-        self.engine, self.truth, self.prior = engine, truth, prior
-        self.z2_sum = 0.0
-        self.z2_n = 0
-
-    def observe(self, batch: IntArray) -> None:
-        engine = self.engine
-        variance = engine.var[batch] / engine.model.variance_scale  # the model's own variance
-        ok = variance > 0
-        error2 = (self.truth[batch] - engine.mean[batch]) ** 2
-        self.z2_sum += float((error2[ok] / variance[ok]).sum())
-        self.z2_n += int(ok.sum())
-
-    def update(self, batch: IntArray) -> None:  # noqa: ARG002
-        if not self.z2_n:
-            return
-        model = self.engine.model
-        factor = max(1.0, (self.prior + self.z2_sum) / (self.prior + self.z2_n))
-        if abs(factor / model.variance_scale - 1.0) > _FACTOR_TOLERANCE:
-            model.variance_scale = factor
-            self.engine.reestimate()
-
-
-class _SourceVarianceScales(_Calibration):
-    """``calibrate_by_source``: one factor per estimate source, from its own residuals."""
-
-    def __init__(self, engine: MTCEngine, truth: FloatArray, prior: float) -> None:
-        self.engine, self.truth, self.prior = engine, truth, prior
-        # (source, residual, model variance) of every judged pair's prediction
-        self.log: list[tuple[int, float, float]] = []
-
-    def observe(self, batch: IntArray) -> None:
-        engine = self.engine
-        factors = engine.model.variance_factor(engine.source[batch])
-        self.log.extend(
-            (int(engine.source[p]), float(self.truth[p] - engine.mean[p]), float(engine.var[p] / f))
-            for p, f in zip(batch, factors, strict=True)
-        )
-
-    def update(self, batch: IntArray) -> None:  # noqa: ARG002
-        if not self.log:
-            return
-        arr = np.array(self.log)
-        factors = source_variance_factors(
-            arr[:, 0].astype(np.intp), arr[:, 1], arr[:, 2], N_SOURCES, prior=self.prior
-        )
-        model = self.engine.model
-        old = model.source_variance_scale
-        if old is None or np.any(np.abs(factors / old - 1.0) > _FACTOR_TOLERANCE):
-            model.set_source_variance_scale(factors)
-            self.engine.reestimate()
-
-
-class _Recalibrate(_Calibration):
-    """``shared_errors``: the engine re-estimates every offset from its judgments, as a
-    campaign's engine does (:meth:`SystemEffectEngine.recalibrate`)."""
-
-    def __init__(self, engine: SystemEffectEngine) -> None:
-        self.engine = engine
-        engine.recalibrate()
-
-    def update(self, batch: IntArray) -> None:  # noqa: ARG002
-        self.engine.recalibrate()
-
-
-class _Refit(_Calibration):
-    """``refit_every``: refit M_out and M_jud on the judgments every so many judgments."""
-
-    def __init__(
-        self, engine: MTCEngine, scale: Scale, rng: np.random.Generator, every: int
-    ) -> None:
-        self.engine, self.scale, self.rng, self.every = engine, scale, rng, every
-
-    def update(self, batch: IntArray) -> None:
-        if self.engine.n_judged % self.every < len(batch):
-            _refit(self.engine, self.engine.model, self.scale, self.rng)
-
-
-class _SystemEffect(_Calibration):
-    """``system_effect``: per-system offsets learnt from the out-of-sample residuals."""
-
-    def __init__(self, engine: SystemEffectEngine, truth: FloatArray, config: ReplayConfig) -> None:
-        self.engine, self.truth = engine, truth
-        self.prior_weight = config.system_effect_prior_weight
-        self.log = ResidualLog.empty()
-        engine.shift_means = config.system_effect_shift
-        open_var = engine.var[~engine.judged]
-        self.tau2_prior = (
-            config.system_effect_icc * float(open_var.mean()) if open_var.size else 0.0
-        )
-        self._estimate()
-
-    def observe(self, batch: IntArray) -> None:
-        self.log.record(self.engine, batch, self.truth)
-
-    def update(self, batch: IntArray) -> None:  # noqa: ARG002
-        self._estimate()
-
-    def _estimate(self) -> None:
-        """Re-estimate the per-system offsets from the residuals logged so far."""
-        system, residual, variance, _ = self.log.arrays()
-        self.engine.effect = estimate_system_effect(
-            system,
-            residual,
-            variance,
-            self.engine.collection.n_systems,
-            tau2_prior=self.tau2_prior,
-            prior_weight=self.prior_weight,
-        )
-        self.engine.invalidate()
-
-
-def _refit(
-    engine: MTCEngine, model: RelevanceModel, scale: Scale, rng: np.random.Generator
-) -> None:
-    """Refit M_out and M_jud on the judged pairs; keep a refit only if it predicts better."""
-    if model.kind != "ordinal":
-        return
-    pairs = np.flatnonzero(engine.judged)
-    x_out, x_jud = model.design_matrices(engine.judged, engine.values, pairs)
-    y = engine.values[pairs]
-    changed = False
-    if x_out is not None:
-        ok = ~np.isnan(x_out).any(axis=1)
-        res = refit_model(model.m_out, x_out[ok], y[ok], scale, rng)
-        if res.used:
-            model.with_models(m_out=res.model)
-            changed = True
-    ok = ~np.isnan(x_jud).any(axis=1)
-    res = refit_model(model.m_jud, x_jud[ok], y[ok], scale, rng)
-    if res.used:
-        model.with_models(m_jud=res.model)
-        changed = True
-    if changed:
-        engine.reestimate()

@@ -64,7 +64,6 @@ class CampaignEngine:
         pairs = [self.pair_index[key] for key in values if key in self.pair_index]
         if pairs:
             self.engine.judge(pairs, [values[self.pair_ids[p]] for p in pairs])
-            self.engine.recalibrate()
 
 
 def settings_key(campaign: Campaign) -> str:

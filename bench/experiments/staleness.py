@@ -68,11 +68,10 @@ REMEDIES = ("none", "inflight", "spread")
 
 
 def _feed(engine: MTCEngine, pairs: list[int], truth: FloatArray) -> None:
-    """Apply judgments as the campaign's engine cache does (judge, then recalibrate)."""
+    """Apply judgments as the campaign's engine cache does."""
     if pairs:
         p = np.asarray(pairs, dtype=np.intp)
         engine.judge(p, truth[p])
-        engine.recalibrate()
 
 
 def plan_size(assessors: int) -> int:
@@ -330,7 +329,8 @@ class _Planner:
                 memo[id(engine._co)] = engine._co
             believer = copy.deepcopy(engine, memo)
             pairs = np.flatnonzero(leased & ~engine.judged)
-            believer.judge(pairs, engine.scale.check_values(engine.mean[pairs]))
+            # pretended judgments at the estimates: nothing to learn from them
+            believer.judge(pairs, engine.scale.check_values(engine.mean[pairs]), learn=False)
             engine = believer
         w = engine.weights()
         if self.jitter > 0:

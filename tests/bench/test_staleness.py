@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.experiments.staleness import SimConfig, campaign_engine, plan_size, sequential, simulate
 from mtcjudge.ingest.loader import load_synthetic
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
 from mtcjudge.mtc.scales import FINE
-from mtcjudge.mtc.staleness import SimConfig, campaign_engine, plan_size, sequential, simulate
 from mtcjudge.mtc.synthetic import generate
 
 

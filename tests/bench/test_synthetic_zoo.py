@@ -10,9 +10,7 @@ import numpy as np
 import pytest
 from scipy.stats import kurtosis
 
-from mtcjudge.mtc.measures import MEASURES
-from mtcjudge.mtc.synthetic import SyntheticCollection, generate
-from mtcjudge.mtc.synthetic_zoo import (
+from bench.experiments.synthetic_zoo import (
     RANGES,
     SCALES,
     ZooSettings,
@@ -20,6 +18,8 @@ from mtcjudge.mtc.synthetic_zoo import (
     generate_zoo,
     suite_settings,
 )
+from mtcjudge.mtc.measures import MEASURES
+from mtcjudge.mtc.synthetic import SyntheticCollection, generate
 
 
 def fingerprint(c: SyntheticCollection) -> str:
