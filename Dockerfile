@@ -23,10 +23,11 @@ COPY setup.py alembic.ini ./
 COPY migrations ./migrations
 COPY templates ./templates
 COPY static ./static
+COPY docs ./docs
 COPY app ./app
 COPY docker/entrypoint.sh /usr/local/bin/mtcjudge-entrypoint
 
-# Installed in place (-e), as in a checkout: setup.py maps migrations/, templates/ and static/
+# Installed in place (-e), as in a checkout: setup.py maps migrations/, templates/, static/ and docs/
 # into the package (mtcjudge._resources), where the app looks for them.
 RUN pip install --no-deps -e . \
     && chmod 0755 /usr/local/bin/mtcjudge-entrypoint \

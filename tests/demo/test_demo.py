@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -298,6 +299,15 @@ def test_the_image_copies_what_exists_and_runs_serve_as_a_non_root_user() -> Non
         for source in sources:
             assert (ROOT / source).exists(), f"Dockerfile copies missing {source}"
             assert source not in ignored, f".dockerignore leaves {source} out of the context"
+    # every folder setup.py maps into the package (templates, static, migrations, docs) is in
+    # the image, or its editable install lacks it
+    mapped = re.findall(
+        r'"(\w+)"',
+        re.search(r"for folder in \(([^)]*)\)", (ROOT / "setup.py").read_text()).group(1),
+    )
+    copied = {source for sources in copies for source in sources}
+    assert {"templates", "static", "migrations", "docs"} <= set(mapped)
+    assert set(mapped) <= copied, f"the Dockerfile does not copy {set(mapped) - copied}"
     user = [line.split()[1] for line in lines if line.startswith("USER")]
     assert user
     assert user[-1] not in ("root", "0")
