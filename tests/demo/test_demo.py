@@ -11,8 +11,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
-import time
 import urllib.request
 import wave
 from collections.abc import Iterator
@@ -21,6 +19,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from devtools.serve import running_server
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign
 from mtcjudge.cli import main
@@ -217,39 +216,15 @@ def test_demo_on_a_taken_port_exits_2_before_setting_anything_up(
 
 
 def test_serve_migrates_and_answers(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env["MTCJUDGE_ORGANIZER_TOKEN"] = ORGANIZER_TOKEN
-    command = ["serve", "--port", str(port), "--database-url", sqlite_url(tmp_path)]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mtcjudge.cli", *command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
-                    assert r.status == 200
-                    break
-            except OSError:
-                assert server.poll() is None, server.communicate()[0]
-                assert time.monotonic() < deadline, "the server did not answer within 20 s"
-                time.sleep(0.1)
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/api/campaigns", headers=ORGANIZER_HEADERS
-        )
+    log = tmp_path / "serve.log"
+    with running_server(sqlite_url(tmp_path), log, env=env, timeout=20) as server:
+        with urllib.request.urlopen(f"{server.url}/healthz", timeout=1) as r:
+            assert r.status == 200
+        request = urllib.request.Request(f"{server.url}/api/campaigns", headers=ORGANIZER_HEADERS)
         with urllib.request.urlopen(request, timeout=5) as r:
             assert r.status == 200  # the schema is there: migrations ran
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        if server.stdout is not None:
-            server.stdout.close()
 
 
 # ---------------------------------------------------------------- deployment files

@@ -16,7 +16,6 @@ import queue
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -28,6 +27,7 @@ import httpx
 import pytest
 import uvicorn
 
+from devtools.serve import free_port, start_server, stop_servers
 from mtcjudge.campaigns.events import ResultsFeeds
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from mtcjudge.config import Settings
@@ -38,7 +38,6 @@ from mtcjudge.models import utcnow
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner import repository
 from mtcjudge.planner.service import Planner, Projector
-from tests.web.test_multiprocess import free_port
 
 TOKEN = "organizer-events-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -162,64 +161,23 @@ def judge_once(base: str, token: str) -> float:
 # ------------------------------------------------------------------ real server processes
 
 
-def spawn_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``mtcjudge serve`` on a free port; :func:`wait_until_up` waits for it."""
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": url, "MTCJUDGE_ORGANIZER_TOKEN": TOKEN}
-    command = [sys.executable, "-m", "mtcjudge.cli", "serve", "--port", str(port)]
-    with log.open("wb") as stream:
-        proc = subprocess.Popen(
-            [*command, "--database-url", url], env=env, stdout=stream, stderr=subprocess.STDOUT
-        )
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def wait_until_up(
-    proc: subprocess.Popen[bytes], base: str, log: Path
-) -> tuple[subprocess.Popen[bytes], str]:
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"server did not start:\n{log.read_text()}")
-        time.sleep(0.2)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
 @pytest.fixture
 def two_servers(
     empty_database_url: str, tmp_path: Path
 ) -> Iterator[tuple[str, list[str], list[tuple[subprocess.Popen[bytes], str, Path]]]]:
     """Two ``mtcjudge serve`` processes on one database: (slug, tokens, [(process, base, log)])."""
     _, slug, tokens = seed(empty_database_url)
+    env = {**os.environ, "DATABASE_URL": empty_database_url, "MTCJUDGE_ORGANIZER_TOKEN": TOKEN}
     # both start at once (their imports overlap); then wait for each
-    logs = [tmp_path / f"serve{i}.log" for i in range(2)]
-    started = [spawn_server(empty_database_url, log) for log in logs]
+    started = [
+        start_server(empty_database_url, tmp_path / f"serve{i}.log", env=env) for i in range(2)
+    ]
     try:
-        for (proc, base), log in zip(started, logs, strict=True):
-            wait_until_up(proc, base, log)
-        yield (
-            slug,
-            tokens,
-            [(proc, base, log) for (proc, base), log in zip(started, logs, strict=True)],
-        )
+        for server in started:
+            server.wait_ready()
+        yield slug, tokens, [(server.process, server.url, server.log) for server in started]
     finally:
-        for proc, _ in started:
-            stop(proc)
+        stop_servers(started)
 
 
 def test_events_follow_judgments_of_another_process_and_end_when_the_server_stops(

@@ -7,9 +7,6 @@ when ``TEST_DATABASE_URL`` is set) and has assessors judge through both at the s
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -20,17 +17,12 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from devtools.serve import start_server, stop_servers
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.ingest.formats import Metadata, Runs
 from mtcjudge.models import Judgment, Lease, utcnow
 from mtcjudge.mtc.synthetic import generate
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -65,47 +57,14 @@ def seed(url: str, tmp_path: Path, n_assessors: int) -> list[str]:
 @pytest.fixture
 def servers(shared_url: str, tmp_path: Path) -> Iterator[tuple[str, list[str], list[str]]]:
     tokens = seed(shared_url, tmp_path, 4)
-    urls, procs = [], []
-    for _ in range(2):
-        port = free_port()
-        env = {**os.environ, "DATABASE_URL": shared_url}
-        procs.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "mtcjudge.cli",
-                    "serve",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--database-url",
-                    shared_url,
-                ],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            )
-        )
-        urls.append(f"http://127.0.0.1:{port}")
+    env = {**os.environ, "DATABASE_URL": shared_url}
+    started = [start_server(shared_url, tmp_path / f"serve{i}.log", env=env) for i in range(2)]
     try:
-        for url in urls:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"server {url} did not start")
-                time.sleep(0.2)
-        yield shared_url, urls, tokens
+        for server in started:
+            server.wait_ready(30)
+        yield shared_url, [server.url for server in started], tokens
     finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(timeout=10)
+        stop_servers(started)
 
 
 def judge_loop(base: str, token: str, rounds: int, errors: list[str]) -> None:
