@@ -24,7 +24,7 @@ from mtcjudge.models import CampaignResults, TrajectoryPoint, utcnow
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner.build import build_engine, engine_from_rows
 from mtcjudge.planner.service import Planner, Projector
-from tests.judging.conftest import PlanningClient, build_campaign
+from tests.factories import PlanningClient, build_campaign
 
 TOKEN = "organizer-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -10,7 +10,7 @@ import pytest
 
 from mtcjudge.cli import main as cli_main
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from tests.exports.conftest import make_campaign
+from tests.factories import make_campaign
 
 
 @pytest.fixture

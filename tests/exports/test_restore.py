@@ -24,7 +24,7 @@ from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Judgment, Lease, Pair, utcnow
 from mtcjudge.mtc.calibration import AUDIT_EVERY
 from mtcjudge.planner.service import Planner
-from tests.exports.conftest import make_campaign
+from tests.factories import make_campaign
 
 T1 = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
 T2 = datetime(2026, 11, 25, 17, 30, 0, tzinfo=UTC)

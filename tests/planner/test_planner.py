@@ -13,7 +13,7 @@ from mtcjudge.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
 from mtcjudge.mtc.calibration import SystemEffectEngine
 from mtcjudge.planner.build import build_engine
 from mtcjudge.planner.service import Planner, ensure_pool
-from tests.judging.conftest import build_campaign
+from tests.factories import build_campaign
 
 
 def plan_rows(db_session, campaign_id: int) -> list[tuple[int, int]]:

@@ -21,7 +21,7 @@ from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.reports import service
 from mtcjudge.reports.agreement import agreement
 from mtcjudge.reports.analysis import group_labels
-from tests.reports.conftest import ASSESSED, LISTEN_MS, SECONDS
+from tests.factories import ASSESSED, LISTEN_MS, SECONDS
 
 TOKEN = "report-test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -29,41 +29,21 @@ import uvicorn
 
 from devtools.serve import free_port, start_server, stop_servers
 from mtcjudge.campaigns.events import ResultsFeeds
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.ingest.formats import Metadata, Runs
+from mtcjudge.db import make_engine, make_sessionmaker
 from mtcjudge.main import create_app
-from mtcjudge.models import utcnow
-from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner import repository
 from mtcjudge.planner.service import Planner, Projector
+from tests.factories import seed_open_campaign
 
 TOKEN = "organizer-events-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
-def seed(url: str, n_assessors: int = 2) -> tuple[int, str, list[str]]:
-    """An open campaign without audio (every pair can be handed out) and its assessors."""
-    upgrade_database(url)
-    synthetic = generate(5, 8, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=9)
-    engine = make_engine(url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            campaign, _ = create_campaign(
-                session,
-                CampaignSpec(name="Live", target=1.0, status="open"),
-                Runs(synthetic.runs, "tsv"),
-                Metadata(dict(synthetic.artist), dict(synthetic.genre)),
-            )
-            tokens = []
-            for i in range(n_assessors):
-                assessor, token = invite_assessor(session, campaign, f"V{i}")
-                assessor.consented_at = utcnow()
-                tokens.append(token)
-            return campaign.id, campaign.slug, tokens
-    finally:
-        engine.dispose()
+def seed(url: str) -> tuple[int, str, list[str]]:
+    """An open campaign without audio (every pair can be handed out) and its two assessors."""
+    seeded = seed_open_campaign(url, name="Live", seed=9, n_assessors=2)
+    return seeded.id, seeded.slug, seeded.tokens
 
 
 class EventStream:

@@ -18,11 +18,9 @@ import pytest
 from sqlalchemy import func, select
 
 from devtools.serve import start_server, stop_servers
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.ingest.formats import Metadata, Runs
-from mtcjudge.models import Judgment, Lease, utcnow
-from mtcjudge.mtc.synthetic import generate
+from mtcjudge.db import make_engine
+from mtcjudge.models import Judgment, Lease
+from tests.factories import seed_open_campaign
 
 
 @pytest.fixture
@@ -30,33 +28,9 @@ def shared_url(empty_database_url: str) -> str:
     return empty_database_url
 
 
-def seed(url: str, tmp_path: Path, n_assessors: int) -> list[str]:
-    upgrade_database(url)
-    synthetic = generate(5, 8, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=21)
-    audio = tmp_path / "audio"
-    audio.mkdir()
-    engine = make_engine(url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            campaign, _ = create_campaign(
-                session,
-                CampaignSpec(name="Shared", target=1.0, status="open"),
-                Runs(synthetic.runs, "tsv"),
-                Metadata(dict(synthetic.artist), dict(synthetic.genre)),
-            )
-            tokens = []
-            for i in range(n_assessors):
-                assessor, token = invite_assessor(session, campaign, f"A{i}")
-                assessor.consented_at = utcnow()
-                tokens.append(token)
-            return tokens
-    finally:
-        engine.dispose()
-
-
 @pytest.fixture
 def servers(shared_url: str, tmp_path: Path) -> Iterator[tuple[str, list[str], list[str]]]:
-    tokens = seed(shared_url, tmp_path, 4)
+    tokens = seed_open_campaign(shared_url, name="Shared", seed=21, n_assessors=4).tokens
     env = {**os.environ, "DATABASE_URL": shared_url}
     started = [start_server(shared_url, tmp_path / f"serve{i}.log", env=env) for i in range(2)]
     try:
