@@ -11,8 +11,9 @@ one of these:
   exports and reports;
 - :func:`add_assessors`: assessors who judged the same pairs, on top of :func:`make_campaign`;
 - :class:`PlanningClient`: a test client whose app plans before every request;
-- :func:`seed_open_campaign`: a synthetic open campaign and consented assessors committed to a
-  database URL, for tests that run real server processes.
+- :func:`seed_judged_campaign`, :func:`seed_open_campaign`: the same committed to a database
+  URL (the first judged, the second open with consented assessors), for tests that run the
+  command line or real server processes on a database of their own.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ from mtcjudge.models import (
 )
 from mtcjudge.mtc.synthetic import SyntheticCollection, generate
 from mtcjudge.planner.service import ensure_pool
+
+#: a runs file (TSV) for the API and the forms: two systems, one query, two clips
+TINY_RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
 
 
 # ---------------------------------------------------------------- a small campaign, by the ORM
@@ -270,6 +274,18 @@ class SeededCampaign:
     id: int
     slug: str
     tokens: list[str]
+
+
+def seed_judged_campaign(url: str, *, share: float) -> str:
+    """Migrate the database at ``url`` and commit :func:`make_campaign` (imported judgments of
+    ``share`` of the pool) there; returns the campaign's slug."""
+    upgrade_database(url)
+    engine = make_engine(url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            return make_campaign(session, share=share).campaign.slug
+    finally:
+        engine.dispose()
 
 
 def seed_open_campaign(url: str, *, name: str, seed: int, n_assessors: int) -> SeededCampaign:

@@ -66,6 +66,8 @@ def write_tone(path: Path, frequency: float, seconds: float = 4.0, rate: int = 1
 #: the organizer API's bearer token in tests: the API answers nobody without it (or a session)
 ORGANIZER_TOKEN = "test-organizer-token"
 ORGANIZER_HEADERS = {"Authorization": f"Bearer {ORGANIZER_TOKEN}"}
+#: the content type of a form the tests post
+FORM_HEADERS = {"content-type": "application/x-www-form-urlencoded"}
 
 #: the password of the organizer accounts the tests create
 PASSWORD = "correct horse battery"

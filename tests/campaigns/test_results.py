@@ -25,9 +25,8 @@ from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner.build import build_engine, engine_from_rows
 from mtcjudge.planner.service import Planner, Projector
 from tests.factories import PlanningClient, build_campaign
-
-TOKEN = "organizer-test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
 
 @pytest.fixture

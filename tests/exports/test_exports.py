@@ -23,9 +23,9 @@ from mtcjudge.exports.formats import aggregate, round_half_up
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Judgment, utcnow
 from tests.factories import PlanningClient, build_campaign, make_campaign
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
-TOKEN = "organizer-test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 LMAX = {"fine": 100, "broad": 2}
 
 

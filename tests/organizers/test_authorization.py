@@ -26,9 +26,9 @@ from mtcjudge import audit
 from mtcjudge.config import Settings
 from mtcjudge.deps import require_organizer
 from mtcjudge.organizers import service as organizers
+from tests.factories import TINY_RUNS as RUNS
 from tests.support import ORGANIZER_HEADERS, session_csrf, sign_in
 
-RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
 PUBLIC = {("GET", "/"), ("GET", "/login"), ("POST", "/login"), ("POST", "/logout")}
 PROBES = {("GET", "/healthz"), ("GET", "/readyz")}
 ASSESSOR_PATHS = re.compile(r"^/(api/)?a/\{token\}")

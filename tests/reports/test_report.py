@@ -22,10 +22,8 @@ from mtcjudge.reports import service
 from mtcjudge.reports.agreement import agreement
 from mtcjudge.reports.analysis import group_labels
 from tests.factories import ASSESSED, LISTEN_MS, SECONDS
-
-TOKEN = "report-test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
 # ------------------------------------------------------------------ rankings and pairs
 

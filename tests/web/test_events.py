@@ -35,9 +35,8 @@ from mtcjudge.main import create_app
 from mtcjudge.planner import repository
 from mtcjudge.planner.service import Planner, Projector
 from tests.factories import seed_open_campaign
-
-TOKEN = "organizer-events-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
 
 def seed(url: str) -> tuple[int, str, list[str]]:
