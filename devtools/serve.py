@@ -5,8 +5,8 @@ The one launcher of the tests that need a real server and of ``bench/load.py``::
     with running_server(database_url, tmp_path / "serve.log") as server:
         httpx.get(f"{server.url}/healthz")
 
-or, to start several at once and wait for them afterwards, :func:`start_server`, then
-:meth:`ServerProcess.wait_ready` on each and :func:`stop_servers`. A server listens on
+or several on one database with :func:`running_servers`; or, step by step,
+:func:`start_server`, :meth:`ServerProcess.wait_ready` and :func:`stop_servers`. A server listens on
 127.0.0.1 at a free port, writes its output (stdout and stderr) to a log file, and runs in a
 process group of its own, so that stopping it also ends workers whose parent died first.
 """
@@ -32,6 +32,7 @@ __all__ = [
     "ServerProcess",
     "free_port",
     "running_server",
+    "running_servers",
     "start_server",
     "stop_servers",
 ]
@@ -153,6 +154,28 @@ def running_server(
         yield server
     finally:
         server.stop(grace)
+
+
+@contextlib.contextmanager
+def running_servers(
+    database_url: str,
+    logs: Sequence[Path],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+    grace: float = 20.0,
+) -> Iterator[list[ServerProcess]]:
+    """One server per log file on one database, started at once (their imports overlap), then
+    each waited for; all stopped afterwards."""
+    servers: list[ServerProcess] = []
+    try:
+        for log in logs:
+            servers.append(start_server(database_url, log, env=env))
+        for server in servers:
+            server.wait_ready(timeout)
+        yield servers
+    finally:
+        stop_servers(servers, grace)
 
 
 def stop_servers(servers: Iterable[ServerProcess], grace: float = 20.0) -> None:

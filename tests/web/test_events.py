@@ -27,7 +27,7 @@ import httpx
 import pytest
 import uvicorn
 
-from devtools.serve import free_port, start_server, stop_servers
+from devtools.serve import free_port, running_servers
 from mtcjudge.campaigns.events import ResultsFeeds
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker
@@ -147,16 +147,9 @@ def two_servers(
     """Two ``mtcjudge serve`` processes on one database: (slug, tokens, [(process, base, log)])."""
     _, slug, tokens = seed(empty_database_url)
     env = {**os.environ, "DATABASE_URL": empty_database_url, "MTCJUDGE_ORGANIZER_TOKEN": TOKEN}
-    # both start at once (their imports overlap); then wait for each
-    started = [
-        start_server(empty_database_url, tmp_path / f"serve{i}.log", env=env) for i in range(2)
-    ]
-    try:
-        for server in started:
-            server.wait_ready()
+    logs = [tmp_path / f"serve{i}.log" for i in range(2)]
+    with running_servers(empty_database_url, logs, env=env) as started:
         yield slug, tokens, [(server.process, server.url, server.log) for server in started]
-    finally:
-        stop_servers(started)
 
 
 def test_events_follow_judgments_of_another_process_and_end_when_the_server_stops(

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from devtools.serve import start_server, stop_servers
+from devtools.serve import running_servers
 from mtcjudge.db import make_engine
 from mtcjudge.models import Judgment, Lease
 from tests.factories import seed_open_campaign
@@ -32,13 +32,9 @@ def shared_url(empty_database_url: str) -> str:
 def servers(shared_url: str, tmp_path: Path) -> Iterator[tuple[str, list[str], list[str]]]:
     tokens = seed_open_campaign(shared_url, name="Shared", seed=21, n_assessors=4).tokens
     env = {**os.environ, "DATABASE_URL": shared_url}
-    started = [start_server(shared_url, tmp_path / f"serve{i}.log", env=env) for i in range(2)]
-    try:
-        for server in started:
-            server.wait_ready(30)
+    logs = [tmp_path / f"serve{i}.log" for i in range(2)]
+    with running_servers(shared_url, logs, env=env, timeout=30) as started:
         yield shared_url, [server.url for server in started], tokens
-    finally:
-        stop_servers(started)
 
 
 def judge_loop(base: str, token: str, rounds: int, errors: list[str]) -> None:
