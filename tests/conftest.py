@@ -15,6 +15,7 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.db import alembic_config, make_engine
+from tests.factories import Judged, make_campaign
 from tests.support import empty_database
 
 
@@ -72,3 +73,9 @@ def db_session(session_factory: sessionmaker[Session]) -> Iterator[Session]:
         yield session
     finally:
         session.close()
+
+
+@pytest.fixture
+def partial_campaign(db_session: Session) -> Judged:
+    """The exports' synthetic campaign with imported judgments of 40 % of its pool."""
+    return make_campaign(db_session, share=0.4)

@@ -1,8 +1,12 @@
-"""Helpers shared by the test modules: scratch databases and short audio clips."""
+"""Helpers shared by the test modules: scratch databases, short audio clips, the organizer's
+credentials and signing in, a server in a thread and Chromium for the browser tests.
+
+The builders of test data (campaigns, assessors) are in :mod:`tests.factories`."""
 
 from __future__ import annotations
 
 import os
+import re
 import uuid
 import wave
 from collections.abc import Iterator
@@ -11,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from argon2 import PasswordHasher
+from fastapi.testclient import TestClient
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -60,6 +66,39 @@ def write_tone(path: Path, frequency: float, seconds: float = 4.0, rate: int = 1
 #: the organizer API's bearer token in tests: the API answers nobody without it (or a session)
 ORGANIZER_TOKEN = "test-organizer-token"
 ORGANIZER_HEADERS = {"Authorization": f"Bearer {ORGANIZER_TOKEN}"}
+#: the content type of a form the tests post
+FORM_HEADERS = {"content-type": "application/x-www-form-urlencoded"}
+
+#: the password of the organizer accounts the tests create
+PASSWORD = "correct horse battery"
+#: argon2's smallest sensible parameters: these tests sign in often (the real ones take ~0.1 s)
+CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+_CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def csrf_field(html: str) -> str:
+    """The first CSRF token of a page's forms."""
+    found = _CSRF_FIELD.search(html)
+    assert found, "no csrf_token field on the page"
+    return found.group(1)
+
+
+def sign_in(client: TestClient, username: str, password: str = PASSWORD, **extra: str) -> Any:
+    """Open the sign-in page and send its form, as a browser does; returns the answer to the
+    form (not followed)."""
+    form = client.get("/login")
+    assert form.status_code == 200, form.text
+    data = {"username": username, "password": password, "csrf_token": csrf_field(form.text)}
+    data.update(extra)
+    return client.post("/login", data=data, follow_redirects=False)
+
+
+def session_csrf(client: TestClient) -> str:
+    """The CSRF token of the client's signed-in session, from the landing page's sign-out
+    form."""
+    page = client.get("/")
+    assert "Signed in as" in page.text, page.text
+    return csrf_field(page.text)
 
 
 @contextmanager
@@ -90,3 +129,22 @@ def serve_in_thread(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+#: Debian's Chromium, which the browser tests drive through Playwright (skipped without it)
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+
+def watch_policy(console_text: str, errors: list[str]) -> None:
+    """Chromium reports what the Content-Security-Policy blocked on the console."""
+    if "Content Security Policy" in console_text:
+        errors.append(console_text)

@@ -12,16 +12,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
-import time
 import zipfile
 from pathlib import Path
 
 import httpx
 import pytest
+
+from bench._serve import free_port, start_server
 
 pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: about 15 s
 
@@ -42,13 +42,6 @@ def _run(command: list[str | Path], cwd: Path, env: dict[str, str]) -> str:
     )
     assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +242,7 @@ def test_the_installed_package_serves_the_demo_from_any_directory(
     )
     assert Path(located.strip()).is_relative_to(installed.parent), "the checkout was imported"
 
-    port = _free_port()
+    port = free_port()
     setup = _run(
         [installed / "mtcjudge", "demo", "--no-serve", "--data-dir", "demo", "--port", str(port)],
         cwd=elsewhere,
@@ -260,17 +253,12 @@ def test_the_installed_package_serves_the_demo_from_any_directory(
     database_url = f"sqlite:///{elsewhere / 'demo' / 'mtcjudge.sqlite3'}"
 
     log = tmp_path / "serve.log"
-    with log.open("w") as output:
-        server = subprocess.Popen(
-            [installed / "mtcjudge", "serve", "--port", str(port), "--database-url", database_url],
-            cwd=elsewhere,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
+    server = start_server(
+        database_url, log, port=port, program=[installed / "mtcjudge"], env=env, cwd=elsewhere
+    )
     try:
+        server.wait_ready()
         with httpx.Client(timeout=5) as client:
-            _wait_until_ready(client, f"http://127.0.0.1:{port}/healthz", server, log)
             page = client.get(links[0])
             assert page.status_code == 200
             assert "Welcome, Volunteer 1" in page.text
@@ -281,8 +269,7 @@ def test_the_installed_package_serves_the_demo_from_any_directory(
             assert css.headers["content-type"].startswith("text/css")
             assert css.content == (REPO_ROOT / "static" / "css" / "app.css").read_bytes()
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.stop(grace=30)
     assert "Traceback" not in log.read_text(), log.read_text()
 
 
@@ -309,19 +296,3 @@ def test_the_installed_help_links_installed_docs_and_bench_says_where_it_is(
     assert (bench.returncode, bench.stdout) == (2, "")
     assert bench.stderr.startswith("mtcjudge: error: bench engine: no bench/ folder")
     assert "git clone https://github.com/mtcjudge/mtcjudge" in bench.stderr
-
-
-def _wait_until_ready(
-    client: httpx.Client, url: str, server: subprocess.Popen[bytes], log: Path
-) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"mtcjudge serve exited ({server.returncode}):\n{log.read_text()}")
-        try:
-            if client.get(url).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    pytest.fail("mtcjudge serve did not answer within 60 s")

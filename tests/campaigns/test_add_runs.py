@@ -20,6 +20,8 @@ from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, Plan
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.service import Planner, Projector
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
 OLD = ("S01", "S02", "S03", "S04")
 
@@ -276,9 +278,6 @@ def test_cli_adds_runs_and_refuses_what_it_cannot_add(database, tmp_path) -> Non
 
 
 # ------------------------------------------------------------------ API
-
-TOKEN = "organizer-test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 def runs_text(runs: dict[str, dict[str, list[str]]]) -> str:

@@ -20,10 +20,8 @@ from mtcjudge.exports import service as exports
 from mtcjudge.main import create_app
 from mtcjudge.models import Campaign, System
 from mtcjudge.organizers import service as organizers
-from tests.exports.conftest import make_campaign
-from tests.organizers.conftest import PASSWORD
-from tests.support import serve_in_thread
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
+from tests.factories import make_campaign
+from tests.support import CHROMIUM, CHROMIUM_ARGS, PASSWORD, serve_in_thread, watch_policy
 
 if TYPE_CHECKING:
     from playwright.sync_api import FilePayload

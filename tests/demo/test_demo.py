@@ -12,8 +12,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
-import time
 import urllib.request
 import wave
 from collections.abc import Iterator
@@ -22,6 +20,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from bench._serve import running_server
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign
 from mtcjudge.cli import main
@@ -218,39 +217,15 @@ def test_demo_on_a_taken_port_exits_2_before_setting_anything_up(
 
 
 def test_serve_migrates_and_answers(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env["MTCJUDGE_ORGANIZER_TOKEN"] = ORGANIZER_TOKEN
-    command = ["serve", "--port", str(port), "--database-url", sqlite_url(tmp_path)]
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mtcjudge.cli", *command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
-                    assert r.status == 200
-                    break
-            except OSError:
-                assert server.poll() is None, server.communicate()[0]
-                assert time.monotonic() < deadline, "the server did not answer within 20 s"
-                time.sleep(0.1)
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/api/campaigns", headers=ORGANIZER_HEADERS
-        )
+    log = tmp_path / "serve.log"
+    with running_server(sqlite_url(tmp_path), log, env=env, timeout=20) as server:
+        with urllib.request.urlopen(f"{server.url}/healthz", timeout=1) as r:
+            assert r.status == 200
+        request = urllib.request.Request(f"{server.url}/api/campaigns", headers=ORGANIZER_HEADERS)
         with urllib.request.urlopen(request, timeout=5) as r:
             assert r.status == 200  # the schema is there: migrations ran
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        if server.stdout is not None:
-            server.stdout.close()
 
 
 # ---------------------------------------------------------------- deployment files
@@ -301,10 +276,9 @@ def test_the_image_copies_what_exists_and_runs_serve_as_a_non_root_user() -> Non
             assert source not in ignored, f".dockerignore leaves {source} out of the context"
     # every folder setup.py maps into the package (templates, static, migrations, docs) is in
     # the image, or its editable install lacks it
-    mapped = re.findall(
-        r'"(\w+)"',
-        re.search(r"for folder in \(([^)]*)\)", (ROOT / "setup.py").read_text()).group(1),
-    )
+    folders = re.search(r"for folder in \(([^)]*)\)", (ROOT / "setup.py").read_text())
+    assert folders, "setup.py no longer lists the folders it maps"
+    mapped = re.findall(r'"(\w+)"', folders.group(1))
     copied = {source for sources in copies for source in sources}
     assert {"templates", "static", "migrations", "docs"} <= set(mapped)
     assert set(mapped) <= copied, f"the Dockerfile does not copy {set(mapped) - copied}"

@@ -22,10 +22,10 @@ from mtcjudge.exports import service
 from mtcjudge.exports.formats import aggregate, round_half_up
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Judgment, utcnow
-from tests.exports.conftest import make_campaign
+from tests.factories import PlanningClient, build_campaign, make_campaign
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
-TOKEN = "organizer-test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 LMAX = {"fine": 100, "broad": 2}
 
 
@@ -388,8 +388,6 @@ def test_streaming_memory_does_not_grow_with_the_judgments(db_session) -> None:
 def test_judgments_through_the_judging_page_carry_their_lease_and_selection(
     db_session, session_factory
 ) -> None:
-    from tests.judging.conftest import PlanningClient, build_campaign
-
     fx = build_campaign(db_session, n_systems=3, n_queries=3, k=3, n_assessors=2)
     client = PlanningClient(create_app(Settings(), session_factory=session_factory))
     handed = []

@@ -24,7 +24,9 @@ from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Judgment, Lease, Pair, utcnow
 from mtcjudge.mtc.calibration import AUDIT_EVERY
 from mtcjudge.planner.service import Planner
-from tests.exports.conftest import make_campaign
+from tests.factories import make_campaign
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
 T1 = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
 T2 = datetime(2026, 11, 25, 17, 30, 0, tzinfo=UTC)
@@ -325,10 +327,6 @@ def test_a_bad_row_names_its_member_line_and_field_and_nothing_is_kept(
 
 
 # ------------------------------------------------------------------ API
-
-
-TOKEN = "organizer-test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 # ------------------------------------------------------------------ command line

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from mtcjudge.models import Assessor, Judgment, Lease, Pair, PlannerState, utcnow
-from tests.judging.conftest import build_campaign
+from tests.factories import build_campaign
 
 
 def judge(client, token, lease_id, broad=2, fine=80.0, client_id=None, **extra):

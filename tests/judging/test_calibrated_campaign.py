@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from tests.judging.conftest import build_campaign
+from tests.factories import build_campaign
 
 
 @pytest.mark.parametrize("estimator", ["calibrated", "joint"])

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.models import Judgment, Lease, Pair, utcnow
-from tests.judging.conftest import build_campaign
+from tests.factories import build_campaign
 from tests.judging.workers import Workers
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from mtcjudge.models import Assessor, Campaign, Document, Judgment, Lease, Pair, utcnow
 from mtcjudge.security import hash_token
-from tests.judging.conftest import CampaignFixture, build_campaign
+from tests.factories import CampaignFixture, build_campaign
 from tests.support import write_tone
 
 

@@ -1,9 +1,8 @@
-"""Organizer fixtures: a cheap password hasher, apps bound to the test's transaction, and
-signing in through the real form."""
+"""Organizer fixtures: a cheap password hasher, apps bound to the test's transaction, an
+organizer account, and a client signed in through the real form (``tests.support.sign_in``)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,43 +16,13 @@ from mtcjudge.config import Settings
 from mtcjudge.main import create_app
 from mtcjudge.organizers import passwords
 from mtcjudge.organizers import service as organizers
-from tests.support import ORGANIZER_TOKEN
-
-PASSWORD = "correct horse battery"
-#: argon2's smallest sensible parameters: these tests sign in often (the real ones take ~0.1 s)
-CHEAP_HASHER = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
-_CSRF_FIELD = re.compile(r'name="csrf_token" value="([^"]+)"')
+from tests.support import CHEAP_HASHER, ORGANIZER_TOKEN, PASSWORD, sign_in
 
 
 @pytest.fixture(autouse=True)
 def cheap_hasher(monkeypatch: pytest.MonkeyPatch) -> PasswordHasher:
     monkeypatch.setattr(passwords, "_HASHER", CHEAP_HASHER)
     return CHEAP_HASHER
-
-
-def csrf_field(html: str) -> str:
-    """The first CSRF token of a page's forms."""
-    found = _CSRF_FIELD.search(html)
-    assert found, "no csrf_token field on the page"
-    return found.group(1)
-
-
-def sign_in(client: TestClient, username: str, password: str = PASSWORD, **extra: str) -> Any:
-    """Open the sign-in page and send its form, as a browser does; returns the answer to the
-    form (not followed)."""
-    form = client.get("/login")
-    assert form.status_code == 200, form.text
-    data = {"username": username, "password": password, "csrf_token": csrf_field(form.text)}
-    data.update(extra)
-    return client.post("/login", data=data, follow_redirects=False)
-
-
-def session_csrf(client: TestClient) -> str:
-    """The CSRF token of the client's signed-in session, from the landing page's sign-out
-    form."""
-    page = client.get("/")
-    assert "Signed in as" in page.text, page.text
-    return csrf_field(page.text)
 
 
 @pytest.fixture

@@ -16,10 +16,8 @@ from mtcjudge import audit
 from mtcjudge.db import make_engine, make_sessionmaker
 from mtcjudge.models import AuditEvent, Campaign
 from tests.cli import run
-from tests.organizers.conftest import PASSWORD, session_csrf
-from tests.support import ORGANIZER_HEADERS
-
-RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
+from tests.factories import TINY_RUNS as RUNS
+from tests.support import ORGANIZER_HEADERS, PASSWORD, session_csrf
 
 
 def logged(session: Session, slug: str) -> list[tuple[str, str, str]]:

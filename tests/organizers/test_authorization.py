@@ -26,10 +26,9 @@ from mtcjudge import audit
 from mtcjudge.config import Settings
 from mtcjudge.deps import require_organizer
 from mtcjudge.organizers import service as organizers
-from tests.organizers.conftest import sign_in
-from tests.support import ORGANIZER_HEADERS
+from tests.factories import TINY_RUNS as RUNS
+from tests.support import ORGANIZER_HEADERS, session_csrf, sign_in
 
-RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
 PUBLIC = {("GET", "/"), ("GET", "/login"), ("POST", "/login"), ("POST", "/logout")}
 PROBES = {("GET", "/healthz"), ("GET", "/readyz")}
 ASSESSOR_PATHS = re.compile(r"^/(api/)?a/\{token\}")
@@ -239,8 +238,6 @@ def test_the_right_credentials_get_past_the_guard(
 ) -> None:
     """The refusals above are the guard's: the same requests with the bearer token, or with
     a session (and its CSRF token on changes), are not refused."""
-    from tests.organizers.conftest import session_csrf
-
     bearer = make_client(headers=ORGANIZER_HEADERS)
     csrf = session_csrf(signed_in)
     for method, path in organizer_routes:

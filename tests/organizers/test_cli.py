@@ -12,7 +12,7 @@ from mtcjudge.cli import main
 from mtcjudge.db import make_engine, make_sessionmaker
 from mtcjudge.organizers import service as organizers
 from tests.cli import run
-from tests.organizers.conftest import PASSWORD
+from tests.support import PASSWORD
 
 
 @pytest.fixture

@@ -22,9 +22,15 @@ from mtcjudge.main import create_app
 from mtcjudge.models import utcnow
 from mtcjudge.organizers import service as organizers
 from mtcjudge.results import routes as results_routes
-from tests.organizers.conftest import PASSWORD, csrf_field
-from tests.support import ORGANIZER_HEADERS, serve_in_thread
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
+from tests.support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ORGANIZER_HEADERS,
+    PASSWORD,
+    csrf_field,
+    serve_in_thread,
+    watch_policy,
+)
 
 #: 4 systems x 3 queries x k=3 over overlapping candidates
 RUNS = {

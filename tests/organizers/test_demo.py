@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from mtcjudge.config import Settings
 from mtcjudge.demo.setup import DEMO_ORGANIZER, ensure_demo
 from mtcjudge.main import create_app
-from tests.organizers.conftest import sign_in
+from tests.support import sign_in
 
 
 @pytest.fixture(autouse=True)

@@ -18,10 +18,8 @@ from mtcjudge.main import create_app
 from mtcjudge.models import OrganizerSession, utcnow
 from mtcjudge.organizers import service as organizers
 from mtcjudge.organizers.routes import safe_next
-from tests.organizers.conftest import PASSWORD, csrf_field, session_csrf, sign_in
-from tests.support import ORGANIZER_HEADERS
-
-RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
+from tests.factories import TINY_RUNS as RUNS
+from tests.support import ORGANIZER_HEADERS, PASSWORD, csrf_field, session_csrf, sign_in
 
 
 def cookie_header(response, name: str) -> str:

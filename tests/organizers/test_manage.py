@@ -17,8 +17,7 @@ from mtcjudge import audit
 from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns.service import CampaignSpec
 from mtcjudge.models import Assessor, AuditEvent, Campaign
-from tests.organizers.conftest import session_csrf
-from tests.support import ORGANIZER_HEADERS, write_tone
+from tests.support import ORGANIZER_HEADERS, session_csrf, write_tone
 
 # three systems, four queries, five results each, overlapping
 RUNS = "system\tquery\tdoc\n" + "".join(

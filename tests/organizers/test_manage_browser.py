@@ -21,9 +21,7 @@ from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.main import create_app
 from mtcjudge.organizers import service as organizers
-from tests.organizers.conftest import PASSWORD
-from tests.support import serve_in_thread
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
+from tests.support import CHROMIUM, CHROMIUM_ARGS, PASSWORD, serve_in_thread, watch_policy
 
 if TYPE_CHECKING:
     from playwright.sync_api import FilePayload

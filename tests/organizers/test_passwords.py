@@ -9,7 +9,7 @@ import pytest
 from argon2 import PasswordHasher
 
 from mtcjudge.organizers import passwords
-from tests.organizers.conftest import CHEAP_HASHER
+from tests.support import CHEAP_HASHER
 
 
 def test_a_hash_verifies_its_password_and_no_other() -> None:

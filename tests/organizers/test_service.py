@@ -17,7 +17,7 @@ from mtcjudge.errors import Conflict, InvalidInput, NotFound
 from mtcjudge.models import AuditEvent, Organizer, OrganizerSession, utcnow
 from mtcjudge.organizers import passwords
 from mtcjudge.organizers import service as organizers
-from tests.organizers.conftest import PASSWORD
+from tests.support import PASSWORD
 
 ACTOR = audit.Actor("test")
 

@@ -14,7 +14,7 @@ from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.planner.build import build_engine
 from mtcjudge.planner.pool import ensure_pool
 from mtcjudge.planner.service import Planner
-from tests.judging.conftest import build_campaign
+from tests.factories import build_campaign
 
 
 def plan_rows(db_session, campaign_id: int) -> list[tuple[int, int]]:

@@ -15,10 +15,15 @@ from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_d
 from mtcjudge.main import create_app
 from mtcjudge.organizers import passwords
 from mtcjudge.organizers import service as organizers
-from tests.exports.conftest import make_campaign
-from tests.organizers.conftest import CHEAP_HASHER, PASSWORD
-from tests.support import serve_in_thread
-from tests.web.test_browser import CHROMIUM, CHROMIUM_ARGS, watch_policy
+from tests.factories import make_campaign
+from tests.support import (
+    CHEAP_HASHER,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PASSWORD,
+    serve_in_thread,
+    watch_policy,
+)
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
 

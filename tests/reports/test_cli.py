@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 
-from mtcjudge.cli import main as cli_main
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from tests.exports.conftest import make_campaign
+from tests.cli import run
+from tests.factories import seed_judged_campaign
 
 
 @pytest.fixture
 def database(empty_database_url):
     """A database (SQLite file or Postgres schema) with a partly judged campaign."""
-    upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            slug = make_campaign(session, share=0.5).campaign.slug
-    finally:
-        engine.dispose()
-    return empty_database_url, slug
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = cli_main(list(argv), out=out, err=err)
-    return status, out.getvalue(), err.getvalue()
+    return empty_database_url, seed_judged_campaign(empty_database_url, share=0.5)
 
 
 def test_report_writes_html_or_json(database, tmp_path) -> None:

@@ -21,11 +21,9 @@ from mtcjudge.reports import service
 from mtcjudge.reports.agreement import agreement
 from mtcjudge.reports.analysis import group_labels
 from mtcjudge.results.read import results_for
-from tests.reports.conftest import ASSESSED, LISTEN_MS, SECONDS
-
-TOKEN = "report-test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
+from tests.factories import ASSESSED, LISTEN_MS, SECONDS
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
 # ------------------------------------------------------------------ rankings and pairs
 

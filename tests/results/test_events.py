@@ -16,7 +16,6 @@ import queue
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -28,43 +27,22 @@ import httpx
 import pytest
 import uvicorn
 
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from bench._serve import free_port, running_servers
 from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.ingest.formats import Metadata, Runs
+from mtcjudge.db import make_engine, make_sessionmaker
 from mtcjudge.main import create_app
-from mtcjudge.models import utcnow
-from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner.service import Planner, Projector
 from mtcjudge.results import repository
 from mtcjudge.results.events import ResultsFeeds
-from tests.web.test_multiprocess import free_port
+from tests.factories import seed_open_campaign
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
-TOKEN = "organizer-events-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
-
-def seed(url: str, n_assessors: int = 2) -> tuple[int, str, list[str]]:
-    """An open campaign without audio (every pair can be handed out) and its assessors."""
-    upgrade_database(url)
-    synthetic = generate(5, 8, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=9)
-    engine = make_engine(url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            campaign, _ = create_campaign(
-                session,
-                CampaignSpec(name="Live", target=1.0, status="open"),
-                Runs(synthetic.runs, "tsv"),
-                Metadata(dict(synthetic.artist), dict(synthetic.genre)),
-            )
-            tokens = []
-            for i in range(n_assessors):
-                assessor, token = invite_assessor(session, campaign, f"V{i}")
-                assessor.consented_at = utcnow()
-                tokens.append(token)
-            return campaign.id, campaign.slug, tokens
-    finally:
-        engine.dispose()
+def seed(url: str) -> tuple[int, str, list[str]]:
+    """An open campaign without audio (every pair can be handed out) and its two assessors."""
+    seeded = seed_open_campaign(url, name="Live", seed=9, n_assessors=2)
+    return seeded.id, seeded.slug, seeded.tokens
 
 
 class EventStream:
@@ -162,64 +140,16 @@ def judge_once(base: str, token: str) -> float:
 # ------------------------------------------------------------------ real server processes
 
 
-def spawn_server(url: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``mtcjudge serve`` on a free port; :func:`wait_until_up` waits for it."""
-    port = free_port()
-    env = {**os.environ, "DATABASE_URL": url, "MTCJUDGE_ORGANIZER_TOKEN": TOKEN}
-    command = [sys.executable, "-m", "mtcjudge.cli", "serve", "--port", str(port)]
-    with log.open("wb") as stream:
-        proc = subprocess.Popen(
-            [*command, "--database-url", url], env=env, stdout=stream, stderr=subprocess.STDOUT
-        )
-    return proc, f"http://127.0.0.1:{port}"
-
-
-def wait_until_up(
-    proc: subprocess.Popen[bytes], base: str, log: Path
-) -> tuple[subprocess.Popen[bytes], str]:
-    deadline = time.monotonic() + 60
-    while True:
-        assert proc.poll() is None, log.read_text()
-        try:
-            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"server did not start:\n{log.read_text()}")
-        time.sleep(0.2)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
 @pytest.fixture
 def two_servers(
     empty_database_url: str, tmp_path: Path
 ) -> Iterator[tuple[str, list[str], list[tuple[subprocess.Popen[bytes], str, Path]]]]:
     """Two ``mtcjudge serve`` processes on one database: (slug, tokens, [(process, base, log)])."""
     _, slug, tokens = seed(empty_database_url)
-    # both start at once (their imports overlap); then wait for each
+    env = {**os.environ, "DATABASE_URL": empty_database_url, "MTCJUDGE_ORGANIZER_TOKEN": TOKEN}
     logs = [tmp_path / f"serve{i}.log" for i in range(2)]
-    started = [spawn_server(empty_database_url, log) for log in logs]
-    try:
-        for (proc, base), log in zip(started, logs, strict=True):
-            wait_until_up(proc, base, log)
-        yield (
-            slug,
-            tokens,
-            [(proc, base, log) for (proc, base), log in zip(started, logs, strict=True)],
-        )
-    finally:
-        for proc, _ in started:
-            stop(proc)
+    with running_servers(empty_database_url, logs, env=env) as started:
+        yield slug, tokens, [(server.process, server.url, server.log) for server in started]
 
 
 def test_events_follow_judgments_of_another_process_and_end_when_the_server_stops(

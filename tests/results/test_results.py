@@ -24,10 +24,9 @@ from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner.build import build_engine, engine_from_rows
 from mtcjudge.planner.service import Planner, Projector
 from mtcjudge.results import read as results
-from tests.judging.conftest import PlanningClient, build_campaign
-
-TOKEN = "organizer-test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
+from tests.factories import PlanningClient, build_campaign
+from tests.support import ORGANIZER_HEADERS as AUTH
+from tests.support import ORGANIZER_TOKEN as TOKEN
 
 
 @pytest.fixture

@@ -24,18 +24,8 @@ from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_d
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Document, Judgment, Query, Result, System
 from mtcjudge.security import hash_token
-from tests.support import serve_in_thread, write_tone
+from tests.support import CHROMIUM, CHROMIUM_ARGS, serve_in_thread, watch_policy, write_tone
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--autoplay-policy=no-user-gesture-required",
-]
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "judging-page.png"
 TOKEN = "browser-test-token"
 
@@ -136,12 +126,6 @@ def wait_until(page: Any, expression: str, timeout: float = 10.0) -> None:
     while not page.evaluate(expression):
         assert time.monotonic() < deadline, f"timed out waiting for {expression}"
         time.sleep(0.05)
-
-
-def watch_policy(console_text: str, errors: list[str]) -> None:
-    """Chromium reports what the Content-Security-Policy blocked on the console."""
-    if "Content Security Policy" in console_text:
-        errors.append(console_text)
 
 
 def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:

@@ -40,12 +40,12 @@ from mtcjudge.middleware import (
     RedactAssessorTokens,
     redact_tokens,
 )
+from tests.factories import TINY_RUNS as RUNS
+from tests.support import FORM_HEADERS as FORM
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN, write_tone
 
-RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
 INT32_MAX = 2**31 - 1
 UNREACHABLE_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:1/mtcjudge"
-FORM = {"content-type": "application/x-www-form-urlencoded"}
 
 
 @pytest.fixture

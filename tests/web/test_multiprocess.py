@@ -7,9 +7,6 @@ when ``TEST_DATABASE_URL`` is set) and has assessors judge through both at the s
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -20,17 +17,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.ingest.formats import Metadata, Runs
-from mtcjudge.models import Judgment, Lease, utcnow
-from mtcjudge.mtc.synthetic import generate
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from bench._serve import running_servers
+from mtcjudge.db import make_engine
+from mtcjudge.models import Judgment, Lease
+from tests.factories import seed_open_campaign
 
 
 @pytest.fixture
@@ -38,74 +28,13 @@ def shared_url(empty_database_url: str) -> str:
     return empty_database_url
 
 
-def seed(url: str, tmp_path: Path, n_assessors: int) -> list[str]:
-    upgrade_database(url)
-    synthetic = generate(5, 8, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=21)
-    audio = tmp_path / "audio"
-    audio.mkdir()
-    engine = make_engine(url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            campaign, _ = create_campaign(
-                session,
-                CampaignSpec(name="Shared", target=1.0, status="open"),
-                Runs(synthetic.runs, "tsv"),
-                Metadata(dict(synthetic.artist), dict(synthetic.genre)),
-            )
-            tokens = []
-            for i in range(n_assessors):
-                assessor, token = invite_assessor(session, campaign, f"A{i}")
-                assessor.consented_at = utcnow()
-                tokens.append(token)
-            return tokens
-    finally:
-        engine.dispose()
-
-
 @pytest.fixture
 def servers(shared_url: str, tmp_path: Path) -> Iterator[tuple[str, list[str], list[str]]]:
-    tokens = seed(shared_url, tmp_path, 4)
-    urls, procs = [], []
-    for _ in range(2):
-        port = free_port()
-        env = {**os.environ, "DATABASE_URL": shared_url}
-        procs.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "mtcjudge.cli",
-                    "serve",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--database-url",
-                    shared_url,
-                ],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-            )
-        )
-        urls.append(f"http://127.0.0.1:{port}")
-    try:
-        for url in urls:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"server {url} did not start")
-                time.sleep(0.2)
-        yield shared_url, urls, tokens
-    finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(timeout=10)
+    tokens = seed_open_campaign(shared_url, name="Shared", seed=21, n_assessors=4).tokens
+    env = {**os.environ, "DATABASE_URL": shared_url}
+    logs = [tmp_path / f"serve{i}.log" for i in range(2)]
+    with running_servers(shared_url, logs, env=env, timeout=30) as started:
+        yield shared_url, [server.url for server in started], tokens
 
 
 def judge_loop(base: str, token: str, rounds: int, errors: list[str]) -> None:

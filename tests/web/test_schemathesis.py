@@ -24,10 +24,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.config import Settings
 from mtcjudge.main import create_app
+from tests.factories import TINY_RUNS as RUNS
+from tests.support import FORM_HEADERS as FORM
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
-
-FORM = {"content-type": "application/x-www-form-urlencoded"}
-RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ from mtcjudge.models import (
 )
 from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from mtcjudge.mtc.measures import MEASURES
+from mtcjudge.mtc.scales import SCALES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.pool import ensure_pool, grow_pool, unplayable_pairs
@@ -71,7 +72,6 @@ __all__ = [
 ]
 
 STATUSES = ("draft", "open", "closed")
-SCALES = ("broad", "fine")
 #: settings that may change once a campaign exists; the others define what its judgments mean
 UPDATABLE_FIELDS = (
     "status",
@@ -131,7 +131,7 @@ class CampaignSpec:
         for name in ("name", "slug", "description"):
             if isinstance(getattr(self, name), str):
                 check_text(name, getattr(self, name))
-        _check_choice("scale", self.scale, SCALES)
+        _check_choice("scale", self.scale, tuple(SCALES))
         _check_choice("measure", self.measure, MEASURES)
         _check_choice("estimator", self.estimator, ESTIMATOR_CHOICES)
         _check_choice("policy", self.policy, POLICIES)

@@ -38,6 +38,7 @@ from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS
 from mtcjudge.models import Campaign, Document, Query, as_utc, utcnow
 from mtcjudge.mtc.estimators import SOURCE_M_JUD, SOURCE_M_OUT, SOURCE_PRIOR
 from mtcjudge.mtc.measures import MEASURES
+from mtcjudge.mtc.scales import BROAD, FINE, SCALES
 from mtcjudge.planner.build import CampaignRows, build_engine, load_rows
 from mtcjudge.results import read
 
@@ -55,7 +56,8 @@ __all__ = [
 ]
 
 WHATS = ("qrels", "judgments", "estimates", "results", "runs", "bundle")
-SCALES = ("fine", "broad")
+#: the order of the scales' files in a bundle: FINE's first
+_BUNDLE_SCALES = (FINE.name, BROAD.name)
 #: the formats of each export, the first one the default
 FORMATS: dict[str, tuple[str, ...]] = {
     "qrels": ("trec",),
@@ -519,14 +521,14 @@ def write_bundle(
     """One zip: both scales' qrels, estimates and results, the judgments, the runs, the
     grades, and last the manifest with every other file's SHA-256."""
     members: list[tuple[str, str, str | None]] = []
-    for each in SCALES:
+    for each in _BUNDLE_SCALES:
         members.append((f"qrels-{each}.txt", "qrels", each))
     members += [
         ("judgments.csv", "judgments", None),
     ]
-    for each in SCALES:
+    for each in _BUNDLE_SCALES:
         members.append((f"estimates-{each}.csv", "estimates", each))
-    for each in SCALES:
+    for each in _BUNDLE_SCALES:
         members.append((f"results-{each}.json", "results", each))
     members += [("grades.json", "grades", None), ("grades.md", "grades", None)]
     members += [(name, "state", None) for name in STATE_COLUMNS]

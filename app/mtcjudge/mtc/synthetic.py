@@ -57,7 +57,7 @@ other campaigns may show: heavier-tailed pair noise (Student-t), judgment effect
 of artists and of genre pairs that no feature predicts, a hidden component of the
 true scores that systems exploit with a team- and system-specific *skill* (so the
 estimation errors of one system's results are correlated), and weak systems.
-:mod:`mtcjudge.mtc.synthetic_zoo` draws these settings for the calibration benchmark.
+``bench/experiments/synthetic_zoo.py`` draws these settings for the calibration benchmark.
 
 All work per system is one dense ``(queries, docs)`` similarity block from a
 matrix product, cut with ``argpartition``; ``generate(100, 1000, 10)`` takes

@@ -35,6 +35,7 @@ from mtcjudge.exports.formats import MEASURE_DEFINITIONS
 from mtcjudge.exports.service import completeness, package_version
 from mtcjudge.models import Campaign, as_utc, utcnow
 from mtcjudge.mtc.measures import MEASURES, per_query_scores
+from mtcjudge.mtc.scales import SCALES
 from mtcjudge.planner.build import engine_from_rows, load_rows
 from mtcjudge.reports import charts
 from mtcjudge.reports.agreement import agreement
@@ -55,7 +56,6 @@ __all__ = [
 ]
 
 FORMATS = ("html", "json")
-SCALES = ("fine", "broad")
 MEDIA_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json"}
 #: the family-wise level of the Tukey HSD, as MIREX used
 MIREX_ALPHA = 0.05

@@ -1,0 +1,167 @@
+"""Simulated assessors: one HTTP client each, judging as the judging page does, and the
+recorder of every request, lease and acknowledged judgment."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from bench._load.config import LoadConfig
+
+
+@dataclass
+class Request:
+    endpoint: str
+    started: float
+    ended: float
+    status: int | None  # None: transport error
+    error: str | None = None
+    retry_after: bool = False
+
+
+@dataclass
+class Lease:
+    pair_lease_id: int
+    received: float
+    released: float | None = None  # when the submission was sent
+    refused: bool = False  # the server said it was not (or no longer) leased
+
+
+@dataclass
+class Recorder:
+    t0: float
+    requests: list[Request] = field(default_factory=list)
+    acked: dict[str, tuple[float, int]] = field(default_factory=dict)  # client_id -> (t, status)
+    leases: list[Lease] = field(default_factory=list)
+    done: int = 0
+    waits: int = 0
+    snapshots: int = 0
+    snapshot_failures: int = 0
+    snapshot_violations: set[tuple[str, int, int]] = field(default_factory=set)
+    dashboard_events: int = 0
+    dashboard_bytes: int = 0
+    dashboard_errors: int = 0
+    # pairs handed out after an assessor's first, and those of the query they were on
+    later_pairs: int = 0
+    same_query_pairs: int = 0
+
+    def now(self) -> float:
+        return time.perf_counter() - self.t0
+
+    async def call(
+        self, endpoint: str, client: httpx.AsyncClient, method: str, url: str, **kwargs: Any
+    ) -> httpx.Response | None:
+        started = self.now()
+        try:
+            response = await client.request(method, url, **kwargs)
+        except httpx.TimeoutException as exc:
+            self.requests.append(Request(endpoint, started, self.now(), None, error_kind(exc)))
+            return None
+        except httpx.TransportError as exc:
+            self.requests.append(Request(endpoint, started, self.now(), None, error_kind(exc)))
+            return None
+        self.requests.append(
+            Request(
+                endpoint,
+                started,
+                self.now(),
+                response.status_code,
+                retry_after=response.status_code == 503 and "retry-after" in response.headers,
+            )
+        )
+        return response
+
+
+def error_kind(exc: Exception) -> str:
+    return type(exc).__name__
+
+
+def retry_delay(response: httpx.Response | None, attempt: int) -> float:
+    if response is not None:
+        with contextlib.suppress(ValueError):
+            return min(5.0, float(response.headers.get("retry-after", "")))
+    return min(2.0, 0.1 * 2.0**attempt)
+
+
+async def run_assessor(
+    index: int,
+    token: str,
+    client: httpx.AsyncClient,
+    config: LoadConfig,
+    recorder: Recorder,
+    stop: asyncio.Event,
+    hard_stop: asyncio.Event,
+) -> None:
+    rng = random.Random(config.seed * 100_003 + index)
+    held: dict[int, Lease] = {}
+    seen_before = False  # this assessor has been handed a pair before
+    attempt = 0
+    while not stop.is_set():
+        response = await recorder.call("next", client, "GET", f"/api/a/{token}/next")
+        if response is None or response.status_code != 200:
+            attempt += 1
+            await pause(stop, retry_delay(response, attempt))
+            continue
+        attempt = 0
+        body = response.json()
+        if body["status"] == "done":
+            recorder.done += 1
+            return
+        if body["status"] != "pair":
+            recorder.waits += 1
+            await pause(stop, 0.2 + 0.1 * rng.random())
+            continue
+        lease_id = int(body["pair"]["lease_id"])
+        lease = held.get(lease_id)
+        if lease is None:
+            lease = held[lease_id] = Lease(lease_id, recorder.now())
+            recorder.leases.append(lease)
+            if seen_before:
+                recorder.later_pairs += 1
+                recorder.same_query_pairs += bool(body["pair"].get("same_query_as_previous"))
+            seen_before = True
+        if config.mode == "realistic":
+            listen = rng.uniform(config.think_min, config.think_max)
+            if await pause(stop, listen):
+                return  # the run ended while listening: the lease is still held
+        client_id = str(uuid.uuid4())
+        payload = {
+            "lease_id": lease_id,
+            "broad": rng.randrange(3),
+            "fine": float(rng.randrange(101)),
+            "client_id": client_id,
+            "query_listen_ms": 1000,
+            "candidate_listen_ms": 1000,
+        }
+        lease.released = recorder.now()
+        # the judging page keeps retrying one submission with the same client_id
+        for retry in range(6):
+            reply = await recorder.call(
+                "submit", client, "POST", f"/api/a/{token}/judgments", json=payload
+            )
+            if reply is not None and reply.status_code < 300:
+                recorder.acked[client_id] = (recorder.now(), reply.status_code)
+                break
+            if reply is not None and reply.status_code < 500:
+                lease.refused = True
+                break
+            if hard_stop.is_set():
+                break
+            await asyncio.sleep(retry_delay(reply, retry))
+        held.pop(lease_id, None)
+
+
+async def pause(stop: asyncio.Event, seconds: float) -> bool:
+    """Sleep, or less if the run stops; True when it stopped."""
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except TimeoutError:
+        return False
+    return True

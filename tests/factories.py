@@ -1,0 +1,313 @@
+"""Builders of test data shared by every test folder: campaigns, collections, assessors.
+
+Conftest files hold fixtures only; a test (or a fixture) that needs a campaign builds it with
+one of these:
+
+- :func:`build_campaign`: a small campaign written directly with the ORM (3 systems x 2
+  queries x k = 3 by default, audio paths that need not exist), for the judging, planning
+  and results tests;
+- :func:`make_campaign`: a synthetic collection (5 systems, 6 queries, k = 5) through the
+  campaign service, with imported FINE and BROAD judgments of a share of the pool, for the
+  exports and reports;
+- :func:`add_assessors`: assessors who judged the same pairs, on top of :func:`make_campaign`;
+- :class:`PlanningClient`: a test client whose app plans before every request;
+- :func:`seed_judged_campaign`, :func:`seed_open_campaign`: the same committed to a database
+  URL (the first judged, the second open with consented assessors), for tests that run the
+  command line or real server processes on a database of their own.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.ingest.formats import Judgments, Metadata, Runs
+from mtcjudge.models import (
+    Assessor,
+    Campaign,
+    Document,
+    Judgment,
+    Lease,
+    Pair,
+    Query,
+    Result,
+    System,
+    utcnow,
+)
+from mtcjudge.mtc.synthetic import SyntheticCollection, generate
+from mtcjudge.planner.pool import ensure_pool
+from mtcjudge.security import hash_token
+
+#: a runs file (TSV) for the API and the forms: two systems, one query, two clips
+TINY_RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
+
+
+# ---------------------------------------------------------------- a small campaign, by the ORM
+@dataclass
+class CampaignFixture:
+    campaign: Campaign
+    systems: list[System]
+    queries: list[Query]
+    documents: dict[str, Document]
+    tokens: list[str] = field(default_factory=list)
+
+    @property
+    def external_ids(self) -> set[str]:
+        return set(self.documents)
+
+
+def build_campaign(
+    session: Session,
+    *,
+    n_systems: int = 3,
+    n_queries: int = 2,
+    k: int = 3,
+    n_assessors: int = 2,
+    audio_dir: Path | None = Path("/srv/mtcjudge-test-audio"),
+    consented: bool = True,
+    **settings: object,
+) -> CampaignFixture:
+    """Systems S0.. retrieve overlapping lists of clips; every clip has artist and genre."""
+    values: dict[str, object] = {
+        "slug": f"c-{secrets.token_hex(4)}",
+        "name": "Test campaign",
+        "status": "open",
+        "scale": "fine",
+        "k": k,
+        "estimator": "uniform",
+        "policy": "confidence",
+        "target": 0.95,
+        "lease_minutes": 10,
+        "judgments_per_pair": 1,
+    }
+    values.update(settings)
+    campaign = Campaign(**values)
+    session.add(campaign)
+    session.flush()
+    documents: dict[str, Document] = {}
+
+    def doc(ext: str, genre: str) -> Document:
+        if ext not in documents:
+            d = Document(
+                campaign_id=campaign.id, external_id=ext, artist=f"artist-{ext[-1]}", genre=genre
+            )
+            if audio_dir is not None:
+                d.audio_path = str(audio_dir / f"{ext}.wav")
+                d.audio_type = "audio/wav"
+                d.duration_seconds = 1.0
+            session.add(d)
+            documents[ext] = d
+        return documents[ext]
+
+    queries = []
+    for qi in range(n_queries):
+        qdoc = doc(f"query{qi}", f"g{qi % 2}")
+        session.flush()
+        query = Query(campaign_id=campaign.id, document_id=qdoc.id)
+        session.add(query)
+        queries.append(query)
+    systems = [
+        System(campaign_id=campaign.id, name=f"SYS-{i}", team=f"T{i // 2}")
+        for i in range(n_systems)
+    ]
+    session.add_all(systems)
+    session.flush()
+    for si, system in enumerate(systems):
+        for qi, query in enumerate(queries):
+            for rank in range(1, k + 1):
+                d = doc(f"cand{qi}-{(si + rank) % (k + 2)}", f"g{(si + rank) % 2}")
+                session.flush()
+                session.add(
+                    Result(
+                        campaign_id=campaign.id,
+                        system_id=system.id,
+                        query_id=query.id,
+                        rank=rank,
+                        document_id=d.id,
+                    )
+                )
+    tokens = []
+    for i in range(n_assessors):
+        token = secrets.token_urlsafe(16)
+        session.add(
+            Assessor(
+                campaign_id=campaign.id,
+                name=f"Volunteer {i + 1}",
+                token_hash=hash_token(token),
+                consented_at=utcnow() if consented else None,
+            )
+        )
+        tokens.append(token)
+    session.flush()
+    ensure_pool(session, campaign)
+    return CampaignFixture(campaign, systems, queries, documents, tokens)
+
+
+class PlanningClient(TestClient):
+    """A client whose app plans before every request, as a planner with no lag would: the
+    API tests see exactly the pairs the MTC loop picks after each judgment."""
+
+    def request(self, method: str, url: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        self.plan()
+        return super().request(method, url, *args, **kwargs)
+
+    def plan(self) -> None:
+        self.app.state.planner.run_once(force=True)  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------- a synthetic, judged campaign
+@dataclass
+class Judged:
+    campaign: Campaign
+    synthetic: SyntheticCollection
+    judged: set[tuple[str, str]]
+
+
+def make_campaign(
+    session, *, share: float = 1.0, seed: int = 5, estimator: str = "uniform", **settings
+) -> Judged:
+    """The campaign, with imported FINE and BROAD judgments of the first ``share`` of the
+    pool pairs (in sorted order)."""
+    synthetic = generate(5, 6, 5, n_genres=3, docs_per_genre=30, n_artists=15, seed=seed)
+    pairs = sorted(synthetic.fine)
+    judged = set(pairs[: round(share * len(pairs))])
+    fine = Judgments({p: [float(synthetic.fine[p])] for p in judged}, "tsv") if judged else None
+    broad = Judgments({p: [float(synthetic.broad[p])] for p in judged}, "tsv") if judged else None
+    campaign, _ = create_campaign(
+        session,
+        CampaignSpec(name="Exported", status="open", estimator=estimator, **settings),
+        Runs(synthetic.runs, "tsv"),
+        Metadata(dict(synthetic.artist), dict(synthetic.genre)),
+        judgments_fine=fine,
+        judgments_broad=broad,
+    )
+    session.flush()
+    return Judged(campaign, synthetic, judged)
+
+
+# ---------------------------------------------------------------- assessors who judged
+#: (broad, fine) given by A1 and A2 to the first pool pairs (by query and document id)
+ASSESSED = [
+    ((2, 90.0), (2, 80.0)),
+    ((1, 50.0), (2, 70.0)),
+    ((0, 10.0), (0, 0.0)),
+    ((1, 40.0), (0, 30.0)),
+]
+#: A1 took 10 s per judgment and listened 6 s + 8 s; A2 took 20 s and listened 9 s + 11 s
+SECONDS = {"A1": 10.0, "A2": 20.0}
+LISTEN_MS = {"A1": (6000, 8000), "A2": (9000, 11000)}
+
+
+@dataclass
+class Assessed:
+    judged: Judged
+    #: the external (query, document) ids of the assessed pairs, in ASSESSED's order
+    pairs: list[tuple[str, str]]
+
+
+def add_assessors(session, judged: Judged) -> Assessed:
+    """Invite A1 ("Ada"), A2 ("Bo") and A3 ("Cy", who judges nothing); A1 and A2 judge the
+    first pool pairs with leases handed out SECONDS before each judgment."""
+    campaign = judged.campaign
+    people = [
+        Assessor(campaign_id=campaign.id, name=name, token_hash=name[0] * 64)
+        for name in ("Ada", "Bo", "Cy")
+    ]
+    session.add_all(people)
+    session.flush()
+    external = dict(session.execute(select(Document.id, Document.external_id)).all())
+    query_doc = dict(session.execute(select(Query.id, Query.document_id)).all())
+    pool = session.execute(
+        select(Pair.id, Pair.query_id, Pair.document_id).where(Pair.campaign_id == campaign.id)
+    ).all()
+    rows = sorted(pool, key=lambda r: (external[query_doc[r.query_id]], external[r.document_id]))
+    pairs = []
+    now = utcnow()
+    for (pair_id, query_id, document_id), given in zip(rows, ASSESSED, strict=False):
+        pairs.append((external[query_doc[query_id]], external[document_id]))
+        for assessor, pseudonym, (broad, fine) in zip(people, ("A1", "A2"), given, strict=False):
+            leased = now - timedelta(seconds=SECONDS[pseudonym])
+            lease = Lease(
+                campaign_id=campaign.id,
+                pair_id=pair_id,
+                query_id=query_id,
+                document_id=document_id,
+                assessor_id=assessor.id,
+                state="done",
+                leased_at=leased,
+                expires_at=now + timedelta(minutes=5),
+            )
+            session.add(lease)
+            session.flush()
+            query_ms, candidate_ms = LISTEN_MS[pseudonym]
+            session.add(
+                Judgment(
+                    campaign_id=campaign.id,
+                    query_id=query_id,
+                    document_id=document_id,
+                    assessor_id=assessor.id,
+                    broad=broad,
+                    fine=fine,
+                    lease_id=lease.id,
+                    created_at=now,
+                    updated_at=now,
+                    query_listen_ms=query_ms,
+                    candidate_listen_ms=candidate_ms,
+                )
+            )
+    session.flush()
+    return Assessed(judged, pairs)
+
+
+# ---------------------------------------------------------------- for server processes
+@dataclass
+class SeededCampaign:
+    id: int
+    slug: str
+    tokens: list[str]
+
+
+def seed_judged_campaign(url: str, *, share: float) -> str:
+    """Migrate the database at ``url`` and commit :func:`make_campaign` (imported judgments of
+    ``share`` of the pool) there; returns the campaign's slug."""
+    upgrade_database(url)
+    engine = make_engine(url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            return make_campaign(session, share=share).campaign.slug
+    finally:
+        engine.dispose()
+
+
+def seed_open_campaign(url: str, *, name: str, seed: int, n_assessors: int) -> SeededCampaign:
+    """Migrate the database at ``url`` and commit an open campaign without audio (every pair
+    can be handed out) over a synthetic collection (5 systems, 8 queries, k = 4), with
+    ``n_assessors`` consented assessors V0, V1, ..."""
+    upgrade_database(url)
+    synthetic = generate(5, 8, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=seed)
+    engine = make_engine(url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            campaign, _ = create_campaign(
+                session,
+                CampaignSpec(name=name, target=1.0, status="open"),
+                Runs(synthetic.runs, "tsv"),
+                Metadata(dict(synthetic.artist), dict(synthetic.genre)),
+            )
+            tokens = []
+            for i in range(n_assessors):
+                assessor, token = invite_assessor(session, campaign, f"V{i}")
+                assessor.consented_at = utcnow()
+                tokens.append(token)
+            return SeededCampaign(campaign.id, campaign.slug, tokens)
+    finally:
+        engine.dispose()
