@@ -13,6 +13,7 @@ from mtcjudge.campaigns import service as campaigns
 from mtcjudge.exports import service as exports
 from mtcjudge.mtc import scales
 from mtcjudge.reports import service as reports
+from mtcjudge.results import read as results_read
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,3 +72,4 @@ def test_the_scale_names_are_the_engine_s() -> None:
     assert vars(campaigns)["SCALES"] is scales.SCALES  # imported, not exported
     assert exports.SCALES is scales.SCALES
     assert reports.SCALES is scales.SCALES
+    assert vars(results_read)["SCALES"] is scales.SCALES

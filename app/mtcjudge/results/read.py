@@ -28,6 +28,7 @@ from mtcjudge.db import session_scope
 from mtcjudge.errors import InvalidInput
 from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.measures import MEASURES
+from mtcjudge.mtc.scales import SCALES
 from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.build import CampaignRows, engine_from_rows, load_rows
 from mtcjudge.planner.build import settings_key as campaign_settings_key
@@ -42,7 +43,6 @@ from mtcjudge.results.document import (
 )
 
 __all__ = [
-    "SCALES",
     "ResultsSnapshot",
     "RowsLoader",
     "check_view",
@@ -52,7 +52,6 @@ __all__ = [
     "rows_loader",
 ]
 
-SCALES = ("broad", "fine")
 #: the curve is thinned to at most this many points (the first and the last always kept)
 TRAJECTORY_POINTS = 500
 #: assessors' medians are over their latest judgments: their pace now, not on day one
