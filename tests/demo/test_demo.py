@@ -301,10 +301,9 @@ def test_the_image_copies_what_exists_and_runs_serve_as_a_non_root_user() -> Non
             assert source not in ignored, f".dockerignore leaves {source} out of the context"
     # every folder setup.py maps into the package (templates, static, migrations, docs) is in
     # the image, or its editable install lacks it
-    mapped = re.findall(
-        r'"(\w+)"',
-        re.search(r"for folder in \(([^)]*)\)", (ROOT / "setup.py").read_text()).group(1),
-    )
+    folders = re.search(r"for folder in \(([^)]*)\)", (ROOT / "setup.py").read_text())
+    assert folders is not None, "setup.py no longer maps its folders in one loop"
+    mapped = re.findall(r'"(\w+)"', folders.group(1))
     copied = {source for sources in copies for source in sources}
     assert {"templates", "static", "migrations", "docs"} <= set(mapped)
     assert set(mapped) <= copied, f"the Dockerfile does not copy {set(mapped) - copied}"
