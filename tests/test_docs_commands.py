@@ -29,6 +29,8 @@ _FENCE = re.compile(r"^\s*```")
 _ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 _CONTROL = {"|", "||", "&&", ";", "&", "(", ")"}
 _REDIRECT = {">", ">>", "<", ">&", "&>"}
+#: words after which ``mtcjudge`` is the package's name, not the command (``pipx install``)
+_PACKAGING = {"install", "uninstall", "show"}
 
 #: Synopsis lines (``[OPTION]``, ``a|b|c``) that stand for a family of command lines and so
 #: cannot parse as written, by page and how the line starts; each must still be in its page.
@@ -149,7 +151,11 @@ def command_lines(page: Path) -> list[CommandLine]:
                 if words[0] == "for" and len(words) > 3 and words[2] == "in":
                     variables[words[1]] = words[3]  # the loop's first value stands for all
                     continue
-                programs = [i for i, w in enumerate(words) if Path(w).name == "mtcjudge"]
+                programs = [
+                    i
+                    for i, w in enumerate(words)
+                    if Path(w).name == "mtcjudge" and (i == 0 or words[i - 1] not in _PACKAGING)
+                ]
                 if programs:
                     argv = tuple(words[programs[0] + 1 :])
                     found.append(CommandLine(name, number, first, argv))
@@ -237,6 +243,7 @@ def test_a_stale_command_line_is_found(parser: argparse.ArgumentParser, tmp_path
         "done\n"
         "mtcjudge evaluate --runs r.tsv --qrels q.txt\n"
         "python3 -m venv .venv && .venv/bin/mtcjudge assessor invite --campaign c --name A\n"
+        "pipx install mtcjudge   # the package, not the command\n"
         "nice mtcjudge simulate --runs r.tsv --judgments j.tsv \\\n"
         "    --system-effect | head\n"
         "```\n"
@@ -255,4 +262,4 @@ def test_a_stale_command_line_is_found(parser: argparse.ArgumentParser, tmp_path
     assert "--qrels is deprecated, use --judgments" in (found[1] or "")
     assert "--campaign is deprecated" in (found[2] or "")
     assert "unrecognized arguments: --system-effect" in (found[3] or "")
-    assert (found[3] or "").startswith("page.md:8: nice mtcjudge simulate")
+    assert (found[3] or "").startswith("page.md:9: nice mtcjudge simulate")
