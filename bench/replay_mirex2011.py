@@ -9,7 +9,7 @@ Usage::
 (e.g. $MIREX2011, the MIREX 2011 AMS data; never copied into the repository). The
 script runs the published reproductions ([U12] uniform prior; [T] M_out -> M_jud
 for CG, DCG, nDCG and RBP; no judgments), the calibrated configurations of
-:mod:`mtcjudge.mtc.calibration`, the same comparison on synthetic collections
+:mod:`bench.experiments.replay_variants`, the same comparison on synthetic collections
 (several seeds) and a residual diagnosis; it prints the table and writes the
 Markdown report and the figure. Runtime: a few minutes.
 """

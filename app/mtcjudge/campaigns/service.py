@@ -191,8 +191,9 @@ def create_campaign(
     if spec.estimator not in CAMPAIGN_ESTIMATORS:
         raise InvalidInput(
             f"estimator {spec.estimator!r} is not offered for a new campaign: choose "
-            f"{' or '.join(CAMPAIGN_ESTIMATORS)} (the others are over-confident on the "
-            "calibration benchmark; mtcjudge simulate --model still replays every estimator)"
+            f"{' or '.join(CAMPAIGN_ESTIMATORS)} (joint is the one whose confidence held on the "
+            "calibration benchmark, uniform the papers' reference prior; mtcjudge simulate "
+            "--model still replays every estimator)"
         )
     system_names = runs.systems
     queries = runs.queries

@@ -351,7 +351,7 @@ class MTCEngine:
         self.rebuild()
 
     # ------------------------------------------------------------------ variants
-    # An engine variant (:class:`mtcjudge.mtc.calibration.SystemEffectEngine`) overrides these
+    # An engine variant (:class:`mtcjudge.mtc.joint.SystemEffectEngine`) overrides these
     # hooks; callers use them on any engine instead of testing which variant they hold.
     def recalibrate(self) -> None:
         """Learn from all the judgments what the estimates alone do not carry.
@@ -428,7 +428,7 @@ class MTCEngine:
     # ------------------------------------------------------------------ selection
     def audit_pairs(self) -> IntArray:
         """The pairs drawn into a random audit sample: none here (``joint`` has one,
-        :meth:`mtcjudge.mtc.calibration.SystemEffectEngine.draw_audit`)."""
+        :meth:`mtcjudge.mtc.joint.SystemEffectEngine.draw_audit`)."""
         return np.empty(0, dtype=np.intp)
 
     def weights(self) -> FloatArray:
@@ -526,7 +526,7 @@ class MTCEngine:
         """The weights a plan stores for ``pairs`` in the selection order, given their
         selection ``weights``: what the locality rule compares (§4.3 of docs/method.md).
         The same here; an engine whose selection puts pairs first with a made-up weight
-        stores a real one (:class:`mtcjudge.mtc.calibration.SystemEffectEngine`)."""
+        stores a real one (:class:`mtcjudge.mtc.joint.SystemEffectEngine`)."""
         return weights
 
     def ranked(self, n: int, candidates: NDArray[np.bool_]) -> tuple[IntArray, FloatArray]:
