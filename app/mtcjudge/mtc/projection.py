@@ -148,7 +148,8 @@ def _system_shift(engine: MTCEngine, rng: np.random.Generator) -> FloatArray:
     """Per pair, a shift that moves every system's score by its drawn offset.
 
     The system-effect engine claims that system A's score is off by ``f_A b_A`` with
-    ``b_A ~ N(E[b_A], Var[b_A])`` independent across systems (app/mtcjudge/mtc/joint.py, effects.py).
+    ``b_A ~ N(E[b_A], Var[b_A])`` independent across systems
+    (app/mtcjudge/mtc/joint.py, effects.py).
     One offset is drawn per system, and the unjudged pairs get the smallest shifts
     (least squares) whose coefficient-weighted average over A's unjudged results is
     ``b_A`` for every A, so the drawn scores carry exactly that between-system spread.
