@@ -37,6 +37,10 @@ from typing import TextIO
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as ``python bench/engine.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import run_benchmark
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, campaign_engine
@@ -299,14 +303,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run_from_args(args, sys.stdout)
-    except ValueError as exc:
-        sys.stderr.write(f"engine: error: {exc}\n")
-        return 2
+    return run_benchmark(argv, DESCRIPTION, add_arguments, run_from_args, name="engine")
 
 
 if __name__ == "__main__":
