@@ -62,6 +62,26 @@ def assessor_pseudonyms(session: Session, campaign_id: int) -> dict[int, str]:
 def judgment_rows(session: Session, campaign_id: int) -> Iterator[Any]:
     """Every judgment of the campaign with its pair's external ids and its lease, by query,
     document, assessor (imported judgments first) and judgment."""
+    stmt, query_doc, candidate, lease = _judgments(campaign_id)
+    stmt = stmt.add_columns(
+        lease.c.number.label("lease_id"),
+        lease.c.leased_at,
+        lease.c.selection_rank,
+        lease.c.selection_weight,
+        lease.c.selection_rule,
+    ).order_by(
+        _sorted(session, query_doc.external_id),
+        _sorted(session, candidate.external_id),
+        func.coalesce(Judgment.assessor_id, 0),
+        Judgment.id,
+    )
+    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def _judgments(campaign_id: int) -> tuple[Any, Any, Any, Any]:
+    """The campaign's judgments with their pair's external ids (``query``, ``document``)
+    joined to their numbered lease, unordered; with the two documents' aliases and the
+    leases, for the caller's columns and order."""
     query_doc = aliased(Document)
     candidate = aliased(Document)
     lease = _numbered_leases(campaign_id)
@@ -78,25 +98,14 @@ def judgment_rows(session: Session, campaign_id: int) -> Iterator[Any]:
             Judgment.revision,
             Judgment.query_listen_ms,
             Judgment.candidate_listen_ms,
-            lease.c.number.label("lease_id"),
-            lease.c.leased_at,
-            lease.c.selection_rank,
-            lease.c.selection_weight,
-            lease.c.selection_rule,
         )
         .join(Query, Query.id == Judgment.query_id)
         .join(query_doc, query_doc.id == Query.document_id)
         .join(candidate, candidate.id == Judgment.document_id)
         .outerjoin(lease, lease.c.id == Judgment.lease_id)
         .where(Judgment.campaign_id == campaign_id)
-        .order_by(
-            _sorted(session, query_doc.external_id),
-            _sorted(session, candidate.external_id),
-            func.coalesce(Judgment.assessor_id, 0),
-            Judgment.id,
-        )
     )
-    yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+    return stmt, query_doc, candidate, lease
 
 
 def _numbered_leases(campaign_id: int) -> Any:
@@ -289,31 +298,8 @@ def state_audit(session: Session, campaign_id: int) -> Iterator[Any]:
 
 def state_judgments(session: Session, campaign_id: int) -> Iterator[Any]:
     """Every judgment in the order it was stored, with its lease's number."""
-    query_doc = aliased(Document)
-    candidate = aliased(Document)
-    lease = _numbered_leases(campaign_id)
-    stmt = (
-        select(
-            query_doc.external_id.label("query"),
-            candidate.external_id.label("document"),
-            Judgment.assessor_id,
-            Judgment.source,
-            Judgment.broad,
-            Judgment.fine,
-            Judgment.created_at,
-            Judgment.updated_at,
-            Judgment.revision,
-            Judgment.query_listen_ms,
-            Judgment.candidate_listen_ms,
-            lease.c.number.label("lease"),
-        )
-        .join(Query, Query.id == Judgment.query_id)
-        .join(query_doc, query_doc.id == Query.document_id)
-        .join(candidate, candidate.id == Judgment.document_id)
-        .outerjoin(lease, lease.c.id == Judgment.lease_id)
-        .where(Judgment.campaign_id == campaign_id)
-        .order_by(Judgment.id)
-    )
+    stmt, _query_doc, _candidate, lease = _judgments(campaign_id)
+    stmt = stmt.add_columns(lease.c.number.label("lease")).order_by(Judgment.id)
     yield from session.execute(stmt.execution_options(yield_per=CHUNK))
 
 
