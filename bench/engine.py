@@ -40,9 +40,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as ``python bench/engine.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import run_benchmark
-from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
-from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from bench._common import mirex_or_synthetic, run_benchmark
+from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, campaign_engine
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.scales import FINE
@@ -200,19 +199,9 @@ def engine_benchmark(
     estimator's; ``second_row`` holds the same figures for the plain ordinal engine.
     """
     out = out or sys.stdout
-    if runs is not None:
-        if judgments is None:
-            raise ValueError("--runs needs --judgments (the answers to replay)")
-        mirex = load_collection(
-            read_runs(runs),
-            5,
-            read_metadata(metadata) if metadata else None,
-            read_judgments(judgments, "fine"),
-        )
-        source = str(runs)
-    else:
-        mirex = load_synthetic(generate(18, 100, 5, seed=0))
-        source = "synthetic 18x100x5"
+    mirex, source = mirex_or_synthetic(
+        runs, metadata, judgments, judgments_for="the answers to replay"
+    )
     naive_small = max(10, iterations // 4)
     small = _time_case(mirex, DEFAULT_ESTIMATOR, iterations, naive_small, out, "mirex2011")
     small_second = _time_case(mirex, SECOND_ESTIMATOR, iterations, naive_small, out, "mirex2011")
