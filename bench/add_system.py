@@ -52,6 +52,10 @@ from typing import Any, TextIO
 import numpy as np
 from numpy.typing import NDArray
 
+if __package__ in (None, ""):  # run as ``python bench/add_system.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import run_benchmark
 from mtcjudge.cli.common import UsageError
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -872,9 +876,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv), sys.stdout)
+    return run_benchmark(argv, DESCRIPTION, add_arguments, run_from_args)
 
 
 if __name__ == "__main__":

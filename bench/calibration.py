@@ -51,6 +51,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as ``python bench/calibration.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._common import TARGETS, run_benchmark
 from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
@@ -77,7 +78,6 @@ DESCRIPTION = (
     "to the 0.99 target and compare the claimed confidence at the stops for 0.90/0.95/0.99 "
     "with the true accuracy: pooled wrong vs expected pairs, effort vs uniform, frontier."
 )
-TARGETS = (0.90, 0.95, 0.99)
 #: reliability-diagram bins of claimed pair confidence ([T] Table 8.4)
 BINS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 BASELINE = "uniform"
@@ -677,9 +677,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv), sys.stdout)
+    return run_benchmark(argv, DESCRIPTION, add_arguments, run_from_args)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,11 @@ from typing import TextIO
 
 import numpy as np
 
-from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
-from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+if __package__ in (None, ""):  # run as ``python bench/engine.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import mirex_or_synthetic, run_benchmark
+from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, campaign_engine
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.scales import FINE
@@ -196,19 +199,9 @@ def engine_benchmark(
     estimator's; ``second_row`` holds the same figures for the plain ordinal engine.
     """
     out = out or sys.stdout
-    if runs is not None:
-        if judgments is None:
-            raise ValueError("--runs needs --judgments (the answers to replay)")
-        mirex = load_collection(
-            read_runs(runs),
-            5,
-            read_metadata(metadata) if metadata else None,
-            read_judgments(judgments, "fine"),
-        )
-        source = str(runs)
-    else:
-        mirex = load_synthetic(generate(18, 100, 5, seed=0))
-        source = "synthetic 18x100x5"
+    mirex, source = mirex_or_synthetic(
+        runs, metadata, judgments, judgments_for="the answers to replay"
+    )
     naive_small = max(10, iterations // 4)
     small = _time_case(mirex, DEFAULT_ESTIMATOR, iterations, naive_small, out, "mirex2011")
     small_second = _time_case(mirex, SECOND_ESTIMATOR, iterations, naive_small, out, "mirex2011")
@@ -299,14 +292,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run_from_args(args, sys.stdout)
-    except ValueError as exc:
-        sys.stderr.write(f"engine: error: {exc}\n")
-        return 2
+    return run_benchmark(argv, DESCRIPTION, add_arguments, run_from_args, name="engine")
 
 
 if __name__ == "__main__":

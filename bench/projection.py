@@ -40,6 +40,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
+if __package__ in (None, ""):  # run as ``python bench/projection.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import TARGETS, run_benchmark
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, campaign_engine
@@ -55,7 +59,6 @@ DESCRIPTION = (
     "Replay MTC with the true judgments and compare the projected judgments still needed, "
     "made at 0/25/50/75 % of the way, with what the replay actually needed."
 )
-TARGETS = (0.90, 0.95, 0.99)
 FRACTIONS = (0.0, 0.25, 0.50, 0.75)
 #: fractions the issue asks about (0 % is reported too, as the "before judging" projection)
 ASKED = (0.25, 0.50, 0.75)
@@ -484,9 +487,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv), sys.stdout)
+    return run_benchmark(argv, DESCRIPTION, add_arguments, run_from_args)
 
 
 if __name__ == "__main__":

@@ -36,8 +36,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
-from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+if __package__ in (None, ""):  # run as ``python bench/results.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import mirex_or_synthetic, run_benchmark
+from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.calibration import campaign_engine
 from mtcjudge.mtc.projection import Projection, TargetProjection, project
@@ -202,19 +205,9 @@ def results_benchmark(
 ) -> dict[str, Any]:
     """Run the benchmark and return its figures (also printed to ``out``)."""
     out = out or sys.stdout
-    if runs is not None:
-        if judgments is None:
-            raise ValueError("--runs needs --judgments (the values of the judged share)")
-        mirex = load_collection(
-            read_runs(runs),
-            5,
-            read_metadata(metadata) if metadata else None,
-            read_judgments(judgments, "fine"),
-        )
-        source = str(runs)
-    else:
-        mirex = load_synthetic(generate(18, 100, 5, seed=0))
-        source = "synthetic 18x100x5"
+    mirex, source = mirex_or_synthetic(
+        runs, metadata, judgments, judgments_for="the values of the judged share"
+    )
     figures: dict[str, Any] = {
         "mirex2011_scale": {
             **_case(mirex, judged_share, repeat, out, "mirex2011"),
@@ -276,14 +269,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return run_from_args(args, sys.stdout)
-    except ValueError as exc:
-        sys.stderr.write(f"results: error: {exc}\n")
-        return 2
+    return run_benchmark(argv, DESCRIPTION, add_arguments, run_from_args, name="results")
 
 
 if __name__ == "__main__":

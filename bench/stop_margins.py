@@ -31,9 +31,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from mtcjudge.cli.common import UsageError
+if __package__ in (None, ""):  # run as ``python bench/stop_margins.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-TARGETS = (0.90, 0.95, 0.99)
+from bench._common import TARGETS, run_benchmark
+from mtcjudge.cli.common import UsageError
 
 
 def stop(
@@ -232,9 +234,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(parser)
-    return run_from_args(parser.parse_args(argv), sys.stdout)
+    return run_benchmark(argv, DESCRIPTION, add_arguments, run_from_args)
 
 
 if __name__ == "__main__":

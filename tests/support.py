@@ -12,7 +12,7 @@ import wave
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from argon2 import PasswordHasher
@@ -21,6 +21,9 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from mtcjudge.db import make_engine
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 
 def postgres_schema_url(url: str, schema: str) -> str:
@@ -148,3 +151,29 @@ def watch_policy(console_text: str, errors: list[str]) -> None:
     """Chromium reports what the Content-Security-Policy blocked on the console."""
     if "Content Security Policy" in console_text:
         errors.append(console_text)
+
+
+@contextmanager
+def chromium_page(
+    errors: list[str], *, height: int = 800, timeout_ms: float | None = None, **options: Any
+) -> Iterator[Page]:
+    """A page of a headless Chromium, 1280 pixels wide and ``height`` high; closed afterwards.
+
+    The page's uncaught errors and what the Content-Security-Policy blocked are appended to
+    ``errors`` (the test asserts it stays empty); ``timeout_ms`` is Playwright's default
+    timeout, ``options`` go to ``Browser.new_page`` (``accept_downloads``, ``permissions``)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": height}, **options)
+            if timeout_ms is not None:
+                page.set_default_timeout(timeout_ms)
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", lambda message: watch_policy(message.text, errors))
+            yield page
+        finally:
+            browser.close()

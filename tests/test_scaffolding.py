@@ -1,6 +1,6 @@
 """The shared scaffolding stays shared: one launcher of ``mtcjudge serve`` (``bench._serve``),
 test data built by ``tests.factories`` (no test imports a conftest or another test module),
-and one definition of the scale names."""
+and one definition of the scale names and of every other constant."""
 
 from __future__ import annotations
 
@@ -73,3 +73,36 @@ def test_the_scale_names_are_the_engine_s() -> None:
     assert exports.SCALES is scales.SCALES
     assert reports.SCALES is scales.SCALES
     assert vars(results_read)["SCALES"] is scales.SCALES
+
+
+def module_constants(path: Path) -> dict[str, str]:
+    """The module's UPPER_CASE names assigned at its top level (a leading ``_`` dropped),
+    each with the source of its value."""
+    constants: dict[str, str] = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        # a path made from the module's own place is not a shared constant
+        if (
+            isinstance(target, ast.Name)
+            and target.id.lstrip("_").isupper()
+            and "__file__" not in ast.unparse(value)
+        ):
+            constants[target.id.lstrip("_")] = ast.unparse(value)
+    return constants
+
+
+def test_no_constant_is_defined_twice() -> None:
+    seen: dict[tuple[str, str], str] = {}
+    twice = []
+    for path in python_files("app/mtcjudge", "bench"):
+        where = str(path.relative_to(ROOT))
+        for name, value in module_constants(path).items():
+            if (name, value) in seen:
+                twice.append(f"{name} in {seen[name, value]} and {where}")
+            seen.setdefault((name, value), where)
+    assert twice == []

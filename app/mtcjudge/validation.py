@@ -8,12 +8,20 @@ command line; control characters in them are shown escaped, never interpreted.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
-__all__ = ["INT32_MAX", "check_text", "printable", "text_problem"]
+__all__ = ["DECIMAL", "INT32_MAX", "INTEGER", "NAME_MAX", "check_text", "printable", "text_problem"]
 
 #: the largest value of an INTEGER column (32-bit signed on Postgres; ids, counts, settings)
 INT32_MAX = 2_147_483_647
+#: the length of the String(200) columns: names, ids, artists, genres, teams
+NAME_MAX = 200
+#: a whole number as files write it (with ``fullmatch``)
+INTEGER = re.compile(r"[+-]?[0-9]+")
+#: a decimal number as files write it (with ``fullmatch``); stricter than float(): no "nan",
+#: "inf" or digit separators such as "1_0"
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 # bidirectional embeddings, overrides and isolates can make a terminal show text reordered
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")

@@ -21,7 +21,12 @@ from mtcjudge.main import create_app
 from mtcjudge.models import Campaign, System
 from mtcjudge.organizers import service as organizers
 from tests.factories import make_campaign
-from tests.support import CHROMIUM, CHROMIUM_ARGS, PASSWORD, serve_in_thread, watch_policy
+from tests.support import (
+    CHROMIUM,
+    PASSWORD,
+    chromium_page,
+    serve_in_thread,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import FilePayload
@@ -57,7 +62,7 @@ def _file(name: str, data: bytes, mime: str = "text/plain") -> FilePayload:
 
 
 def test_restore_a_bundle_then_add_a_system(live, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     base, url, bundle, runs = live
     damaged = io.BytesIO()
@@ -69,56 +74,49 @@ def test_restore_a_bundle_then_add_a_system(live, tmp_path: Path) -> None:
         f"S09\t{query}\t{doc}\n" for query, docs in runs["S02"].items() for doc in docs[::-1]
     ).encode()
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1800})
-            page.on("console", lambda message: watch_policy(message.text, errors))
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto(f"{base}/login")
-            page.fill("input[name=username]", "ada")
-            page.fill("input[name=password]", PASSWORD)
-            page.keyboard.press("Enter")
-            page.wait_for_url(f"{base}/")
-            page.goto(f"{base}/new-campaign")
+    with chromium_page(errors, height=1800) as page:
+        page.goto(f"{base}/login")
+        page.fill("input[name=username]", "ada")
+        page.fill("input[name=password]", PASSWORD)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/")
+        page.goto(f"{base}/new-campaign")
 
-            restore = page.locator("#restore-form")
-            restore.locator("#restore-file").set_input_files(
-                _file("damaged.zip", damaged.getvalue(), "application/zip")
-            )
-            restore.get_by_role("button", name="Restore the campaign").click()
-            alert = page.locator("#restore-error")
-            expect(alert).to_be_visible()
-            expect(alert).to_contain_text("damaged.zip/state/lists.csv: its SHA-256 is not")
-            expect(alert).to_be_focused()
-            page.locator("#restore").screenshot(path=str(tmp_path / "refused.png"))
+        restore = page.locator("#restore-form")
+        restore.locator("#restore-file").set_input_files(
+            _file("damaged.zip", damaged.getvalue(), "application/zip")
+        )
+        restore.get_by_role("button", name="Restore the campaign").click()
+        alert = page.locator("#restore-error")
+        expect(alert).to_be_visible()
+        expect(alert).to_contain_text("damaged.zip/state/lists.csv: its SHA-256 is not")
+        expect(alert).to_be_focused()
+        page.locator("#restore").screenshot(path=str(tmp_path / "refused.png"))
 
-            restore.locator("#restore-file").set_input_files(
-                _file("exported.zip", bundle, "application/zip")
-            )
-            restore.locator("#restore-slug").fill("restored")
-            restore.get_by_role("button", name="Restore the campaign").click()
-            page.wait_for_url(f"{base}/campaigns/restored/manage?done=restored")
-            expect(page.locator("#page-notice")).to_contain_text("restored from its bundle")
-            expect(page.get_by_role("heading", name="Manage Exported")).to_be_visible()
-            page.screenshot(path=str(tmp_path / "restored.png"), full_page=True)
+        restore.locator("#restore-file").set_input_files(
+            _file("exported.zip", bundle, "application/zip")
+        )
+        restore.locator("#restore-slug").fill("restored")
+        restore.get_by_role("button", name="Restore the campaign").click()
+        page.wait_for_url(f"{base}/campaigns/restored/manage?done=restored")
+        expect(page.locator("#page-notice")).to_contain_text("restored from its bundle")
+        expect(page.get_by_role("heading", name="Manage Exported")).to_be_visible()
+        page.screenshot(path=str(tmp_path / "restored.png"), full_page=True)
 
-            add = page.locator("#add-runs-form")
-            add.locator("#add-runs-files").set_input_files(
-                _file("s01.tsv", "".join(f"S01\tq\td{i}\n" for i in range(3)).encode())
-            )
-            add.get_by_role("button", name="Add the systems").click()
-            expect(page.locator("#add-runs-error")).to_contain_text(
-                "system 'S01' is already in campaign 'restored'"
-            )
-            add.locator("#add-runs-files").set_input_files(_file("s09.tsv", new_system))
-            add.get_by_role("button", name="Add the systems").click()
-            page.wait_for_url(f"{base}/campaigns/restored/manage?done=runs#add-runs")
-            expect(page.locator("#page-notice")).to_contain_text("The systems are added")
-            expect(page.locator("#audit-log")).to_contain_text("S09")
-            page.screenshot(path=str(tmp_path / "added.png"), full_page=True)
-        finally:
-            browser.close()
+        add = page.locator("#add-runs-form")
+        add.locator("#add-runs-files").set_input_files(
+            _file("s01.tsv", "".join(f"S01\tq\td{i}\n" for i in range(3)).encode())
+        )
+        add.get_by_role("button", name="Add the systems").click()
+        expect(page.locator("#add-runs-error")).to_contain_text(
+            "system 'S01' is already in campaign 'restored'"
+        )
+        add.locator("#add-runs-files").set_input_files(_file("s09.tsv", new_system))
+        add.get_by_role("button", name="Add the systems").click()
+        page.wait_for_url(f"{base}/campaigns/restored/manage?done=runs#add-runs")
+        expect(page.locator("#page-notice")).to_contain_text("The systems are added")
+        expect(page.locator("#audit-log")).to_contain_text("S09")
+        page.screenshot(path=str(tmp_path / "added.png"), full_page=True)
     assert errors == []
     engine = make_engine(url)
     try:

@@ -19,7 +19,12 @@ from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_d
 from mtcjudge.ingest.formats import Runs
 from mtcjudge.main import create_app
 from mtcjudge.organizers import service as organizers
-from tests.support import CHROMIUM, CHROMIUM_ARGS, PASSWORD, serve_in_thread, watch_policy
+from tests.support import (
+    CHROMIUM,
+    PASSWORD,
+    chromium_page,
+    serve_in_thread,
+)
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
@@ -65,58 +70,45 @@ def tab_to(page, text: str, most: int = 10) -> None:
 def test_sign_in_see_the_campaigns_and_sign_out_with_the_keyboard(
     live_server: str, tmp_path: Path
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+    errors: list[str] = []
+    with chromium_page(errors, timeout_ms=10_000) as page:
+        page.goto(f"{live_server}/")
+        expect(page.get_by_role("heading", name="Here to listen and judge?")).to_be_visible()
+        tab_to(page, "Sign in as an organizer")
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{live_server}/login")
+        expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+
+        # the username field has the focus; a wrong password first
+        assert page.evaluate("document.activeElement.id") == "username"
+        page.keyboard.type("ada")
+        page.keyboard.press("Tab")
+        page.keyboard.type("not the password")
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("alert")).to_have_text("The username or the password is not right.")
+        # the username is kept and the password field has the focus
+        assert page.evaluate("document.activeElement.id") == "password"
+        page.keyboard.type(PASSWORD)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{live_server}/")
+
+        expect(page.get_by_role("heading", name="Campaigns")).to_be_visible()
+        row = page.get_by_role("row", name="AMS 2025")
+        expect(row).to_contain_text("open")
+        expect(row.get_by_role("link", name="AMS 2025", exact=True)).to_have_attribute(
+            "href", "/campaigns/ams-2025"
         )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.set_default_timeout(10_000)
-            errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("console", lambda message: watch_policy(message.text, errors))
+        expect(page.locator(".activity")).to_contain_text("ada created the campaign")
+        expect(page.locator(".organizer-bar")).to_contain_text("Signed in as ada")
 
-            page.goto(f"{live_server}/")
-            expect(page.get_by_role("heading", name="Here to listen and judge?")).to_be_visible()
-            tab_to(page, "Sign in as an organizer")
-            page.keyboard.press("Enter")
-            page.wait_for_url(f"{live_server}/login")
-            expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
-
-            # the username field has the focus; a wrong password first
-            assert page.evaluate("document.activeElement.id") == "username"
-            page.keyboard.type("ada")
-            page.keyboard.press("Tab")
-            page.keyboard.type("not the password")
-            page.keyboard.press("Enter")
-            expect(page.get_by_role("alert")).to_have_text(
-                "The username or the password is not right."
-            )
-            # the username is kept and the password field has the focus
-            assert page.evaluate("document.activeElement.id") == "password"
-            page.keyboard.type(PASSWORD)
-            page.keyboard.press("Enter")
-            page.wait_for_url(f"{live_server}/")
-
-            expect(page.get_by_role("heading", name="Campaigns")).to_be_visible()
-            row = page.get_by_role("row", name="AMS 2025")
-            expect(row).to_contain_text("open")
-            expect(row.get_by_role("link", name="AMS 2025", exact=True)).to_have_attribute(
-                "href", "/campaigns/ams-2025"
-            )
-            expect(page.locator(".activity")).to_contain_text("ada created the campaign")
-            expect(page.locator(".organizer-bar")).to_contain_text("Signed in as ada")
-
-            tab_to(page, "Sign out")
-            page.keyboard.press("Enter")
-            page.wait_for_url(f"{live_server}/login?signed_out=1")
-            expect(page.get_by_role("status")).to_have_text("You are signed out.")
-            status = page.evaluate("fetch('/api/campaigns').then(r => r.status)")
-            assert status == 401
-            page.goto(f"{live_server}/")
-            expect(page.get_by_role("heading", name="Running a campaign?")).to_be_visible()
-            assert errors == []
-        finally:
-            browser.close()
+        tab_to(page, "Sign out")
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{live_server}/login?signed_out=1")
+        expect(page.get_by_role("status")).to_have_text("You are signed out.")
+        status = page.evaluate("fetch('/api/campaigns').then(r => r.status)")
+        assert status == 401
+        page.goto(f"{live_server}/")
+        expect(page.get_by_role("heading", name="Running a campaign?")).to_be_visible()
+        assert errors == []

@@ -24,12 +24,11 @@ from mtcjudge.organizers import service as organizers
 from mtcjudge.results import routes as results_routes
 from tests.support import (
     CHROMIUM,
-    CHROMIUM_ARGS,
     ORGANIZER_HEADERS,
     PASSWORD,
+    chromium_page,
     csrf_field,
     serve_in_thread,
-    watch_policy,
 )
 
 #: 4 systems x 3 queries x k=3 over overlapping candidates
@@ -125,50 +124,41 @@ def _wait_for(page: Any, selector: str, expected: str, timeout: float = 15.0) ->
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
 def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -> None:
-    from playwright.sync_api import sync_playwright
 
     base, token = live
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1800})
-            page.on("console", lambda message: watch_policy(message.text, errors))
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto(f"{base}/campaigns/ams")
-            page.fill("input[name=username]", "ada")
-            page.fill("input[name=password]", PASSWORD)
-            page.keyboard.press("Enter")
-            page.wait_for_url(f"{base}/campaigns/ams")
-            _wait_for(page, "#fig-judgments", "0")
-            _wait_for(page, "#live-status", "Live")
-            # the pictures: one row per system, two cells per system pair
-            assert page.locator("#forest .forest-row").count() == 4
-            assert page.locator("#heatmap rect.cell:not(.diagonal)").count() == 2 * 6
-            assert page.locator("#curve path.curve").count() == 1
-            page.evaluate("window.notReloaded = true")
+    with chromium_page(errors, height=1800) as page:
+        page.goto(f"{base}/campaigns/ams")
+        page.fill("input[name=username]", "ada")
+        page.fill("input[name=password]", PASSWORD)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/campaigns/ams")
+        _wait_for(page, "#fig-judgments", "0")
+        _wait_for(page, "#live-status", "Live")
+        # the pictures: one row per system, two cells per system pair
+        assert page.locator("#forest .forest-row").count() == 4
+        assert page.locator("#heatmap rect.cell:not(.diagonal)").count() == 2 * 6
+        assert page.locator("#curve path.curve").count() == 1
+        page.evaluate("window.notReloaded = true")
 
-            with httpx.Client(base_url=base, timeout=10) as assessor:
-                lease = assessor.get(f"/api/a/{token}/next").json()["pair"]["lease_id"]
-                body = {"lease_id": lease, "broad": 2, "fine": 90, "client_id": str(uuid.uuid4())}
-                assert assessor.post(f"/api/a/{token}/judgments", json=body).status_code == 201
+        with httpx.Client(base_url=base, timeout=10) as assessor:
+            lease = assessor.get(f"/api/a/{token}/next").json()["pair"]["lease_id"]
+            body = {"lease_id": lease, "broad": 2, "fine": 90, "client_id": str(uuid.uuid4())}
+            assert assessor.post(f"/api/a/{token}/judgments", json=body).status_code == 201
 
-            _wait_for(page, "#fig-judgments", "1")
-            assert page.evaluate("window.notReloaded") is True
+        _wait_for(page, "#fig-judgments", "1")
+        assert page.evaluate("window.notReloaded") is True
 
-            # another measure, with the keyboard: the ranking is redrawn, the loop is not changed
-            page.focus("#measure")
-            page.keyboard.press("ArrowDown")  # CG -> MIREX nDCG
-            page.wait_for_selector("#measure-note:not([hidden])")
-            page.wait_for_function(
-                "document.querySelector('#forest .axis-label')"
-                ".textContent.startsWith('MIREX nDCG@')"
-            )
-            assert _text(page, "#fig-judgments") == "1"
-            assert "Ada" not in page.inner_text("#assessors-body")  # pseudonyms only
-            assert _text(page, "#assessors-body tr th") == "A1"
-        finally:
-            browser.close()
+        # another measure, with the keyboard: the ranking is redrawn, the loop is not changed
+        page.focus("#measure")
+        page.keyboard.press("ArrowDown")  # CG -> MIREX nDCG
+        page.wait_for_selector("#measure-note:not([hidden])")
+        page.wait_for_function(
+            "document.querySelector('#forest .axis-label').textContent.startsWith('MIREX nDCG@')"
+        )
+        assert _text(page, "#fig-judgments") == "1"
+        assert "Ada" not in page.inner_text("#assessors-body")  # pseudonyms only
+        assert _text(page, "#assessors-body tr th") == "A1"
     assert errors == []
 
 

@@ -21,7 +21,12 @@ from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.main import create_app
 from mtcjudge.organizers import service as organizers
-from tests.support import CHROMIUM, CHROMIUM_ARGS, PASSWORD, serve_in_thread, watch_policy
+from tests.support import (
+    CHROMIUM,
+    PASSWORD,
+    chromium_page,
+    serve_in_thread,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import FilePayload
@@ -60,111 +65,104 @@ def live(empty_database_url: str) -> Iterator[str]:
 
 
 def test_an_organizer_creates_a_campaign_from_files_and_invites(live: str, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     base = live
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(
-                viewport={"width": 1280, "height": 1600},
-                permissions=["clipboard-read", "clipboard-write"],
-            )
-            page = context.new_page()
-            page.on("console", lambda message: watch_policy(message.text, errors))
-            page.on("pageerror", lambda error: errors.append(str(error)))
+    with chromium_page(
+        errors, height=1600, permissions=["clipboard-read", "clipboard-write"]
+    ) as page:
+        browser = page.context.browser
+        assert browser is not None
 
-            page.goto(f"{base}/login")
-            page.fill("input[name=username]", "ada")
-            page.fill("input[name=password]", PASSWORD)
-            page.keyboard.press("Enter")
-            page.get_by_role("link", name="New campaign").click()
-            page.wait_for_url(f"{base}/new-campaign")
+        page.goto(f"{base}/login")
+        page.fill("input[name=username]", "ada")
+        page.fill("input[name=password]", PASSWORD)
+        page.keyboard.press("Enter")
+        page.get_by_role("link", name="New campaign").click()
+        page.wait_for_url(f"{base}/new-campaign")
 
-            # a bad file: its problem, by file and line, tied to the field
-            bad = _run("B", 1).replace(b"q2 Q0", b"q2 Q0 extra", 1)
-            page.set_input_files("#field-runs", [_file("a.txt", _run("A", 0)), _file("b.txt", bad)])
-            page.get_by_role("button", name="Check the files").click()
-            problems = page.locator(".preview-problems")
-            expect(problems).to_contain_text("b.txt, line 9")
-            expect(page.locator("#create-button")).to_be_disabled()
-            assert "error-runs" in (page.get_attribute("#field-runs", "aria-describedby") or "")
-            expect(page.locator("#error-runs")).to_contain_text("Line 9")
+        # a bad file: its problem, by file and line, tied to the field
+        bad = _run("B", 1).replace(b"q2 Q0", b"q2 Q0 extra", 1)
+        page.set_input_files("#field-runs", [_file("a.txt", _run("A", 0)), _file("b.txt", bad)])
+        page.get_by_role("button", name="Check the files").click()
+        problems = page.locator(".preview-problems")
+        expect(problems).to_contain_text("b.txt, line 9")
+        expect(page.locator("#create-button")).to_be_disabled()
+        assert "error-runs" in (page.get_attribute("#field-runs", "aria-describedby") or "")
+        expect(page.locator("#error-runs")).to_contain_text("Line 9")
 
-            # good files: the preview, then create
-            page.set_input_files(
-                "#field-runs",
-                [
-                    _file("a.txt", _run("A", 0)),
-                    _file("b.txt", _run("B", 1)),
-                    _file("c.txt", _run("C", 2)),
-                ],
-            )
-            page.fill("#field-name", "Browser study")
-            page.fill("#field-k", "3")
-            page.press("#field-k", "Enter")  # the form's submit: the preview
-            expect(page.locator("#create-button")).to_be_enabled(timeout=20_000)
-            preview = page.locator("#preview-body")
-            expect(preview).to_contain_text("Pool at k = 3")
-            expect(preview).to_contain_text("to reach a ranking confidence of 0.95")
-            expect(preview).to_contain_text("simulated campaign")
-            assert page.locator(".preview-problems").count() == 0
-            page.screenshot(path=str(tmp_path / "new-campaign.png"), full_page=True)
-            expect(page.locator("#preview")).to_be_focused()  # read next by a screen reader
-            page.locator("#create-button").focus()
-            page.keyboard.press("Enter")
-            page.wait_for_url(f"{base}/campaigns/browser-study/manage?done=created")
-            expect(page.locator("#page-notice")).to_contain_text("created")
+        # good files: the preview, then create
+        page.set_input_files(
+            "#field-runs",
+            [
+                _file("a.txt", _run("A", 0)),
+                _file("b.txt", _run("B", 1)),
+                _file("c.txt", _run("C", 2)),
+            ],
+        )
+        page.fill("#field-name", "Browser study")
+        page.fill("#field-k", "3")
+        page.press("#field-k", "Enter")  # the form's submit: the preview
+        expect(page.locator("#create-button")).to_be_enabled(timeout=20_000)
+        preview = page.locator("#preview-body")
+        expect(preview).to_contain_text("Pool at k = 3")
+        expect(preview).to_contain_text("to reach a ranking confidence of 0.95")
+        expect(preview).to_contain_text("simulated campaign")
+        assert page.locator(".preview-problems").count() == 0
+        page.screenshot(path=str(tmp_path / "new-campaign.png"), full_page=True)
+        expect(page.locator("#preview")).to_be_focused()  # read next by a screen reader
+        page.locator("#create-button").focus()
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/campaigns/browser-study/manage?done=created")
+        expect(page.locator("#page-notice")).to_contain_text("created")
 
-            # invite, copy the link
-            page.get_by_label("Names, one per line").fill("Ann")
-            page.get_by_role("button", name="Invite").click()
-            link = page.locator("#link-1").input_value()
-            assert link.startswith(f"{base}/a/")
-            # with the keyboard: the new links have the focus, then the field, then the button
-            expect(page.locator("#new-links")).to_be_focused()
-            page.keyboard.press("Tab")
-            expect(page.locator("#link-1")).to_be_focused()
-            page.keyboard.press("Tab")
-            expect(page.get_by_role("button", name="Copy link")).to_be_focused()
-            assert page.evaluate("document.activeElement.matches(':focus-visible')") is True
-            page.keyboard.press("Enter")
-            expect(page.locator("[data-copy-status]")).to_contain_text("Ann")
-            assert page.evaluate("navigator.clipboard.readText()") == link
-            expect(page.locator("#audit-log")).to_contain_text("invited an assessor: Ann")
-            page.screenshot(path=str(tmp_path / "manage-page.png"), full_page=True)
+        # invite, copy the link
+        page.get_by_label("Names, one per line").fill("Ann")
+        page.get_by_role("button", name="Invite").click()
+        link = page.locator("#link-1").input_value()
+        assert link.startswith(f"{base}/a/")
+        # with the keyboard: the new links have the focus, then the field, then the button
+        expect(page.locator("#new-links")).to_be_focused()
+        page.keyboard.press("Tab")
+        expect(page.locator("#link-1")).to_be_focused()
+        page.keyboard.press("Tab")
+        expect(page.get_by_role("button", name="Copy link")).to_be_focused()
+        assert page.evaluate("document.activeElement.matches(':focus-visible')") is True
+        page.keyboard.press("Enter")
+        expect(page.locator("[data-copy-status]")).to_contain_text("Ann")
+        assert page.evaluate("navigator.clipboard.readText()") == link
+        expect(page.locator("#audit-log")).to_contain_text("invited an assessor: Ann")
+        page.screenshot(path=str(tmp_path / "manage-page.png"), full_page=True)
 
-            # open the campaign; the dashboard follows what the assessor does
-            page.get_by_role("button", name="Open", exact=True).click()
-            expect(page.locator("#page-notice")).to_contain_text("The campaign is open")
-            page.get_by_role("link", name="Open the dashboard").click()
-            page.wait_for_url(f"{base}/campaigns/browser-study")
-            expect(page.locator("#fig-judgments")).to_have_text("0", timeout=15_000)
-            page.evaluate("window.notReloaded = true")
+        # open the campaign; the dashboard follows what the assessor does
+        page.get_by_role("button", name="Open", exact=True).click()
+        expect(page.locator("#page-notice")).to_contain_text("The campaign is open")
+        page.get_by_role("link", name="Open the dashboard").click()
+        page.wait_for_url(f"{base}/campaigns/browser-study")
+        expect(page.locator("#fig-judgments")).to_have_text("0", timeout=15_000)
+        page.evaluate("window.notReloaded = true")
 
-            # the link opens the assessor's pages, in another browser context
-            assessor = browser.new_context().new_page()
-            assessor.goto(link)
-            assert "Sign in" not in assessor.content()
-            assessor.check("#consent")
-            assessor.click("#start")
-            assessor.wait_for_url(f"{link}/judge")
-            token = link.rsplit("/", 1)[1]
-            with httpx.Client(base_url=base, timeout=10) as client:
-                deadline = time.monotonic() + 15
-                while (answer := client.get(f"/api/a/{token}/next").json())["status"] != "pair":
-                    assert time.monotonic() < deadline, answer
-                    time.sleep(0.2)
-                body = {
-                    "lease_id": answer["pair"]["lease_id"],
-                    "broad": 2,
-                    "fine": 80,
-                    "client_id": str(uuid.uuid4()),
-                }
-                assert client.post(f"/api/a/{token}/judgments", json=body).status_code == 201
-            expect(page.locator("#fig-judgments")).to_have_text("1", timeout=15_000)
-            assert page.evaluate("window.notReloaded") is True
-        finally:
-            browser.close()
+        # the link opens the assessor's pages, in another browser context
+        assessor = browser.new_context().new_page()
+        assessor.goto(link)
+        assert "Sign in" not in assessor.content()
+        assessor.check("#consent")
+        assessor.click("#start")
+        assessor.wait_for_url(f"{link}/judge")
+        token = link.rsplit("/", 1)[1]
+        with httpx.Client(base_url=base, timeout=10) as client:
+            deadline = time.monotonic() + 15
+            while (answer := client.get(f"/api/a/{token}/next").json())["status"] != "pair":
+                assert time.monotonic() < deadline, answer
+                time.sleep(0.2)
+            body = {
+                "lease_id": answer["pair"]["lease_id"],
+                "broad": 2,
+                "fine": 80,
+                "client_id": str(uuid.uuid4()),
+            }
+            assert client.post(f"/api/a/{token}/judgments", json=body).status_code == 201
+        expect(page.locator("#fig-judgments")).to_have_text("1", timeout=15_000)
+        assert page.evaluate("window.notReloaded") is True
     assert errors == []

@@ -19,10 +19,9 @@ from tests.factories import make_campaign
 from tests.support import (
     CHEAP_HASHER,
     CHROMIUM,
-    CHROMIUM_ARGS,
     PASSWORD,
+    chromium_page,
     serve_in_thread,
-    watch_policy,
 )
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
@@ -49,51 +48,44 @@ def live(empty_database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[t
 def test_download_the_report_and_an_export_from_the_dashboard(
     live: tuple[str, str], tmp_path: Path
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     base, slug = live
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 1600}, accept_downloads=True)
-            page.on("console", lambda message: watch_policy(message.text, errors))
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto(f"{base}/campaigns/{slug}")  # the sign-in form, then the dashboard
-            page.fill("input[name=username]", "ada")
-            page.fill("input[name=password]", PASSWORD)
+    with chromium_page(errors, height=1600, accept_downloads=True) as page:
+        page.goto(f"{base}/campaigns/{slug}")  # the sign-in form, then the dashboard
+        page.fill("input[name=username]", "ada")
+        page.fill("input[name=password]", PASSWORD)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/campaigns/{slug}")
+        page.get_by_role("link", name="Report and exports").click()
+        panel = page.locator("#downloads")
+        expect(panel).to_be_visible()
+
+        with page.expect_download() as report_download:
+            panel.get_by_role("link", name="Report (HTML)").click()
+        report = report_download.value
+        assert report.suggested_filename == f"{slug}-report-fine.html"
+        html = Path(report.path()).read_text()
+        assert html.startswith("<!doctype html>")
+        assert "<svg" in html
+        assert "Estimated ranking with intervals" in html
+
+        # with the keyboard: focus the link, Enter
+        qrels = panel.get_by_role("link", name="qrels BROAD")
+        qrels.focus()
+        with page.expect_download() as qrels_download:
             page.keyboard.press("Enter")
-            page.wait_for_url(f"{base}/campaigns/{slug}")
-            page.get_by_role("link", name="Report and exports").click()
-            panel = page.locator("#downloads")
-            expect(panel).to_be_visible()
+        assert qrels_download.value.suggested_filename == f"{slug}-qrels-broad.txt"
+        lines = Path(qrels_download.value.path()).read_text().splitlines()
+        assert lines
+        assert all(line.split()[1] == "0" and line.split()[3] in "012" for line in lines)
 
-            with page.expect_download() as report_download:
-                panel.get_by_role("link", name="Report (HTML)").click()
-            report = report_download.value
-            assert report.suggested_filename == f"{slug}-report-fine.html"
-            html = Path(report.path()).read_text()
-            assert html.startswith("<!doctype html>")
-            assert "<svg" in html
-            assert "Estimated ranking with intervals" in html
-
-            # with the keyboard: focus the link, Enter
-            qrels = panel.get_by_role("link", name="qrels BROAD")
-            qrels.focus()
-            with page.expect_download() as qrels_download:
-                page.keyboard.press("Enter")
-            assert qrels_download.value.suggested_filename == f"{slug}-qrels-broad.txt"
-            lines = Path(qrels_download.value.path()).read_text().splitlines()
-            assert lines
-            assert all(line.split()[1] == "0" and line.split()[3] in "012" for line in lines)
-
-            # the scale picker moves the report to the other scale
-            page.select_option("#scale", "broad")
-            expect(panel.locator("[data-download-scale]")).to_have_text("BROAD")
-            with page.expect_download() as json_download:
-                panel.get_by_role("link", name="Report (JSON)").click()
-            assert json_download.value.suggested_filename == f"{slug}-report-broad.json"
-            page.screenshot(path=str(tmp_path / "dashboard-downloads.png"), full_page=True)
-        finally:
-            browser.close()
+        # the scale picker moves the report to the other scale
+        page.select_option("#scale", "broad")
+        expect(panel.locator("[data-download-scale]")).to_have_text("BROAD")
+        with page.expect_download() as json_download:
+            panel.get_by_role("link", name="Report (JSON)").click()
+        assert json_download.value.suggested_filename == f"{slug}-report-broad.json"
+        page.screenshot(path=str(tmp_path / "dashboard-downloads.png"), full_page=True)
     assert errors == []

@@ -24,7 +24,12 @@ from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_d
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Document, Judgment, Query, Result, System
 from mtcjudge.security import hash_token
-from tests.support import CHROMIUM, CHROMIUM_ARGS, serve_in_thread, watch_policy, write_tone
+from tests.support import (
+    CHROMIUM,
+    chromium_page,
+    serve_in_thread,
+    write_tone,
+)
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "judging-page.png"
 TOKEN = "browser-test-token"
@@ -129,89 +134,76 @@ def wait_until(page: Any, expression: str, timeout: float = 10.0) -> None:
 
 
 def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+    errors: list[str] = []
+    with chromium_page(errors, timeout_ms=10_000) as page:
+        # welcome and consent
+        page.goto(f"{live_server.base_url}/a/{TOKEN}")
+        expect(page.get_by_role("heading", name="Welcome, Ada")).to_be_visible()
+        page.get_by_label("I understand the task").check()
+        page.get_by_role("button", name="Start judging").click()
+        page.wait_for_url(re.compile(rf"/a/{TOKEN}/judge$"))
+
+        judge = page.locator("#judge")
+        expect(judge).to_have_attribute("data-state", "pair")
+        first_lease = judge.get_attribute("data-lease-id")
+        assert first_lease
+        expect(page.locator("#assessor-judged")).to_have_text("0")
+        expect(page.locator("#submit-button")).to_be_disabled()
+        expect(page.locator("#main-fine-value")).to_have_text("–")
+
+        # play the query, then the candidate (which pauses the query)
+        query_audio = "document.querySelector('#main-query-player audio')"
+        candidate_audio = "document.querySelector('#main-candidate-player audio')"
+        page.keyboard.press("q")
+        wait_until(page, f"{query_audio}.currentTime > 0.3")
+        page.keyboard.press("c")
+        wait_until(page, f"{candidate_audio}.currentTime > 0.3")
+        assert page.evaluate(f"{query_audio}.paused")
+        expect(page.locator("#main-query-player")).not_to_have_class(re.compile("is-playing"))
+        expect(page.locator("#main-candidate-player")).to_have_class(re.compile("is-playing"))
+
+        expect(page.locator("#pair-label")).to_have_text(re.compile(r"query \d+, candidate \d+"))
+        # score: 3 = very similar; first arrow sets FINE to 50, Shift+arrow moves by 10
+        page.keyboard.press("3")
+        expect(page.locator('input[name="main-broad"][value="2"]')).to_be_checked()
+        page.keyboard.press("ArrowRight")
+        expect(page.locator("#main-fine-value")).to_have_text("50")
+        page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        expect(page.locator("#main-fine-value")).to_have_text("71")
+        expect(page.locator("#submit-button")).to_be_enabled()
+        expect(page.locator("#score-form [data-role=disagreement]")).to_be_hidden()
+
+        page.keyboard.press("Enter")
+        expect(page.locator("#assessor-judged")).to_have_text("1")
+        expect(judge).to_have_attribute("data-state", "pair")
+        expect(judge).not_to_have_attribute("data-lease-id", first_lease)
+        expect(page.locator("#main-fine-value")).to_have_text("–")
+        expect(page.locator("#history-list li")).to_have_count(1)
+        # the pair is named, the same way on the page and in the history
+        expect(page.locator("#history-list li")).to_contain_text(
+            re.compile(r"Query \d+ · candidate \d+")
         )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.set_default_timeout(10_000)
-            errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("console", lambda message: watch_policy(message.text, errors))
+        expect(page.locator("#history-list li").first).to_contain_text("Very similar")
+        expect(page.locator("#history-list li").first).to_contain_text("FINE 71")
 
-            # welcome and consent
-            page.goto(f"{live_server.base_url}/a/{TOKEN}")
-            expect(page.get_by_role("heading", name="Welcome, Ada")).to_be_visible()
-            page.get_by_label("I understand the task").check()
-            page.get_by_role("button", name="Start judging").click()
-            page.wait_for_url(re.compile(rf"/a/{TOKEN}/judge$"))
-
-            judge = page.locator("#judge")
-            expect(judge).to_have_attribute("data-state", "pair")
-            first_lease = judge.get_attribute("data-lease-id")
-            assert first_lease
-            expect(page.locator("#assessor-judged")).to_have_text("0")
-            expect(page.locator("#submit-button")).to_be_disabled()
-            expect(page.locator("#main-fine-value")).to_have_text("–")
-
-            # play the query, then the candidate (which pauses the query)
-            query_audio = "document.querySelector('#main-query-player audio')"
-            candidate_audio = "document.querySelector('#main-candidate-player audio')"
+        if os.environ.get("MTCJUDGE_SCREENSHOT") == "1":
+            # a second pair mid-judgment, for the docs
             page.keyboard.press("q")
-            wait_until(page, f"{query_audio}.currentTime > 0.3")
+            wait_until(page, f"{query_audio}.currentTime > 1.5")
+            page.keyboard.press("2")
+            for key in ("ArrowRight", "Shift+ArrowRight", "ArrowRight", "ArrowRight"):
+                page.keyboard.press(key)
             page.keyboard.press("c")
-            wait_until(page, f"{candidate_audio}.currentTime > 0.3")
-            assert page.evaluate(f"{query_audio}.paused")
-            expect(page.locator("#main-query-player")).not_to_have_class(re.compile("is-playing"))
-            expect(page.locator("#main-candidate-player")).to_have_class(re.compile("is-playing"))
-
-            expect(page.locator("#pair-label")).to_have_text(
-                re.compile(r"query \d+, candidate \d+")
-            )
-            # score: 3 = very similar; first arrow sets FINE to 50, Shift+arrow moves by 10
-            page.keyboard.press("3")
-            expect(page.locator('input[name="main-broad"][value="2"]')).to_be_checked()
-            page.keyboard.press("ArrowRight")
-            expect(page.locator("#main-fine-value")).to_have_text("50")
-            page.keyboard.press("Shift+ArrowRight")
-            page.keyboard.press("Shift+ArrowRight")
-            page.keyboard.press("ArrowLeft")
-            page.keyboard.press("ArrowRight")
-            page.keyboard.press("ArrowRight")
-            expect(page.locator("#main-fine-value")).to_have_text("71")
-            expect(page.locator("#submit-button")).to_be_enabled()
-            expect(page.locator("#score-form [data-role=disagreement]")).to_be_hidden()
-
-            page.keyboard.press("Enter")
-            expect(page.locator("#assessor-judged")).to_have_text("1")
-            expect(judge).to_have_attribute("data-state", "pair")
-            expect(judge).not_to_have_attribute("data-lease-id", first_lease)
-            expect(page.locator("#main-fine-value")).to_have_text("–")
-            expect(page.locator("#history-list li")).to_have_count(1)
-            # the pair is named, the same way on the page and in the history
-            expect(page.locator("#history-list li")).to_contain_text(
-                re.compile(r"Query \d+ · candidate \d+")
-            )
-            expect(page.locator("#history-list li").first).to_contain_text("Very similar")
-            expect(page.locator("#history-list li").first).to_contain_text("FINE 71")
-
-            if os.environ.get("MTCJUDGE_SCREENSHOT") == "1":
-                # a second pair mid-judgment, for the docs
-                page.keyboard.press("q")
-                wait_until(page, f"{query_audio}.currentTime > 1.5")
-                page.keyboard.press("2")
-                for key in ("ArrowRight", "Shift+ArrowRight", "ArrowRight", "ArrowRight"):
-                    page.keyboard.press(key)
-                page.keyboard.press("c")
-                wait_until(page, f"{candidate_audio}.currentTime > 1.1")
-                page.mouse.move(0, 0)
-                page.screenshot(path=str(SCREENSHOT))
-            assert errors == []
-        finally:
-            browser.close()
+            wait_until(page, f"{candidate_audio}.currentTime > 1.1")
+            page.mouse.move(0, 0)
+            page.screenshot(path=str(SCREENSHOT))
+        assert errors == []
 
     engine = make_engine(live_server.database_url)
     try:
@@ -232,73 +224,63 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
 
 
 def test_help_warning_revision_and_break(live_server: LiveServer) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.set_default_timeout(10_000)
-            errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("console", lambda message: watch_policy(message.text, errors))
-            page.goto(f"{live_server.base_url}/a/{TOKEN}")
-            page.get_by_label("I understand the task").check()
-            page.get_by_role("button", name="Start judging").click()
-            judge = page.locator("#judge")
-            expect(judge).to_have_attribute("data-state", "pair")
+    errors: list[str] = []
+    with chromium_page(errors, timeout_ms=10_000) as page:
+        page.goto(f"{live_server.base_url}/a/{TOKEN}")
+        page.get_by_label("I understand the task").check()
+        page.get_by_role("button", name="Start judging").click()
+        judge = page.locator("#judge")
+        expect(judge).to_have_attribute("data-state", "pair")
 
-            # ? opens the list of keys, Esc closes it
-            help_dialog = page.locator("#help-dialog")
-            page.keyboard.press("?")
-            expect(help_dialog).to_be_visible()
-            expect(help_dialog).to_contain_text("Play or pause the query clip")
-            page.keyboard.press("Escape")
-            expect(help_dialog).to_be_hidden()
+        # ? opens the list of keys, Esc closes it
+        help_dialog = page.locator("#help-dialog")
+        page.keyboard.press("?")
+        expect(help_dialog).to_be_visible()
+        expect(help_dialog).to_contain_text("Play or pause the query clip")
+        page.keyboard.press("Escape")
+        expect(help_dialog).to_be_hidden()
 
-            # Very similar with FINE 20: a gentle warning that does not block
-            warning = page.locator("#score-form [data-role=disagreement]")
-            page.keyboard.press("3")
-            for key in ("ArrowLeft", "Shift+ArrowLeft", "Shift+ArrowLeft", "Shift+ArrowLeft"):
-                page.keyboard.press(key)
-            expect(page.locator("#main-fine-value")).to_have_text("20")
-            expect(warning).to_be_visible()
-            expect(page.locator("#submit-button")).to_be_enabled()
-            page.keyboard.press("1")
-            expect(warning).to_be_hidden()
-            page.keyboard.press("Enter")
-            expect(page.locator("#assessor-judged")).to_have_text("1")
+        # Very similar with FINE 20: a gentle warning that does not block
+        warning = page.locator("#score-form [data-role=disagreement]")
+        page.keyboard.press("3")
+        for key in ("ArrowLeft", "Shift+ArrowLeft", "Shift+ArrowLeft", "Shift+ArrowLeft"):
+            page.keyboard.press(key)
+        expect(page.locator("#main-fine-value")).to_have_text("20")
+        expect(warning).to_be_visible()
+        expect(page.locator("#submit-button")).to_be_enabled()
+        page.keyboard.press("1")
+        expect(warning).to_be_hidden()
+        page.keyboard.press("Enter")
+        expect(page.locator("#assessor-judged")).to_have_text("1")
 
-            # revise it from the recent judgments, with the keyboard inside the dialog
-            page.locator("#history-list").get_by_role("button", name=re.compile("^Edit")).click()
-            edit_dialog = page.locator("#edit-dialog")
-            expect(edit_dialog).to_be_visible()
-            expect(page.locator("#edit-fine-value")).to_have_text("20")
-            expect(page.locator('input[name="edit-broad"][value="0"]')).to_be_checked()
-            page.keyboard.press("2")
-            for _ in range(5):
-                page.keyboard.press("ArrowRight")
-            expect(page.locator("#edit-fine-value")).to_have_text("25")
-            page.keyboard.press("Enter")
-            expect(edit_dialog).to_be_hidden()
-            item = page.locator("#history-list li").first
-            expect(item).to_contain_text("Somewhat similar")
-            expect(item).to_contain_text("FINE 25")
-            expect(item).to_contain_text("revised")
+        # revise it from the recent judgments, with the keyboard inside the dialog
+        page.locator("#history-list").get_by_role("button", name=re.compile("^Edit")).click()
+        edit_dialog = page.locator("#edit-dialog")
+        expect(edit_dialog).to_be_visible()
+        expect(page.locator("#edit-fine-value")).to_have_text("20")
+        expect(page.locator('input[name="edit-broad"][value="0"]')).to_be_checked()
+        page.keyboard.press("2")
+        for _ in range(5):
+            page.keyboard.press("ArrowRight")
+        expect(page.locator("#edit-fine-value")).to_have_text("25")
+        page.keyboard.press("Enter")
+        expect(edit_dialog).to_be_hidden()
+        item = page.locator("#history-list li").first
+        expect(item).to_contain_text("Somewhat similar")
+        expect(item).to_contain_text("FINE 25")
+        expect(item).to_contain_text("revised")
 
-            # a break gives the pair back; the same link resumes
-            page.get_by_role("button", name="Take a break").click()
-            expect(judge).to_have_attribute("data-state", "paused")
-            expect(page.get_by_role("heading", name=re.compile("^Paused"))).to_be_visible()
-            page.goto(f"{live_server.base_url}/a/{TOKEN}/judge")
-            expect(judge).to_have_attribute("data-state", "pair")
-            expect(page.locator("#assessor-judged")).to_have_text("1")
-            expect(page.locator("#main-fine-value")).to_have_text("–")
-            assert errors == []
-        finally:
-            browser.close()
+        # a break gives the pair back; the same link resumes
+        page.get_by_role("button", name="Take a break").click()
+        expect(judge).to_have_attribute("data-state", "paused")
+        expect(page.get_by_role("heading", name=re.compile("^Paused"))).to_be_visible()
+        page.goto(f"{live_server.base_url}/a/{TOKEN}/judge")
+        expect(judge).to_have_attribute("data-state", "pair")
+        expect(page.locator("#assessor-judged")).to_have_text("1")
+        expect(page.locator("#main-fine-value")).to_have_text("–")
+        assert errors == []
 
     engine = make_engine(live_server.database_url)
     try:

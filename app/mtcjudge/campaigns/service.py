@@ -49,7 +49,7 @@ from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.pool import ensure_pool, grow_pool, unplayable_pairs
 from mtcjudge.planner.service import plan_in_session
 from mtcjudge.security import hash_token, new_token
-from mtcjudge.validation import check_text, text_problem
+from mtcjudge.validation import NAME_MAX, check_text, text_problem
 
 __all__ = [
     "SLUG_MAX",
@@ -85,7 +85,6 @@ UPDATABLE_FIELDS = (
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 SLUG_MAX = 64
 _SLUG = re.compile(SLUG_PATTERN)
-_NAME_MAX = 200  # String(200) columns: names, ids, artists, genres, teams
 _EMAIL_MAX = 320
 
 
@@ -115,8 +114,8 @@ class CampaignSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError("name must be a non-empty text")
-        if len(self.name) > _NAME_MAX:
-            raise ValueError(f"name must be at most {_NAME_MAX} characters, found {len(self.name)}")
+        if len(self.name) > NAME_MAX:
+            raise ValueError(f"name must be at most {NAME_MAX} characters, found {len(self.name)}")
         if self.slug is not None and (
             not isinstance(self.slug, str)
             or len(self.slug) > SLUG_MAX
@@ -406,19 +405,19 @@ def _check_teams(teams: dict[str, str], systems: list[str]) -> None:
     for system, team in teams.items():
         if isinstance(team, str) and (problem := text_problem(team)):
             raise InvalidInput(f"teams: the team of system {system!r} {problem}")
-        if not isinstance(team, str) or not team.strip() or len(team) > _NAME_MAX:
+        if not isinstance(team, str) or not team.strip() or len(team) > NAME_MAX:
             raise InvalidInput(
                 f"teams: the team of system {system!r} must be a non-empty text of at most"
-                f" {_NAME_MAX} characters"
+                f" {NAME_MAX} characters"
             )
 
 
 def _check_lengths(kind: str, values: list[str]) -> None:
     for value in values:
-        if len(value) > _NAME_MAX:
+        if len(value) > NAME_MAX:
             raise InvalidInput(
                 f"{kind} id {value[:40]!r}... is {len(value)} characters long;"
-                f" at most {_NAME_MAX} are stored"
+                f" at most {NAME_MAX} are stored"
             )
 
 
@@ -567,9 +566,9 @@ def invite_assessor(
         if isinstance(text, str) and (problem := text_problem(text)):
             raise InvalidInput(f"{field_name} {problem}")
     name = name.strip() if isinstance(name, str) else ""
-    if not name or len(name) > _NAME_MAX:
+    if not name or len(name) > NAME_MAX:
         raise InvalidInput(
-            f"assessor name must be a non-empty text of at most {_NAME_MAX} characters"
+            f"assessor name must be a non-empty text of at most {NAME_MAX} characters"
         )
     if email is not None:
         email = email.strip() or None

@@ -16,6 +16,7 @@ from mtcjudge.cli.common import (
 )
 from mtcjudge.cli.database import add_database_option, run_in_session
 from mtcjudge.cli.docs import doc_link
+from mtcjudge.exports.formats import WHATS
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from mtcjudge.config import Settings
 
 __all__ = ["register"]
-
-_WHATS = ("qrels", "judgments", "estimates", "results", "runs", "bundle")
 
 
 def register(sub: SubParsers) -> None:
@@ -42,7 +41,7 @@ def register(sub: SubParsers) -> None:
     export.add_argument(
         "--what",
         required=True,
-        choices=_WHATS,
+        choices=WHATS,
         help="qrels (TREC, one line per judged pair), judgments (every one, CSV or JSON "
         "Lines), estimates (unjudged pool pairs: E[R], Var[R], estimator), results (the "
         "results document for every measure), runs (TREC run files), bundle (a .zip of all, "

@@ -9,14 +9,13 @@ naming the file, the line and the field, as the run and judgment readers do.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 
 from mtcjudge.ingest.formats import InputError, data_lines
+from mtcjudge.validation import INTEGER
 
 __all__ = ["GroundTruth", "read_ground_truth"]
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
 _FIELDS = ("query", "group_rank", "document")
 
 
@@ -70,9 +69,9 @@ def read_ground_truth(path: str | os.PathLike[str]) -> GroundTruth:
                 f"expected 3 whitespace-separated fields ({' '.join(_FIELDS)}), found {len(parts)}",
             )
         query, raw_rank, document = parts
-        if index == 0 and query.lower() == "query" and not _INTEGER.fullmatch(raw_rank):
+        if index == 0 and query.lower() == "query" and not INTEGER.fullmatch(raw_rank):
             continue
-        if not _INTEGER.fullmatch(raw_rank) or int(raw_rank) < 1:
+        if not INTEGER.fullmatch(raw_rank) or int(raw_rank) < 1:
             raise InputError(
                 file,
                 number,

@@ -13,6 +13,7 @@ __all__ = [
     "AGGREGATES",
     "GRADES",
     "MEASURE_DEFINITIONS",
+    "WHATS",
     "HashingWriter",
     "aggregate",
     "grades_markdown",
@@ -20,6 +21,8 @@ __all__ = [
 ]
 
 AGGREGATES = ("mean", "median")
+#: what ``mtcjudge export --what`` and the export API can write
+WHATS = ("qrels", "judgments", "estimates", "results", "runs", "bundle")
 
 
 def round_half_up(value: float) -> int:

@@ -51,6 +51,24 @@ def _sorted(session: Session, column: Any) -> Any:
     return column
 
 
+def _pair_ids(table: Any, *columns: Any) -> tuple[Any, Any, Any]:
+    """SELECT the external ids of the pair (``query``, ``document``) of each row of ``table``
+    (any table with ``query_id`` and ``document_id``), then ``columns``; with the two
+    documents' aliases, for the caller's conditions and order."""
+    query_doc = aliased(Document)
+    candidate = aliased(Document)
+    stmt = (
+        select(
+            query_doc.external_id.label("query"), candidate.external_id.label("document"), *columns
+        )
+        .select_from(table)
+        .join(Query, Query.id == table.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate, candidate.id == table.document_id)
+    )
+    return stmt, query_doc, candidate
+
+
 def assessor_pseudonyms(session: Session, campaign_id: int) -> dict[int, str]:
     """A1, A2, ... in the order assessors were invited: the results document's pseudonyms."""
     ids = session.scalars(
@@ -62,41 +80,43 @@ def assessor_pseudonyms(session: Session, campaign_id: int) -> dict[int, str]:
 def judgment_rows(session: Session, campaign_id: int) -> Iterator[Any]:
     """Every judgment of the campaign with its pair's external ids and its lease, by query,
     document, assessor (imported judgments first) and judgment."""
-    query_doc = aliased(Document)
-    candidate = aliased(Document)
-    lease = _numbered_leases(campaign_id)
-    stmt = (
-        select(
-            query_doc.external_id.label("query"),
-            candidate.external_id.label("document"),
-            Judgment.broad,
-            Judgment.fine,
-            Judgment.assessor_id,
-            Judgment.source,
-            Judgment.created_at,
-            Judgment.updated_at,
-            Judgment.revision,
-            Judgment.query_listen_ms,
-            Judgment.candidate_listen_ms,
-            lease.c.number.label("lease_id"),
-            lease.c.leased_at,
-            lease.c.selection_rank,
-            lease.c.selection_weight,
-            lease.c.selection_rule,
-        )
-        .join(Query, Query.id == Judgment.query_id)
-        .join(query_doc, query_doc.id == Query.document_id)
-        .join(candidate, candidate.id == Judgment.document_id)
-        .outerjoin(lease, lease.c.id == Judgment.lease_id)
-        .where(Judgment.campaign_id == campaign_id)
-        .order_by(
-            _sorted(session, query_doc.external_id),
-            _sorted(session, candidate.external_id),
-            func.coalesce(Judgment.assessor_id, 0),
-            Judgment.id,
-        )
+    stmt, query_doc, candidate, lease = _judgments(campaign_id)
+    stmt = stmt.add_columns(
+        lease.c.number.label("lease_id"),
+        lease.c.leased_at,
+        lease.c.selection_rank,
+        lease.c.selection_weight,
+        lease.c.selection_rule,
+    ).order_by(
+        _sorted(session, query_doc.external_id),
+        _sorted(session, candidate.external_id),
+        func.coalesce(Judgment.assessor_id, 0),
+        Judgment.id,
     )
     yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def _judgments(campaign_id: int) -> tuple[Any, Any, Any, Any]:
+    """The campaign's judgments with their pair's external ids (``query``, ``document``)
+    joined to their numbered lease, unordered; with the two documents' aliases and the
+    leases, for the caller's columns and order."""
+    lease = _numbered_leases(campaign_id)
+    stmt, query_doc, candidate = _pair_ids(
+        Judgment,
+        Judgment.broad,
+        Judgment.fine,
+        Judgment.assessor_id,
+        Judgment.source,
+        Judgment.created_at,
+        Judgment.updated_at,
+        Judgment.revision,
+        Judgment.query_listen_ms,
+        Judgment.candidate_listen_ms,
+    )
+    stmt = stmt.outerjoin(lease, lease.c.id == Judgment.lease_id).where(
+        Judgment.campaign_id == campaign_id
+    )
+    return stmt, query_doc, candidate, lease
 
 
 def _numbered_leases(campaign_id: int) -> Any:
@@ -120,23 +140,11 @@ def pair_values(session: Session, campaign_id: int, scale: str) -> Iterator[Any]
     """(query, document, value) of every judgment with a value on ``scale``, by pair: the
     judgments of one pair come one after the other."""
     column = Judgment.fine if scale == "fine" else Judgment.broad
-    query_doc = aliased(Document)
-    candidate = aliased(Document)
-    stmt = (
-        select(
-            query_doc.external_id.label("query"),
-            candidate.external_id.label("document"),
-            column.label("value"),
-        )
-        .join(Query, Query.id == Judgment.query_id)
-        .join(query_doc, query_doc.id == Query.document_id)
-        .join(candidate, candidate.id == Judgment.document_id)
-        .where(Judgment.campaign_id == campaign_id, column.is_not(None))
-        .order_by(
-            _sorted(session, query_doc.external_id),
-            _sorted(session, candidate.external_id),
-            Judgment.id,
-        )
+    stmt, query_doc, candidate = _pair_ids(Judgment, column.label("value"))
+    stmt = stmt.where(Judgment.campaign_id == campaign_id, column.is_not(None)).order_by(
+        _sorted(session, query_doc.external_id),
+        _sorted(session, candidate.external_id),
+        Judgment.id,
     )
     yield from session.execute(stmt.execution_options(yield_per=CHUNK))
 
@@ -248,72 +256,33 @@ def state_assessors(session: Session, campaign_id: int) -> list[Any]:
 def state_leases(session: Session, campaign_id: int) -> Iterator[Any]:
     """Every lease of the campaign in the order they were handed out, with its pair's
     external ids."""
-    query_doc = aliased(Document)
-    candidate = aliased(Document)
-    stmt = (
-        select(
-            query_doc.external_id.label("query"),
-            candidate.external_id.label("document"),
-            Lease.assessor_id,
-            Lease.state,
-            Lease.leased_at,
-            Lease.expires_at,
-            Lease.selection_rank,
-            Lease.selection_weight,
-            Lease.selection_rule,
-        )
-        .join(Query, Query.id == Lease.query_id)
-        .join(query_doc, query_doc.id == Query.document_id)
-        .join(candidate, candidate.id == Lease.document_id)
-        .where(Lease.campaign_id == campaign_id)
-        .order_by(Lease.id)
+    stmt, _query_doc, _candidate = _pair_ids(
+        Lease,
+        Lease.assessor_id,
+        Lease.state,
+        Lease.leased_at,
+        Lease.expires_at,
+        Lease.selection_rank,
+        Lease.selection_weight,
+        Lease.selection_rule,
     )
+    stmt = stmt.where(Lease.campaign_id == campaign_id).order_by(Lease.id)
     yield from session.execute(stmt.execution_options(yield_per=CHUNK))
 
 
 def state_audit(session: Session, campaign_id: int) -> Iterator[Any]:
     """The pairs drawn into the audit sample, by external ids, sorted byte-wise."""
-    query_doc = aliased(Document)
-    candidate = aliased(Document)
-    stmt = (
-        select(query_doc.external_id.label("query"), candidate.external_id.label("document"))
-        .select_from(Pair)
-        .join(Query, Query.id == Pair.query_id)
-        .join(query_doc, query_doc.id == Query.document_id)
-        .join(candidate, candidate.id == Pair.document_id)
-        .where(Pair.campaign_id == campaign_id, Pair.audit.is_(True))
-        .order_by(_sorted(session, query_doc.external_id), _sorted(session, candidate.external_id))
+    stmt, query_doc, candidate = _pair_ids(Pair)
+    stmt = stmt.where(Pair.campaign_id == campaign_id, Pair.audit.is_(True)).order_by(
+        _sorted(session, query_doc.external_id), _sorted(session, candidate.external_id)
     )
     yield from session.execute(stmt.execution_options(yield_per=CHUNK))
 
 
 def state_judgments(session: Session, campaign_id: int) -> Iterator[Any]:
     """Every judgment in the order it was stored, with its lease's number."""
-    query_doc = aliased(Document)
-    candidate = aliased(Document)
-    lease = _numbered_leases(campaign_id)
-    stmt = (
-        select(
-            query_doc.external_id.label("query"),
-            candidate.external_id.label("document"),
-            Judgment.assessor_id,
-            Judgment.source,
-            Judgment.broad,
-            Judgment.fine,
-            Judgment.created_at,
-            Judgment.updated_at,
-            Judgment.revision,
-            Judgment.query_listen_ms,
-            Judgment.candidate_listen_ms,
-            lease.c.number.label("lease"),
-        )
-        .join(Query, Query.id == Judgment.query_id)
-        .join(query_doc, query_doc.id == Query.document_id)
-        .join(candidate, candidate.id == Judgment.document_id)
-        .outerjoin(lease, lease.c.id == Judgment.lease_id)
-        .where(Judgment.campaign_id == campaign_id)
-        .order_by(Judgment.id)
-    )
+    stmt, _query_doc, _candidate, lease = _judgments(campaign_id)
+    stmt = stmt.add_columns(lease.c.number.label("lease")).order_by(Judgment.id)
     yield from session.execute(stmt.execution_options(yield_per=CHUNK))
 
 

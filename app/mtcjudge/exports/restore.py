@@ -56,15 +56,13 @@ from mtcjudge.models import (
 from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.pool import ensure_pool
 from mtcjudge.security import hash_token, new_token
+from mtcjudge.validation import DECIMAL, INTEGER, NAME_MAX
 
 __all__ = ["Bundle", "RestoreReport", "open_bundle", "restore_campaign"]
 
-_NAME_MAX = 200
 _SOURCES = ("assessor", "import")
 _SELECTION_RULES = ("plan", "own_query", "any_free", "audit")
 _PSEUDONYM = re.compile(r"A[1-9][0-9]*")
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _HASH_CHUNK = 1 << 20
 
 
@@ -239,8 +237,8 @@ class _Fields:
             if optional:
                 return None
             raise self.error(field, "is empty")
-        if len(value) > _NAME_MAX:
-            raise self.error(field, f"is longer than {_NAME_MAX} characters")
+        if len(value) > NAME_MAX:
+            raise self.error(field, f"is longer than {NAME_MAX} characters")
         return value
 
     def name(self, field: str) -> str:
@@ -252,7 +250,7 @@ class _Fields:
         value = self.record[field]
         if value == "" and optional:
             return None
-        if not _INTEGER.fullmatch(value) or int(value) < minimum or int(value) > 2**31 - 1:
+        if not INTEGER.fullmatch(value) or int(value) < minimum or int(value) > 2**31 - 1:
             raise self.error(field, f"must be an integer of at least {minimum}, found {value!r}")
         return int(value)
 
@@ -262,7 +260,7 @@ class _Fields:
         value = self.record[field]
         if value == "" and optional:
             return None
-        if not _DECIMAL.fullmatch(value) or not low <= float(value) <= high:
+        if not DECIMAL.fullmatch(value) or not low <= float(value) <= high:
             raise self.error(field, f"must be a number from {low:g} to {high:g}, found {value!r}")
         return float(value)
 

@@ -29,6 +29,7 @@ from mtcjudge.exports.formats import (
     AGGREGATES,
     GRADES,
     MEASURE_DEFINITIONS,
+    WHATS,
     HashingWriter,
     aggregate,
     grades_markdown,
@@ -55,7 +56,6 @@ __all__ = [
     "write_export",
 ]
 
-WHATS = ("qrels", "judgments", "estimates", "results", "runs", "bundle")
 #: the order of the scales' files in a bundle: FINE's first
 _BUNDLE_SCALES = (FINE.name, BROAD.name)
 #: the formats of each export, the first one the default
@@ -445,7 +445,9 @@ def completeness(counts: dict[str, int]) -> str:
     )
 
 
-def _campaign_settings(campaign: Campaign) -> dict[str, Any]:
+def campaign_summary(campaign: Campaign) -> dict[str, Any]:
+    """What a campaign is and how it judges: the settings a report shows (the export's
+    ``settings.json`` adds what a restore needs)."""
     return {
         "slug": campaign.slug,
         "name": campaign.name,
@@ -458,6 +460,12 @@ def _campaign_settings(campaign: Campaign) -> dict[str, Any]:
         "policy": campaign.policy,
         "target": campaign.target,
         "judgments_per_pair": campaign.judgments_per_pair,
+    }
+
+
+def _campaign_settings(campaign: Campaign) -> dict[str, Any]:
+    return {
+        **campaign_summary(campaign),
         "seed": campaign.seed,
         "keep_collecting": campaign.keep_collecting,
         "lease_minutes": campaign.lease_minutes,

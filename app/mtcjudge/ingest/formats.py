@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+from mtcjudge.validation import DECIMAL, INTEGER
 
 __all__ = [
     "InputError",
@@ -25,9 +26,6 @@ __all__ = [
     "read_runs",
 ]
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-# Stricter than float(): no "nan", "inf" or digit separators such as "1_0".
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _BROAD_SCORES = (0.0, 1.0, 2.0)
 _FINE_RANGE = (0.0, 100.0)
 _MISSING_PAIRS_SHOWN = 3
@@ -318,10 +316,10 @@ class _RunCollector:
         for row in rows:
             values = row.values
             raw_rank = values["rank"]
-            if not _INTEGER.fullmatch(raw_rank):
+            if not INTEGER.fullmatch(raw_rank):
                 message = f"rank must be an integer, found {raw_rank!r}"
                 raise InputError(path, row.line, message, field="rank")
-            if not _DECIMAL.fullmatch(values["score"]):
+            if not DECIMAL.fullmatch(values["score"]):
                 message = f"score must be a number, found {values['score']!r}"
                 raise InputError(path, row.line, message, field="score")
             system, query, rank = values["tag"], values["qid"], int(raw_rank)
@@ -464,7 +462,7 @@ def _parse_score(path: str, row: _Row, field: str, scale: str) -> float:
         allowed = "BROAD scores must be 0, 1 or 2"
     else:
         allowed = f"FINE scores must be between {_FINE_RANGE[0]:g} and {_FINE_RANGE[1]:g}"
-    if not _DECIMAL.fullmatch(raw):
+    if not DECIMAL.fullmatch(raw):
         raise InputError(path, row.line, f"score {raw!r} is not a number ({allowed})", field=field)
     score = float(raw)
     if scale == "broad":

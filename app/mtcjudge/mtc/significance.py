@@ -518,27 +518,51 @@ def significance_verdicts(
     Verdicts
     """
     upper_arr, lower_arr = _per_query_arrays(("upper", upper), ("lower", lower), "n_pairs")
-    expected = np.asarray(expected_mean_differences, dtype=np.float64)
-    n_pairs = upper_arr.shape[0]
-    if expected.shape != (n_pairs,):
-        raise ValueError(
-            f"expected mean differences must have shape ({n_pairs},), found {expected.shape}"
-        )
-    if not (np.all(np.isfinite(upper_arr)) and np.all(np.isfinite(lower_arr))):
-        raise ValueError("upper and lower must be finite, found NaN or inf")
-    if not np.all(np.isfinite(expected)):
-        raise ValueError("expected mean differences must be finite, found NaN or inf")
-    if np.any(lower_arr > upper_arr):
-        raise ValueError("lower must be <= upper for every query, found lower > upper")
-    delta = _check_finite_scalar("delta", delta, nonnegative=True)
-    alpha = _check_probability("alpha", alpha)
-
-    level = alpha / 2.0 if two_tailed else alpha
+    expected, delta, level = _checked_verdict_inputs(
+        ("upper", upper_arr),
+        ("lower", lower_arr),
+        expected_mean_differences,
+        (upper_arr.shape[0],),
+        delta,
+        alpha,
+        two_tailed,
+    )
     p_upper_greater, p_upper_less = _one_sided_p_values(upper_arr)
     p_lower_greater, p_lower_less = _one_sided_p_values(lower_arr)
     return _verdicts(
         p_upper_greater, p_upper_less, p_lower_greater, p_lower_less, expected, delta, level
     )
+
+
+def _checked_verdict_inputs(
+    high: tuple[str, npt.NDArray[np.float64]],
+    low: tuple[str, npt.NDArray[np.float64]],
+    expected_mean_differences: npt.ArrayLike,
+    shape: tuple[int, ...],
+    delta: float,
+    alpha: float,
+    two_tailed: bool,
+) -> tuple[npt.NDArray[np.float64], float, float]:
+    """The checks of the verdicts' inputs: finite bounds (or cases) with ``low <= high``,
+    finite expected differences of ``shape``, a valid ``delta`` and ``alpha``. Returns the
+    expected differences, ``delta`` and the one-sided level of each test."""
+    (high_name, high_arr), (low_name, low_arr) = high, low
+    expected = np.asarray(expected_mean_differences, dtype=np.float64)
+    if expected.shape != shape:
+        raise ValueError(
+            f"expected mean differences must have shape {shape}, found {expected.shape}"
+        )
+    if not (np.all(np.isfinite(high_arr)) and np.all(np.isfinite(low_arr))):
+        raise ValueError(f"{high_name} and {low_name} must be finite, found NaN or inf")
+    if not np.all(np.isfinite(expected)):
+        raise ValueError("expected mean differences must be finite, found NaN or inf")
+    if np.any(low_arr > high_arr):
+        raise ValueError(
+            f"{low_name} must be <= {high_name} for every query, found {low_name} > {high_name}"
+        )
+    delta = _check_finite_scalar("delta", delta, nonnegative=True)
+    alpha = _check_probability("alpha", alpha)
+    return expected, delta, alpha / 2.0 if two_tailed else alpha
 
 
 def pairwise_significance_verdicts(
@@ -578,23 +602,17 @@ def pairwise_significance_verdicts(
         Pairs in ``numpy.triu_indices(n_systems, 1)`` order.
     """
     best_arr, worst_arr = _per_query_arrays(("best", best), ("worst", worst), "n_systems")
-    expected = np.asarray(expected_mean_differences, dtype=np.float64)
     n_systems = best_arr.shape[0]
     a, b = np.triu_indices(n_systems, 1)
-    if expected.shape != a.shape:
-        raise ValueError(
-            f"expected mean differences must have shape {a.shape}, found {expected.shape}"
-        )
-    if not (np.all(np.isfinite(best_arr)) and np.all(np.isfinite(worst_arr))):
-        raise ValueError("best and worst must be finite, found NaN or inf")
-    if not np.all(np.isfinite(expected)):
-        raise ValueError("expected mean differences must be finite, found NaN or inf")
-    if np.any(worst_arr > best_arr):
-        raise ValueError("worst must be <= best for every query, found worst > best")
-    delta = _check_finite_scalar("delta", delta, nonnegative=True)
-    alpha = _check_probability("alpha", alpha)
-
-    level = alpha / 2.0 if two_tailed else alpha
+    expected, delta, level = _checked_verdict_inputs(
+        ("best", best_arr),
+        ("worst", worst_arr),
+        expected_mean_differences,
+        a.shape,
+        delta,
+        alpha,
+        two_tailed,
+    )
     p_upper_greater, p_upper_less, p_lower_greater, p_lower_less = _pairwise_p_values(
         best_arr, worst_arr, a, b
     )

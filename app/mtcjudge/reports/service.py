@@ -32,7 +32,7 @@ from mtcjudge.campaigns import service as campaigns
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository as export_repository
 from mtcjudge.exports.formats import MEASURE_DEFINITIONS
-from mtcjudge.exports.service import completeness, package_version
+from mtcjudge.exports.service import campaign_summary, completeness, package_version
 from mtcjudge.models import Campaign, as_utc, utcnow
 from mtcjudge.mtc.measures import MEASURES, per_query_scores
 from mtcjudge.mtc.scales import SCALES
@@ -158,7 +158,7 @@ def build_report(
         "format_version": FORMAT_VERSION,
         "generated_at": (now or utcnow()).isoformat(),
         "software": {"name": "mtcjudge", "version": package_version()},
-        "campaign": _campaign(campaign),
+        "campaign": campaign_summary(campaign),
         "scale": scale,
         "measure_definitions": MEASURE_DEFINITIONS,
         "judgments": judgments,
@@ -169,22 +169,6 @@ def build_report(
         "assessors": assessors,
         "agreement": {each: asdict(agreement(each, values[each])) for each in ("broad", "fine")},
         "mirex": _mirex(session, campaign, scale, judged_on_scale, pool),
-    }
-
-
-def _campaign(campaign: Campaign) -> dict[str, Any]:
-    return {
-        "slug": campaign.slug,
-        "name": campaign.name,
-        "description": campaign.description,
-        "status": campaign.status,
-        "scale": campaign.scale,
-        "k": campaign.k,
-        "measure": campaign.measure,
-        "estimator": campaign.estimator,
-        "policy": campaign.policy,
-        "target": campaign.target,
-        "judgments_per_pair": campaign.judgments_per_pair,
     }
 
 

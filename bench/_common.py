@@ -1,0 +1,62 @@
+"""What the benchmarks share: the confidence targets they study, the collection they time
+and their ``main``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from mtcjudge.mtc.synthetic import generate
+
+__all__ = ["TARGETS", "mirex_or_synthetic", "run_benchmark"]
+
+#: the ranking-confidence targets the calibration, projection and stop-margin benchmarks study
+TARGETS = (0.90, 0.95, 0.99)
+
+
+def run_benchmark(
+    argv: Sequence[str] | None,
+    description: str,
+    add_arguments: Callable[[argparse.ArgumentParser], None],
+    run_from_args: Callable[[argparse.Namespace, TextIO], int],
+    *,
+    name: str | None = None,
+) -> int:
+    """Parse ``argv`` and run the benchmark, writing to standard output; its exit status.
+
+    With ``name``, a ``ValueError`` (a bad input file) is reported as ``NAME: error: ...``
+    with status 2 instead of a traceback."""
+    parser = argparse.ArgumentParser(description=description)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    if name is None:
+        return run_from_args(args, sys.stdout)
+    try:
+        return run_from_args(args, sys.stdout)
+    except ValueError as exc:
+        sys.stderr.write(f"{name}: error: {exc}\n")
+        return 2
+
+
+def mirex_or_synthetic(
+    runs: Path | None, metadata: Path | None, judgments: Path | None, *, judgments_for: str
+) -> tuple[LoadedCollection, str]:
+    """The collection a timing benchmark measures, and its name: the runs given (with their
+    FINE judgments, ``judgments_for`` saying what they are used as, and the metadata) at
+    k = 5, or a synthetic 18 x 100 x 5 one of MIREX 2011's shape."""
+    if runs is None:
+        return load_synthetic(generate(18, 100, 5, seed=0)), "synthetic 18x100x5"
+    if judgments is None:
+        raise ValueError(f"--runs needs --judgments ({judgments_for})")
+    collection = load_collection(
+        read_runs(runs),
+        5,
+        read_metadata(metadata) if metadata else None,
+        read_judgments(judgments, "fine"),
+    )
+    return collection, str(runs)
