@@ -14,7 +14,8 @@ What it does, start to end:
 2. starts the app: one ``mtcjudge serve --workers N`` (N uvicorn processes on one socket), or
    with ``--ports-per-process`` N separate ``mtcjudge serve`` processes on ports of their own
    (assessors spread over them round-robin; the shape of versions without ``--workers``).
-   ``--app-root`` runs the servers of another checkout (``PYTHONPATH`` and working directory);
+   ``--app-root`` runs the servers of another checkout (its import package first on
+   ``PYTHONPATH``, its ``.venv`` if it has one, and its working directory);
 3. creates the campaign through the organizer API (the MIREX 2011 AMS runs and metadata of
    ``--data``, or a seeded synthetic collection of the same shape), invites the assessors and
    records their consent in the database, so the setup works across schema versions;

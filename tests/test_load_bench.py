@@ -28,3 +28,32 @@ def test_load_benchmark_smoke(tmp_path: Path) -> None:
     assert figures["lost"] == 0
     assert figures["double_judged"] == 0
     assert figures["double_leased"] == 0
+
+
+def test_app_root_runs_that_checkout_s_own_package(tmp_path: Path) -> None:
+    """``--app-root`` puts the other checkout's import package first on PYTHONPATH and runs its
+    own venv: since the package moved to app/mtcjudge, the checkout's root alone would leave
+    the editable install of this one answering (its code, its templates)."""
+    from bench._load.config import REPO_ROOT
+    from bench._load.servers import server_program
+
+    here = server_program(REPO_ROOT, "/usr/bin/python3")
+    assert here == type(here)("/usr/bin/python3", REPO_ROOT / "app", "mtcjudge.cli")
+
+    renamed = tmp_path / "renamed"
+    (renamed / "app" / "mtcjudge").mkdir(parents=True)
+    (renamed / ".venv" / "bin").mkdir(parents=True)
+    (renamed / ".venv" / "bin" / "python").touch()
+    program = server_program(renamed, "/usr/bin/python3")
+    assert program.source == renamed / "app"
+    assert program.module == "mtcjudge.cli"
+    assert program.python == str(renamed / ".venv" / "bin" / "python")
+
+    older = tmp_path / "older"  # before the rename: the package is app/ itself
+    (older / "app").mkdir(parents=True)
+    program = server_program(older, "/usr/bin/python3")
+    assert (program.source, program.module, program.python) == (
+        older,
+        "app.cli",
+        "/usr/bin/python3",
+    )
