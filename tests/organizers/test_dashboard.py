@@ -159,6 +159,11 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
         assert _text(page, "#fig-judgments") == "1"
         assert "Ada" not in page.inner_text("#assessors-body")  # pseudonyms only
         assert _text(page, "#assessors-body tr th") == "A1"
+
+        # on a 390 px phone the page fits its width: wide tables scroll in their own region
+        page.set_viewport_size({"width": 390, "height": 800})
+        page.wait_for_timeout(300)  # the charts redraw on resize
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert errors == []
 
 
