@@ -27,6 +27,7 @@ EXPECTED_TABLES = {
     "audit_event",
     "campaign_results",
     "trajectory_point",
+    "assessor_reliability",
 }
 
 

@@ -21,13 +21,16 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    and_,
     false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.sql.elements import ColumnElement
 
 __all__ = [
     "Assessor",
+    "AssessorReliability",
     "AuditEvent",
     "Base",
     "Campaign",
@@ -45,6 +48,7 @@ __all__ = [
     "System",
     "TrajectoryPoint",
     "as_utc",
+    "counted_judgment",
     "utcnow",
 ]
 
@@ -68,6 +72,14 @@ def as_utc(moment: datetime) -> datetime:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+#: a new campaign's listening rule: each clip played this many seconds (or to its end)
+DEFAULT_LISTEN_SECONDS = 5.0
+#: a new campaign's share of hidden quality trials among the pairs handed out
+DEFAULT_QUALITY_RATE = 0.1
+#: what a lease or a judgment is: a pool pair, or a hidden quality trial of one kind
+JUDGMENT_KINDS = ("pool", "reference", "anchor", "repeat")
 
 
 def _ts() -> Mapped[datetime]:
@@ -95,6 +107,21 @@ class Campaign(Base):
     judgments_per_pair: Mapped[int] = mapped_column(Integer, default=1, nullable=False)
     seed: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     keep_collecting: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    # the listening rule: each clip played for at least this many seconds (or to its end
+    # when shorter) before a score is taken; 0 turns the rule off. Campaigns from before the
+    # rule existed keep it off (server default 0).
+    listen_seconds: Mapped[float] = mapped_column(
+        Float, default=DEFAULT_LISTEN_SECONDS, server_default="0", nullable=False
+    )
+    # the share of hand-outs that are hidden quality trials (reference, anchor, repeat);
+    # 0 turns them off. Campaigns from before them keep them off (server default 0).
+    quality_rate: Mapped[float] = mapped_column(
+        Float, default=DEFAULT_QUALITY_RATE, server_default="0", nullable=False
+    )
+    # pause an assessor automatically (with a kind message) when they fail quality trials
+    auto_pause: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false(), nullable=False
+    )
     # grows when systems are added to the campaign: the planners rebuild their engines
     collection_version: Mapped[int] = mapped_column(
         Integer, default=0, server_default="0", nullable=False
@@ -188,6 +215,13 @@ class Assessor(Base):
     consented_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # a revoked link opens nothing; the assessor's judgments stay
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # an organizer set the assessor's judgments aside: they count nowhere (their pairs went
+    # back to the pool) until brought back; the assessor is handed no more pairs
+    set_aside_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # handed no more pairs for now (by an organizer, or automatically after failed quality
+    # trials); ``pause_reason`` is what the assessor is told, kindly
+    paused_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    pause_reason: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = _ts()
 
 
@@ -304,15 +338,30 @@ class Lease(Base):
     campaign_id: Mapped[int] = mapped_column(
         ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False
     )
-    pair_id: Mapped[int] = mapped_column(ForeignKey("pair.id", ondelete="CASCADE"), nullable=False)
+    # the pool pair leased; None for a hidden quality trial, which takes no pair's slot
+    pair_id: Mapped[int | None] = mapped_column(ForeignKey("pair.id", ondelete="CASCADE"))
     query_id: Mapped[int] = mapped_column(
         ForeignKey("query.id", ondelete="CASCADE"), nullable=False
     )
+    # the candidate clip played against the query (for a reference trial, the query's own)
     document_id: Mapped[int] = mapped_column(
         ForeignKey("document.id", ondelete="CASCADE"), nullable=False
     )
     assessor_id: Mapped[int] = mapped_column(
         ForeignKey("assessor.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    # one of JUDGMENT_KINDS: "pool", or the kind of hidden quality trial
+    kind: Mapped[str] = mapped_column(
+        String(16), default="pool", server_default="pool", nullable=False
+    )
+    # a repeat trial: the assessor's earlier judgment it repeats
+    repeat_of: Mapped[int | None] = mapped_column(Integer)
+    # the server's own evidence of listening: bytes of each clip it sent for this lease
+    served_query_bytes: Mapped[int] = mapped_column(
+        Integer, default=0, server_default="0", nullable=False
+    )
+    served_candidate_bytes: Mapped[int] = mapped_column(
+        Integer, default=0, server_default="0", nullable=False
     )
     state: Mapped[str] = mapped_column(String(8), default="live", nullable=False)
     leased_at: Mapped[datetime] = _ts()
@@ -333,11 +382,15 @@ class Judgment(Base):
 
     Imported judgments have no assessor. ``client_id`` (generated by the browser) makes a
     submission idempotent; a revision updates the row and bumps ``revision``.
+
+    Only the rows of :func:`counted_judgment` count (in the pool, the estimates, the qrels,
+    the results): hidden quality trials (``kind`` other than "pool") and judgments an
+    organizer set aside are stored, exported and reported as what they are.
     """
 
     __tablename__ = "judgment"
     __table_args__ = (
-        UniqueConstraint("campaign_id", "query_id", "document_id", "assessor_id"),
+        UniqueConstraint("campaign_id", "query_id", "document_id", "assessor_id", "kind"),
         UniqueConstraint("assessor_id", "client_id"),
         Index("ix_judgment_campaign_pair", "campaign_id", "query_id", "document_id"),
     )
@@ -364,10 +417,48 @@ class Judgment(Base):
     revision: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     # the lease this judgment answered (None for imported judgments)
     lease_id: Mapped[int | None] = mapped_column(ForeignKey("lease.id", ondelete="SET NULL"))
+    # one of JUDGMENT_KINDS: a pool pair's judgment, or the answer to a hidden quality trial
+    kind: Mapped[str] = mapped_column(
+        String(16), default="pool", server_default="pool", nullable=False
+    )
+    # a repeat trial: the assessor's earlier judgment it repeats
+    repeat_of: Mapped[int | None] = mapped_column(Integer)
+    # set aside by an organizer (with all the assessor's judgments): counted nowhere
+    set_aside: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false(), nullable=False
+    )
+    # the server's evidence, copied from the lease at submit: bytes of each clip it sent
+    served_query_bytes: Mapped[int | None] = mapped_column(Integer)
+    served_candidate_bytes: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = _ts()
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
     )
+
+
+def counted_judgment() -> ColumnElement[bool]:
+    """The judgments that count anywhere numbers are made (pool pair counts, planner,
+    results, qrels, estimates): judgments of pool pairs that are not set aside."""
+    return and_(Judgment.kind == "pool", Judgment.set_aside.is_(False))
+
+
+class AssessorReliability(Base):
+    """What the planner last concluded about an assessor's reliability (computed off the
+    request path, from their quality trials, their agreement and their listening)."""
+
+    __tablename__ = "assessor_reliability"
+
+    assessor_id: Mapped[int] = mapped_column(
+        ForeignKey("assessor.id", ondelete="CASCADE"), primary_key=True
+    )
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    computed_at: Mapped[datetime] = _ts()
+    flagged: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    # JSON: the reasons of a flag (a list of sentences) and the figures behind them
+    reasons: Mapped[str] = mapped_column(Text, default="[]", nullable=False)
+    metrics: Mapped[str] = mapped_column(Text, default="{}", nullable=False)
 
 
 class Organizer(Base):

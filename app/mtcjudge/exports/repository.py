@@ -20,6 +20,7 @@ from mtcjudge.models import (
     Result,
     System,
     TrajectoryPoint,
+    counted_judgment,
 )
 
 __all__ = [
@@ -141,7 +142,9 @@ def pair_values(session: Session, campaign_id: int, scale: str) -> Iterator[Any]
     judgments of one pair come one after the other."""
     column = Judgment.fine if scale == "fine" else Judgment.broad
     stmt, query_doc, candidate = _pair_ids(Judgment, column.label("value"))
-    stmt = stmt.where(Judgment.campaign_id == campaign_id, column.is_not(None)).order_by(
+    stmt = stmt.where(
+        Judgment.campaign_id == campaign_id, column.is_not(None), counted_judgment()
+    ).order_by(
         _sorted(session, query_doc.external_id),
         _sorted(session, candidate.external_id),
         Judgment.id,
@@ -189,7 +192,7 @@ def counts(session: Session, campaign_id: int) -> dict[str, int]:
     )
     judged = (
         select(Judgment.query_id, Judgment.document_id)
-        .where(Judgment.campaign_id == campaign_id)
+        .where(Judgment.campaign_id == campaign_id, counted_judgment())
         .group_by(Judgment.query_id, Judgment.document_id)
         .subquery()
     )
@@ -309,6 +312,7 @@ def recount_pairs(session: Session, campaign_id: int) -> None:
         (Judgment.campaign_id == Pair.campaign_id)
         & (Judgment.query_id == Pair.query_id)
         & (Judgment.document_id == Pair.document_id)
+        & counted_judgment()
     )
     live = (Lease.pair_id == Pair.id) & (Lease.state == "live")
     judged = select(func.count()).where(same_pair).scalar_subquery()

@@ -21,6 +21,7 @@ from mtcjudge.models import (
     Query,
     Result,
     System,
+    counted_judgment,
 )
 
 __all__ = [
@@ -126,7 +127,7 @@ def _means(
 ) -> dict[tuple[int, int], float]:
     stmt = (
         select(Judgment.query_id, Judgment.document_id, func.avg(column))
-        .where(Judgment.campaign_id == campaign_id, column.is_not(None))
+        .where(Judgment.campaign_id == campaign_id, column.is_not(None), counted_judgment())
         .group_by(Judgment.query_id, Judgment.document_id)
     )
     if pairs is None:
@@ -294,7 +295,7 @@ def refresh_statistics(session: Session) -> None:
 def judgment_counts(session: Session, campaign_id: int) -> dict[tuple[int, int], int]:
     rows = session.execute(
         select(Judgment.query_id, Judgment.document_id, func.count())
-        .where(Judgment.campaign_id == campaign_id)
+        .where(Judgment.campaign_id == campaign_id, counted_judgment())
         .group_by(Judgment.query_id, Judgment.document_id)
     ).all()
     return {(q, d): int(n) for q, d, n in rows}
