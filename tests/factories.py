@@ -4,21 +4,28 @@ Conftest files hold fixtures only; a test (or a fixture) that needs a campaign b
 one of these:
 
 - :func:`build_campaign`: a small campaign written directly with the ORM (3 systems x 2
-  queries x k = 3 by default, audio paths that need not exist), for the judging, planning
-  and results tests;
+  queries x k = 3 by default, a short WAV clip per document in :data:`TEST_AUDIO`), for the
+  judging, planning and results tests;
 - :func:`make_campaign`: a synthetic collection (5 systems, 6 queries, k = 5) through the
   campaign service, with imported FINE and BROAD judgments of a share of the pool, for the
   exports and reports;
 - :func:`add_assessors`: assessors who judged the same pairs, on top of :func:`make_campaign`;
 - :class:`PlanningClient`: a test client whose app plans before every request;
 - :func:`seed_judged_campaign`, :func:`seed_open_campaign`: the same committed to a database
-  URL (the first judged, the second open with consented assessors), for tests that run the
-  command line or real server processes on a database of their own.
+  URL (the first judged, the second open with consented assessors and audio), for tests
+  that run the command line or real server processes on a database of their own.
+
+Only pairs whose two clips exist and can be read are handed out, so a campaign meant to be
+judged gets real (short) audio files: :func:`write_clips`.
 """
 
 from __future__ import annotations
 
+import atexit
 import secrets
+import shutil
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -46,9 +53,25 @@ from mtcjudge.models import (
 from mtcjudge.mtc.synthetic import SyntheticCollection, generate
 from mtcjudge.planner.pool import ensure_pool
 from mtcjudge.security import hash_token
+from tests.support import write_tone
 
 #: a runs file (TSV) for the API and the forms: two systems, one query, two clips
 TINY_RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
+
+
+#: this process's folder of test clips (removed when the process ends)
+TEST_AUDIO = Path(tempfile.mkdtemp(prefix="mtcjudge-test-audio-"))
+atexit.register(shutil.rmtree, TEST_AUDIO, True)
+
+
+def write_clips(directory: Path, doc_ids: Iterable[str], seconds: float = 1.0) -> Path:
+    """A short WAV clip ``<doc>.wav`` in ``directory`` for each document that has none yet."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for doc in doc_ids:
+        path = directory / f"{doc}.wav"
+        if not path.exists():
+            write_tone(path, 440.0, seconds=seconds, rate=8000)
+    return directory
 
 
 # ---------------------------------------------------------------- a small campaign, by the ORM
@@ -72,11 +95,13 @@ def build_campaign(
     n_queries: int = 2,
     k: int = 3,
     n_assessors: int = 2,
-    audio_dir: Path | None = Path("/srv/mtcjudge-test-audio"),
+    audio_dir: Path | None = TEST_AUDIO,
     consented: bool = True,
     **settings: object,
 ) -> CampaignFixture:
-    """Systems S0.. retrieve overlapping lists of clips; every clip has artist and genre."""
+    """Systems S0.. retrieve overlapping lists of clips; every clip has artist and genre and,
+    unless ``audio_dir`` is None, a readable one-second WAV file there (without audio no
+    pair can be played)."""
     values: dict[str, object] = {
         "slug": f"c-{secrets.token_hex(4)}",
         "name": "Test campaign",
@@ -101,6 +126,7 @@ def build_campaign(
                 campaign_id=campaign.id, external_id=ext, artist=f"artist-{ext[-1]}", genre=genre
             )
             if audio_dir is not None:
+                write_clips(audio_dir, [ext])
                 d.audio_path = str(audio_dir / f"{ext}.wav")
                 d.audio_type = "audio/wav"
                 d.duration_seconds = 1.0
@@ -289,11 +315,15 @@ def seed_judged_campaign(url: str, *, share: float) -> str:
 
 
 def seed_open_campaign(url: str, *, name: str, seed: int, n_assessors: int) -> SeededCampaign:
-    """Migrate the database at ``url`` and commit an open campaign without audio (every pair
-    can be handed out) over a synthetic collection (5 systems, 8 queries, k = 4), with
-    ``n_assessors`` consented assessors V0, V1, ..."""
+    """Migrate the database at ``url`` and commit an open campaign over a synthetic collection
+    (5 systems, 8 queries, k = 4) with a clip for every document (every pair can be handed
+    out), with ``n_assessors`` consented assessors V0, V1, ..."""
     upgrade_database(url)
     synthetic = generate(5, 8, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=seed)
+    docs = {
+        d for lists in synthetic.runs.values() for per_query in lists.values() for d in per_query
+    }
+    audio = write_clips(TEST_AUDIO / f"seed-{seed}", docs | set(synthetic.queries))
     engine = make_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
@@ -302,6 +332,7 @@ def seed_open_campaign(url: str, *, name: str, seed: int, n_assessors: int) -> S
                 CampaignSpec(name=name, target=1.0, status="open"),
                 Runs(synthetic.runs, "tsv"),
                 Metadata(dict(synthetic.artist), dict(synthetic.genre)),
+                audio_dir=audio,
             )
             tokens = []
             for i in range(n_assessors):

@@ -15,6 +15,8 @@ __all__ = [
     "NotFound",
     "OrganizerOnly",
     "PairNotLeased",
+    "PairUnplayable",
+    "UnplayableNotConfirmed",
 ]
 
 
@@ -69,6 +71,18 @@ class Conflict(DomainError):
 
 class PairNotLeased(Conflict):
     code = "pair_not_leased"
+
+
+class PairUnplayable(Conflict):
+    """The pair's query or candidate clip is missing or unreadable: it is never judged."""
+
+    code = "pair_unplayable"
+
+
+class UnplayableNotConfirmed(Conflict):
+    """Opening a campaign some of whose pairs cannot be played, without saying so."""
+
+    code = "unplayable_pairs"
 
 
 class LeaseExpired(DomainError):

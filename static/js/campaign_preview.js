@@ -93,7 +93,11 @@ function renderFigures(p) {
       "Clips",
       `${formatInt(found)} of ${formatInt(needed)}`,
       missing || unreadable.length
-        ? `${missing} missing, ${unreadable.length} unreadable: ${plural(unplayable_pairs, "pool pair")} cannot be played`
+        ? `${missing} missing, ${unreadable.length} unreadable: ${
+            unplayable_pairs >= p.pool_pairs
+              ? `none of the ${plural(p.pool_pairs, "pool pair")} can be played`
+              : `${plural(unplayable_pairs, "pool pair")} cannot be played`
+          }`
         : "every clip found and readable",
     );
   }

@@ -78,11 +78,14 @@ function setupCopy() {
 // ------------------------------------------------------------------ new campaign: the form
 
 const INTEGERS = ["k", "lease_minutes", "judgments_per_pair", "seed"];
+const DECIMALS = ["target", "listen_seconds", "quality_rate"];
 const TEXTS = ["name", "slug", "description", "scale", "measure", "estimator", "policy"];
 const FILES = ["metadata", "judgments_fine", "judgments_broad"];
 
 const form = byId("new-campaign");
 let checked = false; // the preview matches the form as it is
+// the organizer confirmed creating the campaign open although pairs cannot be played
+let confirmUnplayable = false;
 
 const field = (name) => byId(`field-${name}`);
 
@@ -133,10 +136,14 @@ async function payload() {
     const value = field(name).value.trim();
     if (value !== "") data[name] = /^-?\d+$/.test(value) ? Number(value) : value;
   }
-  const target = field("target").value.trim();
-  if (target !== "") data.target = Number.isNaN(Number(target)) ? target : Number(target);
+  for (const name of DECIMALS) {
+    const value = field(name).value.trim();
+    if (value !== "") data[name] = Number.isNaN(Number(value)) ? value : Number(value);
+  }
   data.keep_collecting = field("keep_collecting").checked;
+  data.auto_pause = field("auto_pause").checked;
   data.status = field("open").checked ? "open" : "draft";
+  if (confirmUnplayable) data.confirm_unplayable = true;
   const audio = field("audio_dir").value.trim();
   if (audio !== "") data.audio_dir = audio;
 
@@ -203,6 +210,10 @@ function setBusy(on, message) {
 
 // the form no longer matches its preview: creating waits for another check
 function unchecked(message) {
+  if (confirmUnplayable) {
+    confirmUnplayable = false;
+    byId("create-button").textContent = "Create the campaign";
+  }
   if (!checked) return;
   checked = false;
   byId("create-button").disabled = true;
@@ -268,6 +279,13 @@ async function create() {
   }
   setBusy(false, "");
   status.textContent = "";
+  if (result.status === 409 && result.json.error === "unplayable_pairs") {
+    // created open with pairs that cannot be played: the next press confirms it
+    confirmUnplayable = true;
+    byId("create-button").textContent = "Create and open anyway";
+    showFormError(`${errorDetail(result.json)} Press “Create and open anyway” to confirm, or untick “Open”.`);
+    return;
+  }
   failed(result);
 }
 

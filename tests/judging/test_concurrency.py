@@ -52,7 +52,7 @@ def scratch(scratch_url: str) -> Iterator[Callable[..., Scratch]]:
         engines.append(engine)
         factory = make_sessionmaker(engine)
         with session_scope(factory) as session:
-            fx = build_campaign(session, audio_dir=None, **settings)
+            fx = build_campaign(session, **settings)
             campaign_id, tokens = fx.campaign.id, fx.tokens
         return Scratch(scratch_url, engine, factory, campaign_id, tokens)
 

@@ -10,6 +10,7 @@ this only catches empty, truncated or misnamed files before an assessor meets th
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ __all__ = [
     "AUDIO_TYPES",
     "AudioFile",
     "AudioScan",
+    "ClipWatch",
     "UnreadableAudio",
     "probe_audio",
     "scan_audio",
@@ -195,3 +197,38 @@ def _duration(handle: BinaryIO, audio_format: _Format) -> float | None:
     if audio_format.zero_length_is_empty:
         raise UnreadableAudio("the file holds no audio frames")
     return None
+
+
+class ClipWatch:
+    """Whether stored clips can still be played: the file exists and :func:`probe_audio`
+    reads it. A file is probed again only when its size, times, inode or mode changed
+    since this process last probed it (``os.stat``), so checking a campaign's clips every
+    few seconds costs one ``stat`` per clip. The memory is per process and only saves
+    work: every process finds the same answers from the files themselves.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[tuple[int, ...], str | None]] = {}
+        self._lock = threading.Lock()
+
+    def problem(self, path: str) -> str | None:
+        """Why the clip at ``path`` cannot be played now (None when it can)."""
+        try:
+            stat = os.stat(path)
+        except OSError as exc:
+            with self._lock:
+                self._seen.pop(path, None)
+            return "missing" if isinstance(exc, FileNotFoundError) else (exc.strerror or str(exc))
+        signature = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_mode)
+        with self._lock:
+            seen = self._seen.get(path)
+        if seen is not None and seen[0] == signature:
+            return seen[1]
+        try:
+            probe_audio(path)
+            found: str | None = None
+        except UnreadableAudio as exc:
+            found = str(exc)
+        with self._lock:
+            self._seen[path] = (signature, found)
+        return found

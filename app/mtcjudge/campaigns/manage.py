@@ -23,10 +23,10 @@ from fastapi.responses import RedirectResponse, Response
 from mtcjudge import audit
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns import service as campaigns
-from mtcjudge.campaigns.limits import INT_SETTINGS
+from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
-from mtcjudge.errors import CampaignNotFound, InvalidInput
+from mtcjudge.errors import CampaignNotFound, InvalidInput, UnplayableNotConfirmed
 from mtcjudge.models import Assessor, Campaign, as_utc
 from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, REFERENCE_ESTIMATOR
 from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
@@ -67,7 +67,15 @@ _DONE = {
     "each a new link before they judge again.",
 }
 #: settings the management page changes (the others define what the judgments mean)
-SETTINGS_FIELDS = ("name", "description", "target", "lease_minutes", "judgments_per_pair")
+SETTINGS_FIELDS = (
+    "name",
+    "description",
+    "target",
+    "lease_minutes",
+    "judgments_per_pair",
+    "listen_seconds",
+    "quality_rate",
+)
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -128,6 +136,7 @@ def new_campaign(request: Request, settings: SettingsDep, organizer: CurrentOrga
             "organizer": organizer,
             "defaults": defaults,
             "ranges": INT_SETTINGS,
+            "decimal_ranges": FLOAT_SETTINGS,
             "scales": _SCALES,
             "measures": _choices(MEASURES, MEASURE_TITLES),
             "estimators": _choices(CAMPAIGN_ESTIMATORS, _ESTIMATORS),
@@ -154,9 +163,12 @@ def _page(
     names_error: str = "",
     settings_values: dict[str, Any] | None = None,
     settings_errors: dict[str, str] | None = None,
+    confirm_open: bool = False,
     status_code: int = 200,
 ) -> Response:
     assessors = campaigns.list_assessors(session, campaign)
+    # what cannot be played, shown beside Open (which then asks for a confirmation)
+    open_warning = None if campaign.status == "open" else campaigns.open_warning(session, campaign)
     events = [
         audit.ShownEvent(as_utc(e.created_at), e.actor, e.action, e.detail, None, None)
         for e in audit.events(session, campaign.id, limit=100)
@@ -178,9 +190,15 @@ def _page(
             "names_error": names_error,
             "max_invites": MAX_INVITES,
             "settings": settings_values
-            or {name: getattr(campaign, name) for name in (*SETTINGS_FIELDS, "keep_collecting")},
+            or {
+                name: getattr(campaign, name)
+                for name in (*SETTINGS_FIELDS, "keep_collecting", "auto_pause")
+            },
             "settings_errors": settings_errors or {},
             "ranges": INT_SETTINGS,
+            "decimal_ranges": FLOAT_SETTINGS,
+            "open_warning": open_warning,
+            "confirm_open": confirm_open and open_warning is not None,
         },
         status_code=status_code,
         headers=NO_STORE,
@@ -358,7 +376,9 @@ def change_status(
     session: SessionDep,
     organizer: CurrentOrganizer,
 ) -> Response:
-    """Open, pause (back to draft), close or reopen."""
+    """Open, pause (back to draft), close or reopen. Opening a campaign some of whose pairs
+    cannot be played answers with a confirmation (409) that says which, and its "Open
+    anyway" button sends ``confirm_unplayable``."""
     campaign = _campaign(session, slug)
     if campaign is None:
         return _not_found(request, organizer, f"no campaign {slug!r}")
@@ -371,7 +391,13 @@ def change_status(
         )
         return _page(request, session, campaign, organizer, error=message, status_code=400)
     changes: dict[str, Any] = {"status": new_status}
-    campaigns.update_campaign(session, campaign, organizer.actor, **changes)
+    confirm = form.get("confirm_unplayable") == "yes"
+    try:
+        campaigns.update_campaign(
+            session, campaign, organizer.actor, confirm_unplayable=confirm, **changes
+        )
+    except UnplayableNotConfirmed:
+        return _page(request, session, campaign, organizer, confirm_open=True, status_code=409)
     return RedirectResponse(_manage_url(campaign, new_status), status_code=303)
 
 
@@ -381,12 +407,18 @@ def _settings_changes(form: dict[str, str]) -> tuple[dict[str, Any], dict[str, s
         "name": form.get("name", "").strip(),
         "description": form.get("description", "").strip(),
         "keep_collecting": "keep_collecting" in form,
+        "auto_pause": "auto_pause" in form,
     }
     errors: dict[str, str] = {}
     try:
         changes["target"] = float(form.get("target", ""))
     except ValueError:
         errors["target"] = "Give a number between 0.5 and 1, such as 0.95."
+    for name, (low, high) in FLOAT_SETTINGS.items():
+        try:
+            changes[name] = float(form.get(name, ""))
+        except ValueError:
+            errors[name] = f"Give a number from {low:g} to {high:g} (0 turns it off)."
     for name in ("lease_minutes", "judgments_per_pair"):
         minimum, maximum = INT_SETTINGS[name]
         try:
@@ -404,7 +436,8 @@ def change_settings(
     session: SessionDep,
     organizer: CurrentOrganizer,
 ) -> Response:
-    """Name, description, target, lease time, judgments per pair, keep collecting."""
+    """Name, description, target, lease time, judgments per pair, keep collecting, the
+    listening rule, the share of quality trials and automatic pausing."""
     campaign = _campaign(session, slug)
     if campaign is None:
         return _not_found(request, organizer, f"no campaign {slug!r}")

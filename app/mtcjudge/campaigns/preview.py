@@ -266,6 +266,21 @@ def check_audio_dir(audio_dir: str | None) -> tuple[Path | None, Problem | None]
     return path, None
 
 
+def _unplayable_note(unplayable: int, pool: int, *, folder: bool = True) -> str:
+    """What pairs that cannot be played mean for the campaign."""
+    why = "no audio folder is given" if not folder else "a clip is missing or unreadable"
+    if unplayable >= pool:
+        return (
+            f"none of the {pool:,} pool pairs can be played ({why}): assessors would be given "
+            "nothing to judge, and opening the campaign asks you to confirm"
+        )
+    return (
+        f"{unplayable:,} of the {pool:,} pool pairs cannot be played ({why}): they are never "
+        "handed out, the ranking is computed without their judgments, and opening the "
+        "campaign asks you to confirm"
+    )
+
+
 def build_preview(
     spec: CampaignSpec,
     parsed: ParsedUpload,
@@ -329,6 +344,10 @@ def build_preview(
                 unreadable=scan.unreadable[:MISSING_SHOWN],
                 unplayable_pairs=unplayable,
             )
+            if unplayable:
+                notes.append(_unplayable_note(unplayable, collection.n_pairs))
+    elif audio_problem is None:
+        notes.append(_unplayable_note(collection.n_pairs, collection.n_pairs, folder=False))
 
     projection, projection_note = _projection(spec, loaded, projection_seconds)
     by_systems = np.bincount(collection.n_retrieving, minlength=collection.n_systems + 1)

@@ -20,7 +20,7 @@ from mtcjudge import audit
 from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns import repository, service
 from mtcjudge.campaigns.changes import record_campaign_created
-from mtcjudge.campaigns.limits import INT_SETTINGS
+from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.schemas import (
     AssessorCreate,
     AssessorInvited,
@@ -66,10 +66,14 @@ CHECK_SLUG = Depends(_slug)
 _CHANGE_ERRORS = error_responses(400, 404, 413)
 
 
-@router.post("", status_code=status.HTTP_201_CREATED, responses=error_responses(400, 413))
+@router.post("", status_code=status.HTTP_201_CREATED, responses=error_responses(400, 409, 413))
 def create_campaign(
     body: CampaignCreate, session: SessionDep, organizer: CurrentOrganizer
 ) -> CampaignCreated:
+    """Create a campaign from run (and metadata, judgments) texts and an audio folder on the
+    server. ``report.n_unplayable_pairs`` counts the pool pairs that cannot be played (a clip
+    without readable audio; every pair without audio): they are never handed out. Created
+    open with such pairs needs ``confirm_unplayable`` (else 409 ``unplayable_pairs``)."""
     try:
         spec = body.spec()
     except ValueError as exc:
@@ -78,7 +82,15 @@ def create_campaign(
     audio_dir = Path(body.audio_dir) if body.audio_dir else None
     try:
         campaign, report = service.create_campaign(
-            session, spec, runs, metadata, fine, broad, audio_dir, body.teams
+            session,
+            spec,
+            runs,
+            metadata,
+            fine,
+            broad,
+            audio_dir,
+            body.teams,
+            confirm_unplayable=body.confirm_unplayable,
         )
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc
@@ -97,13 +109,19 @@ def get_campaign(slug: str, session: SessionDep, _organizer: CurrentOrganizer) -
     return CampaignDetail.of(campaign, repository.campaign_counts(session, campaign.id))
 
 
-@router.patch("/{slug}", dependencies=[CHECK_SLUG], responses=_CHANGE_ERRORS)
+@router.patch("/{slug}", dependencies=[CHECK_SLUG], responses=error_responses(400, 404, 409, 413))
 def update_campaign(
     slug: str, body: CampaignUpdate, session: SessionDep, organizer: CurrentOrganizer
 ) -> CampaignDetail:
+    """Change the settings sent. Opening a campaign (``"status": "open"``) some of whose pool
+    pairs cannot be played (a clip is missing or unreadable) is refused with 409
+    ``unplayable_pairs``, which says which, unless ``confirm_unplayable`` is true."""
     campaign = service.get_campaign(session, slug)
     changes = body.model_dump(exclude_unset=True)
-    service.update_campaign(session, campaign, organizer.actor, **changes)
+    confirm = bool(changes.pop("confirm_unplayable", False))
+    service.update_campaign(
+        session, campaign, organizer.actor, confirm_unplayable=confirm, **changes
+    )
     return CampaignDetail.of(campaign, repository.campaign_counts(session, campaign.id))
 
 
@@ -189,6 +207,13 @@ def _setting(name: str, default: int) -> Any:
     return Field(default, ge=minimum, le=maximum)
 
 
+def _decimal(name: str, default: float) -> Any:
+    minimum, maximum = FLOAT_SETTINGS[name]
+    return Field(
+        default, ge=minimum, le=maximum, allow_inf_nan=False, description=FLOAT_SETTING_HELP[name]
+    )
+
+
 class CampaignUpload(BaseModel):
     """A new campaign as the browser's form sends it: the settings of
     :class:`~mtcjudge.campaigns.service.CampaignSpec` and the files by name (several run files,
@@ -212,6 +237,13 @@ class CampaignUpload(BaseModel):
     seed: int = _setting("seed", service.CampaignSpec.seed)
     keep_collecting: bool = False
     status: str = "draft"
+    listen_seconds: float = _decimal("listen_seconds", service.CampaignSpec.listen_seconds)
+    quality_rate: float = _decimal("quality_rate", service.CampaignSpec.quality_rate)
+    auto_pause: bool = False
+    confirm_unplayable: bool = Field(
+        default=False,
+        description="created open although pool pairs cannot be played (else 409)",
+    )
     runs: list[UploadedFileIn] = Field(default_factory=list, max_length=1000)
     metadata: UploadedFileIn | None = None
     judgments_fine: UploadedFileIn | None = None
@@ -315,7 +347,9 @@ def preview_campaign(body: CampaignUpload, _organizer: CurrentOrganizer) -> Any:
     return JSONResponse(rejected, status_code=400)
 
 
-@router.post("/import", status_code=status.HTTP_201_CREATED, responses=error_responses(400, 413))
+@router.post(
+    "/import", status_code=status.HTTP_201_CREATED, responses=error_responses(400, 409, 413)
+)
 def import_campaign(
     body: CampaignUpload, session: SessionDep, organizer: CurrentOrganizer
 ) -> CampaignCreated:
@@ -338,6 +372,7 @@ def import_campaign(
             parsed.judgments_fine,
             parsed.judgments_broad,
             audio_dir,
+            confirm_unplayable=body.confirm_unplayable,
         )
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc

@@ -25,7 +25,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from mtcjudge.campaigns.changes import ImportReport
-from mtcjudge.campaigns.limits import INT_SETTINGS
+from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.repository import CampaignCounts
 from mtcjudge.campaigns.service import CampaignSpec
 from mtcjudge.models import Campaign
@@ -50,6 +50,20 @@ def _int_setting(name: str, default: int | None) -> Any:
     return Field(default, ge=minimum, le=maximum)
 
 
+def _float_setting(name: str, default: float | None) -> Any:
+    minimum, maximum = FLOAT_SETTINGS[name]
+    return Field(
+        default, ge=minimum, le=maximum, allow_inf_nan=False, description=FLOAT_SETTING_HELP[name]
+    )
+
+
+_AUTO_PAUSE = "pause an assessor automatically, with a kind message, when they fail quality trials"
+_CONFIRM_UNPLAYABLE = (
+    "open (or create open) a campaign some of whose pool pairs cannot be played (a clip is "
+    "missing or unreadable): without it the request is refused with 409 unplayable_pairs"
+)
+
+
 @dataclass(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))
 class CampaignCreate(CampaignSpec):
     """The settings of :class:`CampaignSpec` and the files, as texts."""
@@ -58,6 +72,10 @@ class CampaignCreate(CampaignSpec):
     lease_minutes: int = _int_setting("lease_minutes", CampaignSpec.lease_minutes)
     judgments_per_pair: int = _int_setting("judgments_per_pair", CampaignSpec.judgments_per_pair)
     seed: int = _int_setting("seed", CampaignSpec.seed)
+    listen_seconds: float = _float_setting("listen_seconds", CampaignSpec.listen_seconds)
+    quality_rate: float = _float_setting("quality_rate", CampaignSpec.quality_rate)
+    auto_pause: bool = Field(default=False, description=_AUTO_PAUSE)
+    confirm_unplayable: bool = Field(default=False, description=_CONFIRM_UNPLAYABLE)
 
     runs: str = Field(description="TREC run or TSV system<TAB>query<TAB>doc text")
     metadata: str | None = Field(default=None, description="TSV doc<TAB>artist<TAB>genre text")
@@ -90,8 +108,12 @@ class CampaignUpdate(BaseModel):
     target: float | None = None
     lease_minutes: int | None = _int_setting("lease_minutes", None)
     judgments_per_pair: int | None = _int_setting("judgments_per_pair", None)
+    listen_seconds: float | None = _float_setting("listen_seconds", None)
+    quality_rate: float | None = _float_setting("quality_rate", None)
+    auto_pause: bool | None = Field(default=None, description=_AUTO_PAUSE)
     name: str | None = None
     description: str | None = None
+    confirm_unplayable: bool = Field(default=False, description=_CONFIRM_UNPLAYABLE)
 
 
 class CampaignOut(BaseModel):
@@ -112,6 +134,9 @@ class CampaignOut(BaseModel):
     judgments_per_pair: int
     seed: int
     keep_collecting: bool
+    listen_seconds: float = Field(description=FLOAT_SETTING_HELP["listen_seconds"])
+    quality_rate: float = Field(description=FLOAT_SETTING_HELP["quality_rate"])
+    auto_pause: bool = Field(description=_AUTO_PAUSE)
     collection_version: int = Field(
         description="how many times systems were added to the campaign (0: never)"
     )

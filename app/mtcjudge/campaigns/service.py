@@ -25,13 +25,15 @@ from mtcjudge.campaigns.changes import (
     planned_changes,
     record_campaign_update,
 )
-from mtcjudge.campaigns.limits import INT_SETTINGS
+from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.config import Settings
-from mtcjudge.errors import CampaignNotFound, InvalidInput, NotFound
+from mtcjudge.errors import CampaignNotFound, InvalidInput, NotFound, UnplayableNotConfirmed
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
 from mtcjudge.ingest.loader import load_collection
 from mtcjudge.judging import repository as judging
 from mtcjudge.models import (
+    DEFAULT_LISTEN_SECONDS,
+    DEFAULT_QUALITY_RATE,
     Assessor,
     Campaign,
     Document,
@@ -46,7 +48,7 @@ from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.scales import SCALES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.planner import repository as planner_repository
-from mtcjudge.planner.pool import ensure_pool, grow_pool, unplayable_pairs
+from mtcjudge.planner.pool import ensure_pool, grow_pool, unplayable_pairs, unplayable_summary
 from mtcjudge.planner.service import plan_in_session
 from mtcjudge.security import hash_token, new_token
 from mtcjudge.validation import NAME_MAX, check_text, text_problem
@@ -65,6 +67,7 @@ __all__ = [
     "invite_assessor",
     "list_assessors",
     "list_campaigns",
+    "open_warning",
     "reissue_link",
     "revoke_link",
     "slugify",
@@ -79,6 +82,9 @@ UPDATABLE_FIELDS = (
     "target",
     "lease_minutes",
     "judgments_per_pair",
+    "listen_seconds",
+    "quality_rate",
+    "auto_pause",
     "name",
     "description",
 )
@@ -110,6 +116,9 @@ class CampaignSpec:
     seed: int = 0
     keep_collecting: bool = False
     status: str = "draft"
+    listen_seconds: float = DEFAULT_LISTEN_SECONDS
+    quality_rate: float = DEFAULT_QUALITY_RATE
+    auto_pause: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -137,10 +146,11 @@ class CampaignSpec:
         _check_choice("status", self.status, STATUSES)
         for name, (minimum, maximum) in INT_SETTINGS.items():
             _check_int(name, getattr(self, name), minimum=minimum, maximum=maximum)
-        if not isinstance(self.keep_collecting, bool):
-            raise ValueError(
-                f"keep_collecting must be true or false, found {self.keep_collecting!r}"
-            )
+        for name in ("keep_collecting", "auto_pause"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, found {getattr(self, name)!r}")
+        for name, (low, high) in FLOAT_SETTINGS.items():
+            object.__setattr__(self, name, _check_float(name, getattr(self, name), low, high))
         target = self.target
         if (
             isinstance(target, bool)
@@ -154,6 +164,20 @@ class CampaignSpec:
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)}; found {value!r}")
+
+
+def _check_float(name: str, value: object, minimum: float, maximum: float) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not minimum <= value <= maximum
+    ):
+        raise ValueError(
+            f"{name} must be a number from {minimum:g} to {maximum:g} (0 turns it off), "
+            f"found {value!r}"
+        )
+    return float(value)
 
 
 def _check_int(name: str, value: object, *, minimum: int, maximum: int) -> None:
@@ -170,8 +194,14 @@ def create_campaign(
     judgments_broad: Judgments | None = None,
     audio_dir: Path | None = None,
     teams: dict[str, str] | None = None,
+    *,
+    confirm_unplayable: bool = False,
 ) -> tuple[Campaign, ImportReport]:
     """Store a campaign and its collection; nothing is committed (the caller's transaction).
+
+    A campaign created open whose pool has pairs that cannot be played (a clip without
+    readable audio; every pair without an audio directory) needs ``confirm_unplayable``, as
+    opening one does (:func:`update_campaign`).
 
     Documents are every document of the runs, of the metadata and every query (query ids are
     clip ids). Results keep the full lists as given, ranked 1..n: the engine applies the MIREX
@@ -186,6 +216,9 @@ def create_campaign(
         campaign keeps any of :data:`ESTIMATOR_CHOICES`), an explicit slug already taken,
         ``teams`` naming a system absent from the runs, an id longer than the database
         allows, or an audio directory that does not exist.
+    UnplayableNotConfirmed
+        Created open with pairs that cannot be played, without ``confirm_unplayable``
+        (the caller's transaction is then to be rolled back).
     """
     if spec.estimator not in CAMPAIGN_ESTIMATORS:
         raise InvalidInput(
@@ -254,6 +287,8 @@ def create_campaign(
     )
     repository.bulk_insert(session, Judgment, judgments)
     unplayable = _store_pool(session, campaign)
+    if campaign.status == "open" and not confirm_unplayable:
+        _refuse_unconfirmed_open(session, campaign)
 
     report = ImportReport(
         slug=campaign.slug,
@@ -521,17 +556,44 @@ def list_campaigns(session: Session) -> list[Campaign]:
     return repository.all_campaigns(session)
 
 
+def open_warning(session: Session, campaign: Campaign) -> str | None:
+    """What an organizer must know before opening the campaign: its pairs that cannot be
+    played (None when every pair can)."""
+    return unplayable_summary(session, campaign)
+
+
+def _refuse_unconfirmed_open(session: Session, campaign: Campaign) -> None:
+    warning = open_warning(session, campaign)
+    if warning is not None:
+        raise UnplayableNotConfirmed(
+            f"campaign {campaign.slug!r}: {warning}. Open it anyway only on purpose: confirm "
+            '(API: "confirm_unplayable": true; command line: --confirm-unplayable), or give '
+            "the missing clips first"
+        )
+
+
 def update_campaign(
-    session: Session, campaign: Campaign, actor: audit.Actor | None = None, /, **changes: Any
+    session: Session,
+    campaign: Campaign,
+    actor: audit.Actor | None = None,
+    /,
+    *,
+    confirm_unplayable: bool = False,
+    **changes: Any,
 ) -> Campaign:
     """Change the settings in :data:`UPDATABLE_FIELDS`, checked as :class:`CampaignSpec` does;
     with ``actor``, what changed goes into the audit log (nothing when nothing changed).
+
+    Opening a campaign (draft or closed to open) some of whose pairs cannot be played needs
+    ``confirm_unplayable``: the organizer says they know those pairs will not be judged.
 
     Raises
     ------
     InvalidInput
         For a setting that cannot change (scale, k, measure... define what the judgments
         mean) or a value out of range.
+    UnplayableNotConfirmed
+        Opening with pairs that cannot be played, without ``confirm_unplayable`` (409).
     """
     fixed = sorted(set(changes) - set(UPDATABLE_FIELDS))
     if fixed:
@@ -546,7 +608,19 @@ def update_campaign(
         checked = replace(current, **changes)
     except ValueError as exc:
         raise InvalidInput(str(exc)) from exc
+    opening = changes.get("status") == "open" and campaign.status != "open"
+    if opening and not confirm_unplayable:
+        _refuse_unconfirmed_open(session, campaign)
     planned = planned_changes(campaign, changes)
+    if opening and (warning := open_warning(session, campaign)):
+        # the audit log keeps what the organizer confirmed
+        planned = [
+            (
+                action,
+                f"{detail} (confirmed: {warning})" if action == audit.STATUS_CHANGED else detail,
+            )
+            for action, detail in planned
+        ]
     for name in changes:
         setattr(campaign, name, getattr(checked, name))
     session.flush()

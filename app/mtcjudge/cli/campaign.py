@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from mtcjudge import audit
+from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP
 from mtcjudge.cli import campaign_import, campaign_status
 from mtcjudge.cli.common import (
     SubParsers,
@@ -19,6 +20,7 @@ from mtcjudge.cli.common import (
     add_deprecated_alias,
     add_parser,
     confidence,
+    float_setting,
     int_setting,
     shown_list,
 )
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
     from mtcjudge.campaigns.changes import ImportReport
     from mtcjudge.models import Campaign
 
+DEFAULT_LISTEN_SECONDS = 5.0  # mtcjudge.models.DEFAULT_LISTEN_SECONDS (checked by a test)
+DEFAULT_QUALITY_RATE = 0.1  # mtcjudge.models.DEFAULT_QUALITY_RATE
+
 __all__ = ["format_import_report", "register"]
 
 _SHOWN_PROBLEMS = 10
@@ -54,11 +59,16 @@ def register(sub: SubParsers) -> None:
     for action, summary in (("open", "open a campaign to assessors"), ("close", "close it")):
         change = add_parser(actions, action, summary)
         add_campaign_argument(change)
+        if action == "open":
+            _add_confirm_unplayable(change)
         add_database_option(change)
         change.set_defaults(run=run_open_close)
 
     setting = add_parser(
-        actions, "set", "change a campaign's target, lease time, overlap or stopping behaviour"
+        actions,
+        "set",
+        "change a campaign's target, lease time, overlap, stopping behaviour, listening rule "
+        "or quality trials",
     )
     add_campaign_argument(setting)
     setting.add_argument(
@@ -90,11 +100,55 @@ def register(sub: SubParsers) -> None:
         action="store_false",
         help="thank assessors once the target confidence is reached",
     )
+    _add_quality_options(setting, defaults=False)
     add_database_option(setting)
     setting.set_defaults(run=run_set)
 
     campaign_import.register(actions)
     campaign_status.register(actions)
+
+
+def _add_confirm_unplayable(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--confirm-unplayable",
+        action="store_true",
+        help="open it although some pool pairs cannot be played (a clip is missing or "
+        "unreadable; every pair without audio): they are never handed out. Without this "
+        "flag, opening such a campaign stops with exit status 2 and says which clips",
+    )
+
+
+def _add_quality_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """--listen-seconds, --quality-rate and --auto-pause/--no-auto-pause."""
+    parser.add_argument(
+        "--listen-seconds",
+        type=float_setting("listen_seconds"),
+        default=DEFAULT_LISTEN_SECONDS if defaults else None,
+        metavar="S",
+        help=FLOAT_SETTING_HELP["listen_seconds"] + (" (default %(default)s)" if defaults else ""),
+    )
+    parser.add_argument(
+        "--quality-rate",
+        type=float_setting("quality_rate"),
+        default=DEFAULT_QUALITY_RATE if defaults else None,
+        metavar="R",
+        help=FLOAT_SETTING_HELP["quality_rate"] + (" (default %(default)s)" if defaults else ""),
+    )
+    pause = parser.add_mutually_exclusive_group()
+    pause.add_argument(
+        "--auto-pause",
+        dest="auto_pause",
+        action="store_true",
+        default=False if defaults else None,
+        help="pause an assessor automatically, with a kind message, when they fail quality "
+        "trials" + (" (default: off)" if defaults else ""),
+    )
+    pause.add_argument(
+        "--no-auto-pause",
+        dest="auto_pause",
+        action="store_false",
+        help="never pause assessors automatically",
+    )
 
 
 def _add_create(actions: SubParsers) -> None:
@@ -176,7 +230,9 @@ def _add_create(actions: SubParsers) -> None:
         action="store_true",
         help="keep handing out pairs once the target confidence is reached",
     )
+    _add_quality_options(create, defaults=True)
     create.add_argument("--open", action="store_true", help="open it to assessors at once")
+    _add_confirm_unplayable(create)
     add_database_option(create)
     create.set_defaults(run=run_create)
 
@@ -206,16 +262,29 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         seed=args.seed,
         keep_collecting=args.keep_collecting,
         status="open" if args.open else "draft",
+        listen_seconds=args.listen_seconds,
+        quality_rate=args.quality_rate,
+        auto_pause=args.auto_pause,
     )
 
     def create(session: Session, _settings: Settings) -> None:
         campaign, report = service.create_campaign(
-            session, spec, runs, metadata, fine, broad, args.audio
+            session,
+            spec,
+            runs,
+            metadata,
+            fine,
+            broad,
+            args.audio,
+            confirm_unplayable=args.confirm_unplayable,
         )
         record_campaign_created(session, campaign, audit.command_line_actor(), report)
         out.write(format_import_report(campaign, report, args.audio) + "\n")
         if campaign.status == "draft":
-            out.write(f"open it to assessors with: mtcjudge campaign open {campaign.slug}\n")
+            confirm = " --confirm-unplayable" if report.n_unplayable_pairs else ""
+            out.write(
+                f"open it to assessors with: mtcjudge campaign open {campaign.slug}{confirm}\n"
+            )
 
     return run_in_session(args, err, create, create=True)
 
@@ -243,7 +312,15 @@ def run_set(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     changes = {
         name: getattr(args, name)
-        for name in ("target", "lease_minutes", "judgments_per_pair", "keep_collecting")
+        for name in (
+            "target",
+            "lease_minutes",
+            "judgments_per_pair",
+            "keep_collecting",
+            "listen_seconds",
+            "quality_rate",
+            "auto_pause",
+        )
         if getattr(args, name) is not None
     }
     if not changes:
@@ -266,7 +343,14 @@ def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     def change(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
-        service.update_campaign(session, campaign, audit.command_line_actor(), status=new_status)
+        # opening with pairs that cannot be played needs --confirm-unplayable (else exit 2)
+        service.update_campaign(
+            session,
+            campaign,
+            audit.command_line_actor(),
+            confirm_unplayable=getattr(args, "confirm_unplayable", False),
+            status=new_status,
+        )
         out.write(f"campaign {campaign.slug} is {campaign.status}\n")
         if campaign.status == "open" and (problem := unplayable_summary(session, campaign)):
             out.write(f"warning: {printable(problem)}\n")
@@ -287,7 +371,11 @@ def format_import_report(campaign: Campaign, report: ImportReport, audio: Path |
     if report.n_judgments_ignored:
         lines[-1] += f" ({report.n_judgments_ignored} ignored: query or doc not in the runs)"
     if audio is None:
-        lines.append("  audio               not scanned (no --audio directory)")
+        lines.append("  audio               none (no --audio directory)")
+        lines.append(
+            f"  cannot be judged    all {report.n_pool_pairs} pool pairs: without audio no "
+            "pair can be played, so assessors are given nothing to judge"
+        )
         return "\n".join(lines)
     lines.append(
         f"  audio               {report.audio_found} found, {len(report.audio_missing)} "
@@ -305,7 +393,12 @@ def format_import_report(campaign: Campaign, report: ImportReport, audio: Path |
             lines.append(f"      and {len(report.audio_unreadable) - _SHOWN_PROBLEMS} more")
     if report.audio_notes:
         lines.append(f"    several files: {shown_list(report.audio_notes)}")
-    if report.n_unplayable_pairs:
+    if report.n_unplayable_pairs >= report.n_pool_pairs:
+        lines.append(
+            f"  cannot be judged    all {report.n_pool_pairs} pool pairs (no clip found and "
+            "readable for them): assessors are given nothing to judge"
+        )
+    elif report.n_unplayable_pairs:
         lines.append(
             f"  cannot be judged    {report.n_unplayable_pairs} of {report.n_pool_pairs} "
             "pool pairs (a clip has no readable audio): assessors are not given them"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TextIO, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
-from mtcjudge.campaigns.limits import INT_SETTINGS
+from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.mtc._validation import check_confidence, check_int
 from mtcjudge.validation import printable
 
@@ -34,6 +34,7 @@ __all__ = [
     "base_url",
     "check_output_file",
     "confidence",
+    "float_setting",
     "int_setting",
     "integer",
     "port",
@@ -230,6 +231,20 @@ def int_setting(name: str) -> Callable[[str], int]:
     """A campaign's integer setting, in the range the database accepts (``INT_SETTINGS``)."""
     minimum, maximum = INT_SETTINGS[name]
     return integer(name.replace("_", " "), minimum, maximum)
+
+
+def float_setting(name: str) -> Callable[[str], float]:
+    """A campaign's decimal setting, in its range (``FLOAT_SETTINGS``; 0 turns it off)."""
+    low, high = FLOAT_SETTINGS[name]
+
+    def check(value: float) -> None:
+        if not low <= value <= high:  # NaN fails too
+            raise ValueError(
+                f"{name.replace('_', ' ')} must be a number from {low:g} to {high:g} "
+                f"(0 turns it off), found {value:g}"
+            )
+
+    return _option_type(float, check, "a number")
 
 
 def confidence(name: str) -> Callable[[str], float]:

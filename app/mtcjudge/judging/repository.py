@@ -60,6 +60,7 @@ __all__ = [
     "mark_consented",
     "mark_lease",
     "pair_of",
+    "pair_playable",
     "pair_view",
     "pairs_left",
     "planner_state",
@@ -443,6 +444,9 @@ _TAKE_SLOT = (
     update(Pair)
     .where(
         Pair.id == bindparam("pair_id"),
+        # a pair the planner marked unplayable meanwhile is not taken (the row's lock orders
+        # the two UPDATEs; Postgres re-checks this condition on the committed row)
+        Pair.playable.is_(True),
         Pair.judged < _PER_PAIR,
         Pair.judged + Pair.leased < _PER_PAIR,
     )
@@ -779,3 +783,12 @@ def playable_document(session: Session, assessor_id: int, document_id: int) -> D
     return session.scalars(
         select(Document).where(Document.id == document_id, Document.id.in_(select(reachable.c[0])))
     ).one_or_none()
+
+
+_PAIR_PLAYABLE = select(Pair.playable).where(Pair.id == bindparam("pair_id"))
+
+
+def pair_playable(session: Session, pair_id: int) -> bool:
+    """Whether both clips of the pair can be played, as committed now (read under the pair's
+    lock, it cannot change before the transaction ends)."""
+    return bool(_run(session, _PAIR_PLAYABLE, {"pair_id": pair_id}).scalar_one())

@@ -23,6 +23,7 @@ from mtcjudge.errors import (
     LeaseExpired,
     NotFound,
     PairNotLeased,
+    PairUnplayable,
 )
 from mtcjudge.judging import repository
 from mtcjudge.models import Assessor, Campaign, Judgment, utcnow
@@ -298,6 +299,7 @@ def submit_judgment(
     if lease is None:
         raise PairNotLeased("this pair is not leased to you: load the next pair")
     pair = repository.lock_pair(session, lease.pair_id)
+    _refuse_unplayable(session, pair.id)
     # under the pair's lock the lease's state cannot change any more
     state, expires_at = repository.lease_state(session, lease.id)
     now = utcnow()
@@ -341,6 +343,18 @@ def submit_judgment(
         raise LeaseExpired("this pair has all the judgments it needs: here is a new one")
     repository.mark_lease(session, lease.id, "done")
     return judgment, True
+
+
+def _refuse_unplayable(session: Session, pair_id: int) -> None:
+    """A pair whose query or candidate clip is missing or unreadable is never judged, even
+    on a lease handed out before the planner found the file gone (it then ends the pair's
+    leases too: the assessor's next call gets another pair). The caller holds the pair's
+    row, so the answer cannot change before the judgment would commit."""
+    if not repository.pair_playable(session, pair_id):
+        raise PairUnplayable(
+            "this pair can no longer be judged: one of its clips is missing or unreadable on "
+            "the server (the organizers can see which); here is another pair"
+        )
 
 
 def _stored(session: Session, context: repository.Context, client_id: str) -> Any:

@@ -87,8 +87,10 @@ def settings_key(campaign: Campaign) -> str:
 @dataclass(frozen=True, eq=False)
 class CampaignRows:
     """What an engine is built from, read in one go: the collection, the mean judgment of
-    each judged (query_id, document_id) on ``scale``, the documents with audio, and the
-    pairs ``joint``'s audit drew (:meth:`SystemEffectEngine.draw_audit`)."""
+    each judged (query_id, document_id) on ``scale``, the documents with audio, the stored
+    pool pairs that cannot be played (a clip's file went missing or unreadable since the
+    import: :func:`mtcjudge.planner.pool.refresh_playable`), and the pairs ``joint``'s audit
+    drew (:meth:`SystemEffectEngine.draw_audit`)."""
 
     campaign_id: int
     scale: str
@@ -99,6 +101,7 @@ class CampaignRows:
     judged: dict[tuple[int, int], float]
     with_audio: set[int]
     audit: set[tuple[int, int]]
+    unplayable: frozenset[tuple[int, int]] = frozenset()
 
 
 def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None) -> CampaignRows:
@@ -116,6 +119,7 @@ def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None)
         judged=repository.pair_means(session, campaign.id, scale),
         with_audio=repository.documents_with_audio(session, campaign.id),
         audit=repository.audit_draws(session, campaign.id),
+        unplayable=frozenset(repository.unplayable_pairs(session, campaign.id)),
     )
 
 
@@ -199,22 +203,18 @@ def _pair_ids(
 def playable_mask(
     session: Session, campaign_id: int, pair_ids: list[tuple[int, int]]
 ) -> NDArray[np.bool_]:
-    """Pairs an assessor can listen to: query and candidate clips both have audio (every pair
-    when the campaign has no audio at all, e.g. one judged from files elsewhere)."""
+    """Pairs an assessor can listen to: the query clip and the candidate clip both have
+    audio. A campaign without any audio has no playable pair: nothing is handed out."""
     with_audio = repository.documents_with_audio(session, campaign_id)
-    if not with_audio:
-        return np.ones(len(pair_ids), dtype=bool)
     return _playable(with_audio, repository.query_documents(session, campaign_id), pair_ids)
 
 
 def _playable(
     with_audio: set[int], query_doc: dict[int, int], pair_ids: list[tuple[int, int]]
 ) -> NDArray[np.bool_]:
-    if not with_audio:
-        return np.ones(len(pair_ids), dtype=bool)
     return np.array(
         [query_doc[q] in with_audio and d in with_audio for q, d in pair_ids], dtype=bool
-    )
+    ).reshape(len(pair_ids))
 
 
 def build_engine(
@@ -244,7 +244,11 @@ def engine_from_rows(
     audit = np.zeros(collection.n_pairs, dtype=bool)
     audit[[pair_index[ids] for ids in rows.audit if ids in pair_index]] = True
     query_doc = dict(zip(query_ids, query_docs, strict=True))
+    # a pair is played only when both clips have audio, and its stored row (when the pool
+    # is stored) does not say a clip has gone missing or unreadable since
     playable = _playable(rows.with_audio, query_doc, pair_ids)
+    if rows.unplayable:
+        playable &= np.array([ids not in rows.unplayable for ids in pair_ids], dtype=bool)
     engine, model = campaign_engine(
         collection,
         metadata,

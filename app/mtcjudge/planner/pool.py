@@ -5,19 +5,42 @@ The pool is fixed by the runs and ``k`` (:func:`mtcjudge.planner.build.pool_pair
 stored as ``pair`` rows the planner (:mod:`mtcjudge.planner.service`) and the judging path
 work on. Creating a campaign, adding runs and importing a bundle store it here; the
 planner makes sure it exists before each plan.
+
+A pair is playable when its query clip and its candidate clip both have audio that exists
+and can be read: a document without a clip (none found at import, or a campaign without
+audio at all) makes every pair it is in unplayable, and such pairs are never handed out
+(``pair.playable``). Files can go (a disk unmounted, a clip deleted or damaged) and come
+back: the campaign's planner looks at them again every few seconds
+(:func:`refresh_playable`) and marks the pairs, in the database, so that every process
+hands out and accepts judgments of the same pairs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
+from mtcjudge.campaigns.audio import ClipWatch
+from mtcjudge.db import session_scope
 from mtcjudge.models import Campaign
 from mtcjudge.planner import repository
 from mtcjudge.planner.build import playable_mask, pool_pairs
 
-__all__ = ["PoolGrowth", "ensure_pool", "grow_pool", "unplayable_pairs", "unplayable_summary"]
+__all__ = [
+    "CLIPS",
+    "PlayableChange",
+    "PoolGrowth",
+    "ensure_pool",
+    "grow_pool",
+    "refresh_playable",
+    "unplayable_clips",
+    "unplayable_pairs",
+    "unplayable_summary",
+]
+
+#: this process's look at the stored clips (see :class:`ClipWatch`)
+CLIPS = ClipWatch()
 
 
 def ensure_pool(session: Session, campaign: Campaign) -> int:
@@ -97,15 +120,81 @@ def unplayable_pairs(session: Session, campaign_id: int) -> int:
     return repository.unplayable_count(session, campaign_id)
 
 
+def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
+    """External ids of the clips that keep pairs from being played: those without audio,
+    and those whose file is missing or unreadable now."""
+    clips = set(repository.unplayable_clips(session, campaign_id))
+    clips.update(
+        external
+        for external, path in repository.unplayable_clip_paths(session, campaign_id)
+        if CLIPS.problem(path) is not None
+    )
+    return sorted(clips)
+
+
 def unplayable_summary(session: Session, campaign: Campaign) -> str | None:
     """One line for organizers about pairs that cannot be judged, or None when all can."""
     ensure_pool(session, campaign)
     n_pairs = repository.unplayable_count(session, campaign.id)
     if not n_pairs:
         return None
-    clips = repository.unplayable_clips(session, campaign.id)
+    n_pool = repository.pair_count(session, campaign.id)
+    clips = unplayable_clips(session, campaign.id)
     shown = ", ".join(clips[:8]) + (f", ... ({len(clips)} clips)" if len(clips) > 8 else "")
+    if n_pairs == n_pool:
+        return (
+            f"none of the {n_pool} pool pairs can be judged: no readable audio for {shown}; "
+            "assessors will be given nothing to judge"
+        )
     return (
-        f"{n_pairs} pair(s) cannot be judged: no readable audio for {shown}; "
+        f"{n_pairs} of {n_pool} pool pairs cannot be judged: no readable audio for {shown}; "
         "assessors are not given them"
     )
+
+
+@dataclass(frozen=True)
+class PlayableChange:
+    """What :func:`refresh_playable` found: the documents whose clip cannot be played now,
+    the pairs it marked unplayable and playable again, and the live leases it ended."""
+
+    bad_documents: frozenset[int]
+    turned_off: int
+    turned_on: int
+    leases_ended: int
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.turned_off or self.turned_on)
+
+
+def refresh_playable(
+    session_factory: sessionmaker[Session],
+    campaign_id: int,
+    *,
+    known_bad: frozenset[int] | None = None,
+    clips: ClipWatch = CLIPS,
+) -> PlayableChange:
+    """Look at the campaign's clips again and mark its pairs: unplayable when a clip is
+    missing or unreadable now (their live leases end), playable again when both clips are
+    back. The files are looked at with no connection held.
+
+    ``known_bad`` is what the last call found: when the files say the same, nothing is
+    written."""
+    with session_scope(session_factory) as session:
+        paths = repository.audio_paths(session, campaign_id)
+    bad = frozenset(doc for doc, path in paths.items() if clips.problem(path) is not None)
+    if known_bad is not None and bad == known_bad:
+        return PlayableChange(bad, 0, 0, 0)
+    with session_scope(session_factory) as session:
+        # documents added since the paths were read (new runs) were scanned at their import
+        good = repository.documents_with_audio(session, campaign_id) - bad
+        turned_off: list[int] = []
+        turned_on: list[int] = []
+        for pair_id, query_doc, doc, playable in repository.pair_clips(session, campaign_id):
+            can_play = query_doc in good and doc in good
+            if playable and not can_play:
+                turned_off.append(pair_id)
+            elif can_play and not playable:
+                turned_on.append(pair_id)
+        ended = repository.set_playable(session, turned_off, turned_on)
+    return PlayableChange(bad, len(turned_off), len(turned_on), ended)

@@ -15,6 +15,7 @@ from mtcjudge.models import (
     Campaign,
     Document,
     Judgment,
+    Lease,
     Pair,
     PlanEntry,
     PlannerState,
@@ -25,6 +26,7 @@ from mtcjudge.models import (
 )
 
 __all__ = [
+    "audio_paths",
     "busy_pairs",
     "campaigns_to_plan",
     "claim_planning",
@@ -34,6 +36,7 @@ __all__ = [
     "insert_pairs",
     "judgment_counts",
     "pair_changes",
+    "pair_clips",
     "pair_count",
     "pair_ids",
     "pair_means",
@@ -44,9 +47,12 @@ __all__ = [
     "release_planning",
     "replace_plan",
     "save_figures",
+    "set_playable",
     "still_planner",
+    "unplayable_clip_paths",
     "unplayable_clips",
     "unplayable_count",
+    "unplayable_pairs",
 ]
 
 
@@ -86,6 +92,74 @@ def documents_with_audio(session: Session, campaign_id: int) -> set[int]:
             )
         )
     )
+
+
+def audio_paths(session: Session, campaign_id: int) -> dict[int, str]:
+    """document id -> its clip's path, for the documents that have one."""
+    rows = session.execute(
+        select(Document.id, Document.audio_path).where(
+            Document.campaign_id == campaign_id, Document.audio_path.is_not(None)
+        )
+    ).all()
+    return {int(d): str(path) for d, path in rows}
+
+
+def pair_clips(session: Session, campaign_id: int) -> list[tuple[int, int, int, bool]]:
+    """(pair id, query clip's document id, candidate's document id, playable) of the pool."""
+    rows = session.execute(
+        select(Pair.id, Query.document_id, Pair.document_id, Pair.playable)
+        .join(Query, Query.id == Pair.query_id)
+        .where(Pair.campaign_id == campaign_id)
+    ).all()
+    return [(int(p), int(q), int(d), bool(ok)) for p, q, d, ok in rows]
+
+
+#: ids per statement when marking pairs (SQLite allows 32,766 parameters)
+_CHUNK = 500
+
+
+def set_playable(session: Session, turned_off: Sequence[int], turned_on: Sequence[int]) -> int:
+    """Mark pairs (row ids) unplayable and playable again. An unplayable pair leaves the plan
+    and its live leases end ("released"), so that nobody holds it; returns how many leases
+    ended. The pair rows are updated first: their locks order this against the judging
+    path, which takes a pair's row before its leases."""
+    ended = 0
+    for start in range(0, len(turned_off), _CHUNK):
+        chunk = list(turned_off[start : start + _CHUNK])
+        session.execute(
+            update(Pair)
+            .where(Pair.id.in_(chunk))
+            .values(playable=False)
+            .execution_options(synchronize_session=False)
+        )
+        session.execute(delete(PlanEntry).where(PlanEntry.pair_id.in_(chunk)))
+        released = session.scalars(
+            update(Lease)
+            .where(Lease.pair_id.in_(chunk), Lease.state == "live")
+            .values(state="released")
+            .returning(Lease.pair_id)
+            .execution_options(synchronize_session=False)
+        ).all()
+        per_pair: dict[int, int] = {}
+        for pair_id in released:
+            if pair_id is not None:
+                per_pair[pair_id] = per_pair.get(pair_id, 0) + 1
+        for pair_id, n in per_pair.items():
+            session.execute(
+                update(Pair)
+                .where(Pair.id == pair_id)
+                .values(leased=Pair.leased - n)
+                .execution_options(synchronize_session=False)
+            )
+        ended += len(released)
+    for start in range(0, len(turned_on), _CHUNK):
+        session.execute(
+            update(Pair)
+            .where(Pair.id.in_(list(turned_on[start : start + _CHUNK])))
+            .values(playable=True)
+            .execution_options(synchronize_session=False)
+        )
+    return ended
 
 
 def query_documents(session: Session, campaign_id: int) -> dict[int, int]:
@@ -329,6 +403,37 @@ def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
             .order_by(Document.external_id)
         )
     )
+
+
+def unplayable_pairs(session: Session, campaign_id: int) -> set[tuple[int, int]]:
+    """(query_id, document_id) of the stored pool pairs that cannot be played."""
+    rows = session.execute(
+        select(Pair.query_id, Pair.document_id).where(
+            Pair.campaign_id == campaign_id, Pair.playable.is_(False)
+        )
+    ).all()
+    return {(int(q), int(d)) for q, d in rows}
+
+
+def unplayable_clip_paths(session: Session, campaign_id: int) -> list[tuple[str, str]]:
+    """(external id, path) of the clips with a stored path in pairs that cannot be played:
+    those whose file may have gone since the import (or the other clip of their pair)."""
+    in_pairs = (
+        select(Pair.document_id.label("doc"))
+        .where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
+        .union(
+            select(Query.document_id)
+            .join(Pair, Pair.query_id == Query.id)
+            .where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
+        )
+        .subquery()
+    )
+    rows = session.execute(
+        select(Document.external_id, Document.audio_path).where(
+            Document.id.in_(select(in_pairs.c.doc)), Document.audio_path.is_not(None)
+        )
+    ).all()
+    return [(str(ext), str(path)) for ext, path in rows]
 
 
 def unplayable_count(session: Session, campaign_id: int) -> int:

@@ -35,7 +35,7 @@ from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.projection import Projection, project
 from mtcjudge.planner import repository
 from mtcjudge.planner.build import CampaignEngine, build_engine, settings_key
-from mtcjudge.planner.pool import ensure_pool
+from mtcjudge.planner.pool import ensure_pool, refresh_playable
 from mtcjudge.results import repository as results_repository
 from mtcjudge.results.document import engine_results, projection_targets, stored_json
 
@@ -53,6 +53,9 @@ log = logging.getLogger("mtcjudge.planner")
 PLAN_SIZE = 256
 #: re-plan at least this often even when no judgment arrived (leases come and go)
 IDLE_REPLAN_SECONDS = 5.0
+#: look at a campaign's clips again this often: a pair whose file went missing or unreadable
+#: stops being handed out (and judged), one whose files came back is handed out again
+AUDIO_CHECK_SECONDS = 10.0
 #: a new projection of the judgments still needed at most this often while judgments come
 #: in (at once when judging becomes able to stop, or no longer)
 PROJECTION_INTERVAL_SECONDS = 10.0
@@ -118,6 +121,9 @@ class _CampaignPlan:
     projection_asked_at: float = -math.inf
     projection_judged: int = -1
     projection_stop: str | None = None
+    # the documents whose clip could not be played at the last look, and when that was
+    bad_clips: frozenset[int] | None = None
+    audio_checked_at: float = -math.inf
 
     def projection_landed(self) -> bool:
         """Take in a projection that has finished since the last tick; True if one did."""
@@ -251,12 +257,36 @@ def plan_campaign(
     plan_size: int = PLAN_SIZE,
     force: bool = False,
     projector: Projector | None = None,
+    audio_check_seconds: float = AUDIO_CHECK_SECONDS,
 ) -> _CampaignPlan | None:
     """One planning step for a campaign: read, compute, write (two short transactions,
     the computation in between holds no connection). Returns the state to keep.
 
     The results document is rewritten after new judgments (and on the first plan, and when
-    a projection lands); ``projector`` projects the judgments still needed (none without)."""
+    a projection lands); ``projector`` projects the judgments still needed (none without).
+    Every ``audio_check_seconds`` (and on the first plan) the campaign's clips are looked at
+    again (:func:`mtcjudge.planner.pool.refresh_playable`); when pairs became unplayable or
+    playable again, the engine is rebuilt on the pairs that can be played."""
+    bad_clips: frozenset[int] | None = None
+    if cached is None or time.monotonic() - cached.audio_checked_at >= audio_check_seconds:
+        change = refresh_playable(
+            session_factory, campaign_id, known_bad=None if cached is None else cached.bad_clips
+        )
+        bad_clips = change.bad_documents
+        if change.changed:
+            if cached is not None and cached.pending is not None:
+                cached.pending.cancel()
+            cached = None  # the engine's playable pairs changed: build it again
+            log.info(
+                "campaign %s: %d pair(s) became unplayable, %d playable again (%d lease(s) ended)",
+                campaign_id,
+                change.turned_off,
+                change.turned_on,
+                change.leases_ended,
+            )
+        elif cached is not None:
+            cached.bad_clips = bad_clips
+            cached.audio_checked_at = time.monotonic()
     now = utcnow()
     with session_scope(session_factory) as session:
         campaign = session.get(Campaign, campaign_id)
@@ -269,6 +299,9 @@ def plan_campaign(
         if rebuilt:
             cached = _new_plan(session, campaign)
             cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
+            if bad_clips is not None:
+                cached.bad_clips = bad_clips
+                cached.audio_checked_at = time.monotonic()
             fresh: dict[tuple[int, int], float] = {}
         else:
             assert cached is not None
@@ -343,6 +376,9 @@ class Planner:
         process waits before taking over from one that died.
     projector : Projector, optional
         Projects the judgments still needed (by default on a thread of its own).
+    audio_check_seconds : float
+        How often each campaign's clips are looked at again (pairs whose file went missing
+        or unreadable stop being handed out; 0: every tick).
     """
 
     def __init__(
@@ -353,10 +389,12 @@ class Planner:
         lease_seconds: float = 10.0,
         owner: str | None = None,
         projector: Projector | None = None,
+        audio_check_seconds: float = AUDIO_CHECK_SECONDS,
     ) -> None:
         self.session_factory = session_factory
         self.interval = interval
         self.lease_seconds = lease_seconds
+        self.audio_check_seconds = audio_check_seconds
         self.projector = projector or Projector()
         self.owner = owner or f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._plans: dict[int, _CampaignPlan] = {}
@@ -383,6 +421,7 @@ class Planner:
                 owner=self.owner,
                 force=force,
                 projector=self.projector,
+                audio_check_seconds=self.audio_check_seconds,
             )
             if result is None:
                 self._plans.pop(campaign_id, None)

@@ -29,9 +29,9 @@ from mtcjudge.errors import InvalidInput
 from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.scales import SCALES
-from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.build import CampaignRows, engine_from_rows, load_rows
 from mtcjudge.planner.build import settings_key as campaign_settings_key
+from mtcjudge.planner.pool import unplayable_clips
 from mtcjudge.results import repository
 from mtcjudge.results.document import (
     AssessorSummary,
@@ -124,7 +124,7 @@ def read_snapshot(
         stored=stored,
         judgment_rows=n_rows,
         judgments_changed_at=changed_at,
-        unplayable_clips=planner_repository.unplayable_clips(session, campaign.id),
+        unplayable_clips=unplayable_clips(session, campaign.id),
         trajectory=_trajectory(repository.trajectory(session, campaign.id)) if driving else [],
         assessors=_assessors(
             repository.assessor_activity(session, campaign.id, now, recent=RECENT_JUDGMENTS)
