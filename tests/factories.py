@@ -74,6 +74,12 @@ def write_clips(directory: Path, doc_ids: Iterable[str], seconds: float = 1.0) -
     return directory
 
 
+def clips_for(synthetic: SyntheticCollection, directory: Path) -> Path:
+    """:func:`write_clips` for every document and query of a synthetic collection."""
+    docs = {d for lists in synthetic.runs.values() for per_query in lists.values() for d in per_query}
+    return write_clips(directory, docs | set(synthetic.queries))
+
+
 # ---------------------------------------------------------------- a small campaign, by the ORM
 @dataclass
 class CampaignFixture:

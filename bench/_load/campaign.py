@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import wave
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from sqlalchemy import DateTime, bindparam, text
 from bench._load.config import ORGANIZER_TOKEN, LoadConfig
 from bench._load.database import plain_engine
 from bench._load.servers import Servers
+from mtcjudge.ingest.formats import read_runs
 from mtcjudge.mtc.synthetic import generate
 
 
@@ -42,6 +44,28 @@ def collection_texts(config: LoadConfig, workdir: Path) -> tuple[str, str | None
     return paths["runs"].read_text(), paths["metadata"].read_text(), label
 
 
+def write_clips(runs: str, workdir: Path) -> Path:
+    """A short silent WAV clip for every document and query of ``runs``: only pairs whose two
+    clips exist and can be read are handed out, so the campaign under load has audio (the
+    simulated assessors do not fetch it)."""
+    directory = workdir / "audio"
+    directory.mkdir(parents=True, exist_ok=True)
+    runs_file = workdir / "runs-for-audio.tsv"
+    runs_file.write_text(runs)
+    parsed = read_runs(runs_file)
+    docs = {d for lists in parsed.lists.values() for per_query in lists.values() for d in per_query}
+    silence = bytes(800)  # 0.05 s of 16-bit mono at 8 kHz
+    for doc in sorted(docs | set(parsed.queries)):
+        path = directory / f"{doc}.wav"
+        if not path.exists():
+            with wave.open(str(path), "wb") as out:
+                out.setnchannels(1)
+                out.setsampwidth(2)
+                out.setframerate(8000)
+                out.writeframes(silence)
+    return directory
+
+
 @dataclass
 class Campaign:
     id: int
@@ -55,6 +79,7 @@ async def setup_campaign(
     config: LoadConfig, base_url: str, database_url: str, workdir: Path
 ) -> Campaign:
     runs, metadata, source = collection_texts(config, workdir)
+    audio = write_clips(runs, workdir)
     slug = f"load-{secrets.token_hex(4)}"
     headers = {"Authorization": f"Bearer {ORGANIZER_TOKEN}"}
     async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=300) as client:
@@ -65,6 +90,7 @@ async def setup_campaign(
                 "slug": slug,
                 "runs": runs,
                 "metadata": metadata,
+                "audio_dir": str(audio.resolve()),
                 "k": config.k,
                 "status": "open",
                 "keep_collecting": True,

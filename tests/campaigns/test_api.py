@@ -55,17 +55,23 @@ def test_create_campaign_returns_it_with_the_import_report(
         wav.setframerate(8000)
         wav.writeframes(b"\x00\x00" * 800)
     (tmp_path / "d2.mp3").write_bytes(b"")
-    response = create(
-        client,
-        k=2,
-        target=0.9,
-        status="open",
-        metadata=METADATA,
-        judgments_fine=FINE,
-        judgments_broad=BROAD,
-        audio_dir=str(tmp_path),
-        teams={"S1": "Team One"},
-    )
+    fields: dict[str, Any] = {
+        "k": 2,
+        "target": 0.9,
+        "status": "open",
+        "metadata": METADATA,
+        "judgments_fine": FINE,
+        "judgments_broad": BROAD,
+        "audio_dir": str(tmp_path),
+        "teams": {"S1": "Team One"},
+    }
+    # no query clip is found: created open, no pair could be played; refused unless confirmed
+    refused = create(client, **fields)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"] == "unplayable_pairs"
+    assert "none of the 4 pool pairs can be judged" in refused.json()["detail"]
+    assert client.get("/api/campaigns").json() == []
+    response = create(client, **fields, confirm_unplayable=True)
     assert response.status_code == 201, response.text
     data = response.json()
     assert (data["slug"], data["name"], data["status"]) == ("ams-2011", "AMS 2011", "open")
@@ -82,6 +88,7 @@ def test_create_campaign_returns_it_with_the_import_report(
     assert report["audio_found"] == 1
     assert report["audio_missing"] == ["d3", "q1", "q2"]
     assert report["audio_unreadable"] == [{"doc": "d2", "reason": "d2.mp3: empty file"}]
+    assert report["n_unplayable_pairs"] == report["n_pool_pairs"] == 4
 
     detail = client.get("/api/campaigns/ams-2011").json()
     assert detail["counts"] == {
@@ -232,9 +239,16 @@ def test_configured_organizer_token_is_required(session_factory: sessionmaker[Se
 
 def test_patch_changes_settings(client: TestClient) -> None:
     create(client)
+    changes = {"status": "open", "keep_collecting": True, "target": 0.99, "lease_minutes": 3}
+    # without audio no pair can be played: opening is refused until confirmed, nothing changes
+    refused = client.patch("/api/campaigns/ams-2011", json=changes)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"] == "unplayable_pairs"
+    assert '"confirm_unplayable": true' in refused.json()["detail"]
+    unchanged = client.get("/api/campaigns/ams-2011").json()
+    assert (unchanged["status"], unchanged["target"]) == ("draft", 0.95)
     response = client.patch(
-        "/api/campaigns/ams-2011",
-        json={"status": "open", "keep_collecting": True, "target": 0.99, "lease_minutes": 3},
+        "/api/campaigns/ams-2011", json={**changes, "confirm_unplayable": True}
     )
     assert response.status_code == 200, response.text
     data = response.json()

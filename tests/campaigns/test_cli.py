@@ -66,18 +66,26 @@ def test_create_list_open_close_invite(files: dict[str, Path], database: str) ->
     assert "systems x queries   3 x 2" in out
     assert "results             30" in out
     assert "imported judgments  1" in out
-    assert "audio               not scanned" in out
-    assert "mtcjudge campaign open ams-2011" in out
+    # without audio no pair can be played: said at creation, and opening needs a confirmation
+    assert "audio               none (no --audio directory)" in out
+    assert re.search(r"cannot be judged\s+all \d+ pool pairs: without audio no pair", out)
+    assert "mtcjudge campaign open ams-2011 --confirm-unplayable" in out
     assert campaign_rows(database) == [("ams-2011", "draft")]
 
     code, out, _ = run("campaign", "list", "--database-url", database)
     assert code == 0
     assert re.search(r"ams-2011\s+draft\s+fine\s+3\s+AMS 2011", out)
 
-    assert run("campaign", "open", "ams-2011", "--database-url", database)[:2] == (
-        0,
-        "campaign ams-2011 is open\n",
+    code, out, err = run("campaign", "open", "ams-2011", "--database-url", database)
+    assert (code, out) == (2, "")
+    assert re.search(r"none of the \d+ pool pairs can be judged: no readable audio for", err)
+    assert "--confirm-unplayable" in err
+    assert campaign_rows(database) == [("ams-2011", "draft")]
+    code, out, err = run(
+        "campaign", "open", "ams-2011", "--confirm-unplayable", "--database-url", database
     )
+    assert code == 0, err
+    assert out.startswith("campaign ams-2011 is open\nwarning: none of the")
     assert campaign_rows(database) == [("ams-2011", "open")]
     assert run("campaign", "close", "ams-2011", "--database-url", database)[0] == 0
     assert campaign_rows(database) == [("ams-2011", "closed")]
@@ -126,10 +134,15 @@ def test_create_open_with_audio_report(
         clip.setframerate(8000)
         clip.writeframes(b"\x00\x00" * 100)
     (audio / "q2.wav").write_bytes(b"not a wav")
-    code, out, err = run(
+    create = [
         "campaign", "create", "--name", "With audio", "--runs", str(files["runs"]),
         "--audio", str(audio), "--open", "--slug", "audio", "--database-url", database,
-    )  # fmt: skip
+    ]  # fmt: skip
+    # created open with pairs that cannot be played: refused until confirmed, nothing saved
+    code, out, err = run(*create)
+    assert (code, out) == (2, "")
+    assert "none of the" in err and "--confirm-unplayable" in err
+    code, out, err = run(*create, "--confirm-unplayable")
     assert code == 0, err
     assert "created campaign audio (open): With audio" in out
     documents = re.search(r"documents\s+(\d+)", out)
@@ -141,11 +154,16 @@ def test_create_open_with_audio_report(
     assert "campaign open" not in out
     assert campaign_rows(database) == [("audio", "open")]
     # the pairs that cannot be judged are reported at import, at opening and in the status
-    assert re.search(r"cannot be judged\s+\d+ of \d+ pool pairs", out)
+    assert re.search(r"cannot be judged\s+all \d+ pool pairs \(no clip found", out)
     assert run("campaign", "close", "audio", "--database-url", database)[0] == 0
-    code, out, _ = run("campaign", "open", "audio", "--database-url", database)
+    code, out, err = run("campaign", "open", "audio", "--database-url", database)
+    assert code == 2
+    assert "(19 clips)" in err
+    code, out, _ = run(
+        "campaign", "open", "audio", "--confirm-unplayable", "--database-url", database
+    )
     assert code == 0
-    assert re.search(r"warning: \d+ pair\(s\) cannot be judged: no readable audio for", out)
+    assert re.search(r"warning: none of the \d+ pool pairs can be judged: no readable audio", out)
     assert "(19 clips)" in out
     code, out, _ = run("campaign", "status", "audio", "--database-url", database)
     assert code == 0

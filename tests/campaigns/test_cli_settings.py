@@ -9,6 +9,7 @@ import pytest
 
 from mtcjudge.cli import main
 from mtcjudge.mtc.synthetic import generate
+from tests.factories import clips_for
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -18,9 +19,8 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def campaign(tmp_path: Path) -> tuple[str, str]:
-    paths = generate(4, 6, 5, n_genres=3, docs_per_genre=40, n_artists=20, seed=5).write(
-        tmp_path / "c"
-    )
+    synthetic = generate(4, 6, 5, n_genres=3, docs_per_genre=40, n_artists=20, seed=5)
+    paths = synthetic.write(tmp_path / "c")
     url = f"sqlite:///{tmp_path / 'db.sqlite3'}"
     code, _, err = run(
         "campaign",
@@ -33,6 +33,8 @@ def campaign(tmp_path: Path) -> tuple[str, str]:
         str(paths["metadata"]),
         "--judgments",
         str(paths["judgments-fine"]),
+        "--audio",
+        str(clips_for(synthetic, tmp_path / "audio")),
         "--database-url",
         url,
         "--open",

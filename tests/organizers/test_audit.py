@@ -20,6 +20,13 @@ from tests.factories import TINY_RUNS as RUNS
 from tests.support import ORGANIZER_HEADERS, PASSWORD, session_csrf
 
 
+#: what opening a campaign of RUNS confirms: it has no audio
+NO_AUDIO = (
+    "none of the 2 pool pairs can be judged: no readable audio for d1, d2, q1; assessors "
+    "will be given nothing to judge"
+)
+
+
 def logged(session: Session, slug: str) -> list[tuple[str, str, str]]:
     """(actor, action, detail) of the campaign's events, oldest first."""
     campaign = session.scalars(select(Campaign).where(Campaign.slug == slug)).one()
@@ -32,13 +39,20 @@ def test_api_changes_are_recorded_with_the_bearer_token_as_actor(
     client.headers.update(ORGANIZER_HEADERS)
     assert client.post("/api/campaigns", json={"name": "AMS", "runs": RUNS}).status_code == 201
     patch = {"status": "open", "target": 0.99, "keep_collecting": True, "name": "AMS 2"}
-    assert client.patch("/api/campaigns/ams", json=patch).status_code == 200
+    # the campaign has no audio: opening it is confirmed, and the log keeps what was confirmed
+    assert client.patch("/api/campaigns/ams", json=patch).status_code == 409
+    confirmed = {**patch, "confirm_unplayable": True}
+    assert client.patch("/api/campaigns/ams", json=confirmed).status_code == 200
     assert client.patch("/api/campaigns/ams", json={"target": 0.99}).status_code == 200  # no-op
     invite = client.post("/api/campaigns/ams/assessors", json={"name": "Ann"})
     assert invite.status_code == 201
     assert logged(db_session, "ams") == [
-        ("API token", "campaign_created", "draft; 2 systems × 1 queries, 2 pool pairs"),
-        ("API token", "status_changed", "draft → open"),
+        (
+            "API token",
+            "campaign_created",
+            "draft; 2 systems × 1 queries, 2 pool pairs, 2 pairs without playable audio",
+        ),
+        ("API token", "status_changed", f"draft → open (confirmed: {NO_AUDIO})"),
         (
             "API token",
             "settings_changed",
@@ -55,11 +69,15 @@ def test_api_changes_of_a_signed_in_organizer_name_them(
     signed_in: TestClient, db_session: Session
 ) -> None:
     signed_in.headers["X-CSRF-Token"] = session_csrf(signed_in)
-    body = {"name": "AMS", "runs": RUNS, "status": "open"}
+    body = {"name": "AMS", "runs": RUNS, "status": "open", "confirm_unplayable": True}
     assert signed_in.post("/api/campaigns", json=body).status_code == 201
     assert signed_in.patch("/api/campaigns/ams", json={"status": "closed"}).status_code == 200
     assert logged(db_session, "ams") == [
-        ("ada", "campaign_created", "open; 2 systems × 1 queries, 2 pool pairs"),
+        (
+            "ada",
+            "campaign_created",
+            "open; 2 systems × 1 queries, 2 pool pairs, 2 pairs without playable audio",
+        ),
         ("ada", "status_changed", "open → closed"),
     ]
     events = db_session.scalars(select(AuditEvent).where(AuditEvent.campaign_id.is_not(None)))
@@ -123,10 +141,11 @@ def test_command_line_changes_are_recorded(
     runs = tmp_path / "runs.tsv"
     runs.write_text(RUNS)
     db = ["--database-url", database]
+    confirm = ["--confirm-unplayable"]  # no audio: no pair can be played
     commands = [
-        ["campaign", "create", "--name", "AMS", "--runs", str(runs), "--open", *db],
+        ["campaign", "create", "--name", "AMS", "--runs", str(runs), "--open", *confirm, *db],
         ["campaign", "close", "ams", *db],
-        ["campaign", "open", "ams", *db],
+        ["campaign", "open", "ams", *confirm, *db],
         ["campaign", "set", "ams", "--target", "0.9", "--lease-minutes", "20", *db],
         ["assessor", "invite", "ams", "--name", "Ada", *db],
         ["assessor", "relink", "ams", "--name", "Ada", *db],
@@ -141,9 +160,13 @@ def test_command_line_changes_are_recorded(
     actor = audit.command_line_actor().name
     with read_session() as session:
         assert logged(session, "ams") == [
-            (actor, "campaign_created", "open; 2 systems × 1 queries, 2 pool pairs"),
+            (
+                actor,
+                "campaign_created",
+                "open; 2 systems × 1 queries, 2 pool pairs, 2 pairs without playable audio",
+            ),
             (actor, "status_changed", "open → closed"),
-            (actor, "status_changed", "closed → open"),
+            (actor, "status_changed", f"closed → open (confirmed: {NO_AUDIO})"),
             (actor, "settings_changed", "target 0.95 → 0.9, lease minutes 10 → 20"),
             (actor, "assessor_invited", "Ada"),
             (actor, "assessor_relinked", "Ada"),
