@@ -76,7 +76,9 @@ def write_clips(directory: Path, doc_ids: Iterable[str], seconds: float = 1.0) -
 
 def clips_for(synthetic: SyntheticCollection, directory: Path) -> Path:
     """:func:`write_clips` for every document and query of a synthetic collection."""
-    docs = {d for lists in synthetic.runs.values() for per_query in lists.values() for d in per_query}
+    docs = {
+        d for lists in synthetic.runs.values() for per_query in lists.values() for d in per_query
+    }
     return write_clips(directory, docs | set(synthetic.queries))
 
 
@@ -207,8 +209,8 @@ class Judged:
 def make_campaign(
     session, *, share: float = 1.0, seed: int = 5, estimator: str = "uniform", **settings
 ) -> Judged:
-    """The campaign, with imported FINE and BROAD judgments of the first ``share`` of the
-    pool pairs (in sorted order)."""
+    """The campaign, with a clip for every document and imported FINE and BROAD judgments of
+    the first ``share`` of the pool pairs (in sorted order)."""
     synthetic = generate(5, 6, 5, n_genres=3, docs_per_genre=30, n_artists=15, seed=seed)
     pairs = sorted(synthetic.fine)
     judged = set(pairs[: round(share * len(pairs))])
@@ -221,6 +223,7 @@ def make_campaign(
         Metadata(dict(synthetic.artist), dict(synthetic.genre)),
         judgments_fine=fine,
         judgments_broad=broad,
+        audio_dir=clips_for(synthetic, TEST_AUDIO / f"synthetic-{seed}"),
     )
     session.flush()
     return Judged(campaign, synthetic, judged)

@@ -20,6 +20,7 @@ from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, Plan
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.service import Planner, Projector
+from tests.factories import TEST_AUDIO, clips_for
 from tests.support import ORGANIZER_HEADERS as AUTH
 from tests.support import ORGANIZER_TOKEN as TOKEN
 
@@ -28,6 +29,12 @@ OLD = ("S01", "S02", "S03", "S04")
 
 def synthetic():
     return generate(5, 8, 5, n_genres=3, docs_per_genre=30, n_artists=15, seed=3)
+
+
+def clips() -> Path:
+    """A clip for every document of :func:`synthetic`, the new systems' too (only pairs whose
+    two clips can be played are handed out)."""
+    return clips_for(synthetic(), TEST_AUDIO / "add-runs")
 
 
 def pool_of(runs: dict, metadata: Metadata) -> set[tuple[str, str]]:
@@ -49,6 +56,7 @@ def make_settled(session, *, judged_share: float = 1.0):
         metadata,
         judgments_fine=Judgments({p: [float(syn.fine[p])] for p in judged}, "tsv"),
         judgments_broad=Judgments({p: [float(syn.broad[p])] for p in judged}, "tsv"),
+        audio_dir=clips(),
     )
     session.flush()
     return campaign, syn, metadata, set(pool)
@@ -92,7 +100,11 @@ def test_new_system_grows_the_pool_by_its_new_pairs_only_and_judging_goes_on(
     assert stored_before == len(old_pool)
 
     report = add_runs(
-        db_session, campaign, Runs({"S05": syn.runs["S05"]}, "tsv"), actor=audit.API_TOKEN
+        db_session,
+        campaign,
+        Runs({"S05": syn.runs["S05"]}, "tsv"),
+        audio_dir=clips(),
+        actor=audit.API_TOKEN,
     )
     db_session.commit()
 
@@ -141,7 +153,7 @@ def test_new_system_grows_the_pool_by_its_new_pairs_only_and_judging_goes_on(
 
 def test_judging_the_new_pairs_settles_the_campaign_again(db_session, session_factory) -> None:
     campaign, syn, _metadata, old_pool = make_settled(db_session)
-    add_runs(db_session, campaign, Runs({"S05": syn.runs["S05"]}, "tsv"))
+    add_runs(db_session, campaign, Runs({"S05": syn.runs["S05"]}, "tsv"), audio_dir=clips())
     new_pairs = set(external_plan(db_session, campaign.id))
     query_ids = {
         d.external_id: q.id
@@ -246,7 +258,10 @@ def write_runs(path: Path, runs: dict[str, dict[str, list[str]]]) -> Path:
 def test_cli_adds_runs_and_refuses_what_it_cannot_add(database, tmp_path) -> None:
     url, slug, syn = database
     runs = write_runs(tmp_path / "s05.tsv", {"S05": syn.runs["S05"]})
-    status, out, err = run("campaign", "add-runs", slug, "--runs", str(runs), "--database-url", url)
+    status, out, err = run(
+        "campaign", "add-runs", slug, "--runs", str(runs), "--audio", str(clips()),
+        "--database-url", url,
+    )  # fmt: skip
     assert status == 0, err
     assert f"added 1 system(s) to {slug}: S05" in out
     assert "judging             goes on\n" in out

@@ -247,9 +247,7 @@ def test_patch_changes_settings(client: TestClient) -> None:
     assert '"confirm_unplayable": true' in refused.json()["detail"]
     unchanged = client.get("/api/campaigns/ams-2011").json()
     assert (unchanged["status"], unchanged["target"]) == ("draft", 0.95)
-    response = client.patch(
-        "/api/campaigns/ams-2011", json={**changes, "confirm_unplayable": True}
-    )
+    response = client.patch("/api/campaigns/ams-2011", json={**changes, "confirm_unplayable": True})
     assert response.status_code == 200, response.text
     data = response.json()
     assert (data["status"], data["keep_collecting"], data["target"]) == ("open", True, 0.99)

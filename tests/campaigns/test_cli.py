@@ -141,7 +141,8 @@ def test_create_open_with_audio_report(
     # created open with pairs that cannot be played: refused until confirmed, nothing saved
     code, out, err = run(*create)
     assert (code, out) == (2, "")
-    assert "none of the" in err and "--confirm-unplayable" in err
+    assert "none of the" in err
+    assert "--confirm-unplayable" in err
     code, out, err = run(*create, "--confirm-unplayable")
     assert code == 0, err
     assert "created campaign audio (open): With audio" in out

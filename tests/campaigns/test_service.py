@@ -23,7 +23,7 @@ from mtcjudge.campaigns.service import (
     update_campaign,
 )
 from mtcjudge.config import Settings
-from mtcjudge.errors import CampaignNotFound, InvalidInput
+from mtcjudge.errors import CampaignNotFound, InvalidInput, UnplayableNotConfirmed
 from mtcjudge.ingest.formats import Metadata, Runs, read_judgments, read_runs
 from mtcjudge.ingest.loader import load_collection
 from mtcjudge.models import Document, Judgment, Query, Result, System
@@ -252,8 +252,23 @@ def test_get_campaign(db_session: Session) -> None:
 
 def test_update_campaign(db_session: Session) -> None:
     campaign, _ = create_campaign(db_session, CampaignSpec("x"), RUNS)
-    update_campaign(db_session, campaign, status="open", target=0.9, keep_collecting=True)
+    # no audio: no pair can be played, and opening needs the organizer's confirmation
+    with pytest.raises(UnplayableNotConfirmed, match=r"none of the \d+ pool pairs can be judged"):
+        update_campaign(db_session, campaign, status="open", target=0.9, keep_collecting=True)
+    assert (campaign.status, campaign.target, campaign.keep_collecting) == ("draft", 0.95, False)
+    update_campaign(
+        db_session,
+        campaign,
+        status="open",
+        target=0.9,
+        keep_collecting=True,
+        listen_seconds=0,
+        quality_rate=0.3,
+        auto_pause=True,
+        confirm_unplayable=True,
+    )
     assert (campaign.status, campaign.target, campaign.keep_collecting) == ("open", 0.9, True)
+    assert (campaign.listen_seconds, campaign.quality_rate, campaign.auto_pause) == (0.0, 0.3, True)
     update_campaign(db_session, campaign, name="renamed", description="d", lease_minutes=5)
     update_campaign(db_session, campaign, judgments_per_pair=3, status="closed")
     assert (campaign.name, campaign.lease_minutes, campaign.judgments_per_pair) == ("renamed", 5, 3)
@@ -267,6 +282,16 @@ def test_update_campaign(db_session: Session) -> None:
         ({"target": 0.2}, "target must be a confidence"),
         ({"lease_minutes": 0}, "lease_minutes must be"),
         ({"keep_collecting": None}, "keep_collecting must be true or false"),
+        (
+            {"listen_seconds": -1},
+            r"listen_seconds must be a number from 0 to 120 \(0 turns it off\)",
+        ),
+        ({"listen_seconds": 121}, "listen_seconds must be a number from 0 to 120"),
+        ({"listen_seconds": float("nan")}, "listen_seconds must be a number"),
+        ({"listen_seconds": "5"}, "listen_seconds must be a number"),
+        ({"quality_rate": 0.31}, "quality_rate must be a number from 0 to 0.3"),
+        ({"quality_rate": True}, "quality_rate must be a number"),
+        ({"auto_pause": "yes"}, "auto_pause must be true or false"),
         ({"name": ""}, "name must be a non-empty text"),
         ({"k": 10}, "cannot change k of a campaign"),
         ({"scale": "broad", "slug": "b"}, "cannot change scale, slug"),

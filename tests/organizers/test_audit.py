@@ -19,7 +19,6 @@ from tests.cli import run
 from tests.factories import TINY_RUNS as RUNS
 from tests.support import ORGANIZER_HEADERS, PASSWORD, session_csrf
 
-
 #: what opening a campaign of RUNS confirms: it has no audio
 NO_AUDIO = (
     "none of the 2 pool pairs can be judged: no readable audio for d1, d2, q1; assessors "

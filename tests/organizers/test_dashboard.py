@@ -22,6 +22,7 @@ from mtcjudge.main import create_app
 from mtcjudge.models import utcnow
 from mtcjudge.organizers import service as organizers
 from mtcjudge.results import routes as results_routes
+from tests.factories import TEST_AUDIO, write_clips
 from tests.support import (
     CHROMIUM,
     ORGANIZER_HEADERS,
@@ -41,7 +42,9 @@ RUNS = {
 def _campaign(session: Session) -> str:
     """The campaign "ams" with one consented assessor; returns the assessor's token."""
     spec = CampaignSpec(name="AMS dashboard", slug="ams", k=3, status="open", estimator="uniform")
-    campaign, _ = create_campaign(session, spec, Runs(RUNS, "tsv"))
+    docs = {d for lists in RUNS.values() for per_query in lists.values() for d in per_query}
+    clips = write_clips(TEST_AUDIO / "dashboard", docs | set(RUNS["S0"]))
+    campaign, _ = create_campaign(session, spec, Runs(RUNS, "tsv"), audio_dir=clips)
     assessor, token = invite_assessor(session, campaign, "Ada")
     assessor.consented_at = utcnow()
     return token

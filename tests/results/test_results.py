@@ -24,7 +24,7 @@ from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner.build import build_engine, engine_from_rows
 from mtcjudge.planner.service import Planner, Projector
 from mtcjudge.results import read as results
-from tests.factories import PlanningClient, build_campaign
+from tests.factories import TEST_AUDIO, PlanningClient, build_campaign, clips_for
 from tests.support import ORGANIZER_HEADERS as AUTH
 from tests.support import ORGANIZER_TOKEN as TOKEN
 
@@ -327,6 +327,7 @@ def judged_database(empty_database_url: str) -> tuple[str, str]:
                 CampaignSpec(name="Agree", status="open"),
                 Runs(synthetic.runs, "tsv"),
                 Metadata(dict(synthetic.artist), dict(synthetic.genre)),
+                audio_dir=clips_for(synthetic, TEST_AUDIO / "agree"),
             )
             slug = campaign.slug
             tokens = []

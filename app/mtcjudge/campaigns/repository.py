@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from mtcjudge.models import Assessor, Base, Campaign, Document, Judgment, Query, Result, System
@@ -20,7 +20,9 @@ __all__ = [
     "campaign_by_slug",
     "campaign_counts",
     "document_ids",
+    "documents_without_audio",
     "query_ids",
+    "set_audio",
     "slugs_starting_with",
     "system_ids",
 ]
@@ -73,6 +75,29 @@ def document_ids(session: Session, campaign_id: int) -> dict[str, int]:
         select(Document.external_id, Document.id).where(Document.campaign_id == campaign_id)
     )
     return dict(rows.all())
+
+
+def documents_without_audio(session: Session, campaign_id: int) -> set[str]:
+    """External ids of the campaign's documents that have no clip."""
+    return set(
+        session.scalars(
+            select(Document.external_id).where(
+                Document.campaign_id == campaign_id, Document.audio_path.is_(None)
+            )
+        )
+    )
+
+
+def set_audio(session: Session, campaign_id: int, clips: dict[str, dict[str, Any]]) -> None:
+    """Give stored documents (by external id) their clip: ``audio_path``, ``audio_type``,
+    ``duration_seconds``."""
+    for external_id, values in clips.items():
+        session.execute(
+            update(Document)
+            .where(Document.campaign_id == campaign_id, Document.external_id == external_id)
+            .values(**values)
+            .execution_options(synchronize_session=False)
+        )
 
 
 def query_ids(session: Session, campaign_id: int) -> dict[int, int]:

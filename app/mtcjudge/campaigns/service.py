@@ -48,7 +48,13 @@ from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.scales import SCALES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.planner import repository as planner_repository
-from mtcjudge.planner.pool import ensure_pool, grow_pool, unplayable_pairs, unplayable_summary
+from mtcjudge.planner.pool import (
+    ensure_pool,
+    grow_pool,
+    sync_playable,
+    unplayable_pairs,
+    unplayable_summary,
+)
 from mtcjudge.planner.service import plan_in_session
 from mtcjudge.security import hash_token, new_token
 from mtcjudge.validation import NAME_MAX, check_text, text_problem
@@ -364,10 +370,13 @@ def add_runs(
     if metadata is not None:
         _check_lengths("artist", [a for d in new_docs if (a := metadata.artist.get(d))])
         _check_lengths("genre", [g for d in new_docs if (g := metadata.genre.get(d))])
+    # the documents the new runs bring, and stored ones of theirs that have no clip yet (a
+    # document of the metadata only, or one whose clip was missing): both get one if found
+    silent = sorted(run_docs & repository.documents_without_audio(session, campaign.id))
     scan = AudioScan({}, [], [])
     if audio_dir is not None:
         try:
-            scan = scan_audio(audio_dir, new_docs)
+            scan = scan_audio(audio_dir, [*new_docs, *silent])
         except ValueError as exc:
             raise InvalidInput(f"audio directory: {exc}") from exc
 
@@ -385,6 +394,15 @@ def add_runs(
     repository.bulk_insert(
         session, Document, [_document_row(campaign.id, d, metadata, scan) for d in new_docs]
     )
+    found = {d: _document_row(campaign.id, d, None, scan) for d in silent if d in scan.found}
+    repository.set_audio(
+        session,
+        campaign.id,
+        {
+            d: {k: row[k] for k in ("audio_path", "audio_type", "duration_seconds")}
+            for d, row in found.items()
+        },
+    )
     system_id = repository.system_ids(session, campaign.id)
     document_id = repository.document_ids(session, campaign.id)
     results = _result_rows(campaign.id, runs, system_id, query_id, document_id)
@@ -393,6 +411,8 @@ def add_runs(
     session.flush()
     try:
         growth = grow_pool(session, campaign)
+        if found:  # stored pairs of these documents may be played now
+            sync_playable(session, campaign.id)
         plan_in_session(session, campaign)
     except ValueError as exc:  # the collection cannot be built from these runs
         raise InvalidInput(f"runs: {exc}") from exc

@@ -328,11 +328,24 @@ class RestoreReport:
         )
 
 
+#: settings a bundle exported before they existed does not hold, and their value then
+_SETTINGS_BEFORE_TRIALS: dict[str, Any] = {
+    "listen_seconds": 0.0,
+    "quality_rate": 0.0,
+    "auto_pause": False,
+}
+
+
 def _spec(bundle: Bundle, slug: str | None) -> tuple[campaigns.CampaignSpec, dict[str, Any]]:
     settings = bundle.settings
     where = f"{bundle.name}/manifest.json"
     values: dict[str, Any] = {f.name: settings.get(f.name) for f in fields(campaigns.CampaignSpec)}
     values["slug"] = slug if slug is not None else settings.get("slug")
+    # a bundle from before the listening rule and quality trials: they stay off, as they do
+    # for a campaign migrated from then
+    for name, before in _SETTINGS_BEFORE_TRIALS.items():
+        if name not in settings:
+            values[name] = before
     missing = [n for n, v in values.items() if v is None and n != "slug"]
     if missing:
         raise InputError(where, None, f"campaign: {missing[0]} is missing")

@@ -469,6 +469,9 @@ def _campaign_settings(campaign: Campaign) -> dict[str, Any]:
         "seed": campaign.seed,
         "keep_collecting": campaign.keep_collecting,
         "lease_minutes": campaign.lease_minutes,
+        "listen_seconds": campaign.listen_seconds,
+        "quality_rate": campaign.quality_rate,
+        "auto_pause": campaign.auto_pause,
         "collection_version": campaign.collection_version,
         "created_at": _time(campaign.created_at),
     }

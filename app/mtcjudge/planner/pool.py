@@ -34,6 +34,7 @@ __all__ = [
     "ensure_pool",
     "grow_pool",
     "refresh_playable",
+    "sync_playable",
     "unplayable_clips",
     "unplayable_pairs",
     "unplayable_summary",
@@ -168,33 +169,42 @@ class PlayableChange:
 
 
 def refresh_playable(
-    session_factory: sessionmaker[Session],
-    campaign_id: int,
-    *,
-    known_bad: frozenset[int] | None = None,
-    clips: ClipWatch = CLIPS,
+    session_factory: sessionmaker[Session], campaign_id: int, *, clips: ClipWatch = CLIPS
 ) -> PlayableChange:
     """Look at the campaign's clips again and mark its pairs: unplayable when a clip is
     missing or unreadable now (their live leases end), playable again when both clips are
-    back. The files are looked at with no connection held.
-
-    ``known_bad`` is what the last call found: when the files say the same, nothing is
-    written."""
+    back (the planner, every few seconds). The files are looked at with no connection held;
+    nothing is written when every pair is marked as the files say."""
     with session_scope(session_factory) as session:
         paths = repository.audio_paths(session, campaign_id)
-    bad = frozenset(doc for doc, path in paths.items() if clips.problem(path) is not None)
-    if known_bad is not None and bad == known_bad:
-        return PlayableChange(bad, 0, 0, 0)
+    bad = _bad_clips(paths, clips)
     with session_scope(session_factory) as session:
-        # documents added since the paths were read (new runs) were scanned at their import
-        good = repository.documents_with_audio(session, campaign_id) - bad
-        turned_off: list[int] = []
-        turned_on: list[int] = []
-        for pair_id, query_doc, doc, playable in repository.pair_clips(session, campaign_id):
-            can_play = query_doc in good and doc in good
-            if playable and not can_play:
-                turned_off.append(pair_id)
-            elif can_play and not playable:
-                turned_on.append(pair_id)
-        ended = repository.set_playable(session, turned_off, turned_on)
+        return _apply(session, campaign_id, bad)
+
+
+def sync_playable(
+    session: Session, campaign_id: int, *, clips: ClipWatch = CLIPS
+) -> PlayableChange:
+    """:func:`refresh_playable` in the caller's transaction (after documents got clips)."""
+    return _apply(
+        session, campaign_id, _bad_clips(repository.audio_paths(session, campaign_id), clips)
+    )
+
+
+def _bad_clips(paths: dict[int, str], clips: ClipWatch) -> frozenset[int]:
+    return frozenset(doc for doc, path in paths.items() if clips.problem(path) is not None)
+
+
+def _apply(session: Session, campaign_id: int, bad: frozenset[int]) -> PlayableChange:
+    # documents given a clip since the paths were read (new runs) were scanned at their import
+    good = repository.documents_with_audio(session, campaign_id) - bad
+    turned_off: list[int] = []
+    turned_on: list[int] = []
+    for pair_id, query_doc, doc, playable in repository.pair_clips(session, campaign_id):
+        can_play = query_doc in good and doc in good
+        if playable and not can_play:
+            turned_off.append(pair_id)
+        elif can_play and not playable:
+            turned_on.append(pair_id)
+    ended = repository.set_playable(session, turned_off, turned_on)
     return PlayableChange(bad, len(turned_off), len(turned_on), ended)

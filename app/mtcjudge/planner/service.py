@@ -269,9 +269,7 @@ def plan_campaign(
     playable again, the engine is rebuilt on the pairs that can be played."""
     bad_clips: frozenset[int] | None = None
     if cached is None or time.monotonic() - cached.audio_checked_at >= audio_check_seconds:
-        change = refresh_playable(
-            session_factory, campaign_id, known_bad=None if cached is None else cached.bad_clips
-        )
+        change = refresh_playable(session_factory, campaign_id)
         bad_clips = change.bad_documents
         if change.changed:
             if cached is not None and cached.pending is not None:
