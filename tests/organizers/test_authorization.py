@@ -89,7 +89,13 @@ def known(
     client = make_client()
     created = client.post(
         "/api/campaigns",
-        json={"name": "Auth", "slug": "auth", "runs": RUNS, "status": "open"},
+        json={
+            "name": "Auth",
+            "slug": "auth",
+            "runs": RUNS,
+            "status": "open",
+            "confirm_unplayable": True,
+        },
         headers=ORGANIZER_HEADERS,
     )
     assert created.status_code == 201, created.text

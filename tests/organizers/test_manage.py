@@ -477,10 +477,13 @@ def test_open_pause_close_reopen(
 
     page = signed_in.get("/campaigns/m/manage").text
     assert re.search(r'name="status" value="open"', page)
+    # the campaign has no audio: every opening is confirmed (the step is tested in
+    # tests/organizers/test_open_unplayable.py)
+    confirm = {"confirm_unplayable": "yes"}
     for new, expected in (("open", "open"), ("draft", "draft"), ("closed", "closed")):
         answer = signed_in.post(
             "/campaigns/m/manage/status",
-            data={"csrf_token": form_csrf, "status": new},
+            data={"csrf_token": form_csrf, "status": new, **confirm},
             follow_redirects=False,
         )
         assert answer.status_code == 303, answer.text
@@ -492,12 +495,19 @@ def test_open_pause_close_reopen(
     assert answer.status_code == 400
     assert status() == "closed"
     answer = signed_in.post(
-        "/campaigns/m/manage/status", data={"csrf_token": form_csrf, "status": "open"}
+        "/campaigns/m/manage/status",
+        data={"csrf_token": form_csrf, "status": "open", **confirm},
     )
     assert status() == "open"
     assert "The campaign is open" in answer.text  # the redirect, followed
     details = [d for _, a, d in events(session_factory, "m") if a == audit.STATUS_CHANGED]
-    assert details == ["closed → open", "draft → closed", "open → draft", "draft → open"]
+    assert [d.split(" (confirmed: ")[0] for d in details] == [
+        "closed → open",
+        "draft → closed",
+        "open → draft",
+        "draft → open",
+    ]
+    assert "(confirmed: none of the" in details[0]
     # the log is on the page
     assert "changed the status" in signed_in.get("/campaigns/m/manage").text
 
@@ -533,6 +543,8 @@ def test_settings_change_and_are_recorded(
         "lease_minutes": "20",
         "judgments_per_pair": "1",
         "keep_collecting": "yes",
+        "listen_seconds": "5",
+        "quality_rate": "0.1",
     }
     answer = signed_in.post("/campaigns/m/manage/settings", data=data, follow_redirects=False)
     assert answer.status_code == 303, answer.text
@@ -550,6 +562,7 @@ def test_settings_change_and_are_recorded(
     ]
     assert "target 0.95 → 0.99" in detail
     assert "lease minutes 10 → 20" in detail
+    assert "listen" not in detail  # unchanged (5 s, 0.1 and no auto-pause for a new campaign)
 
     # a wrong value: nothing changes, the message is under its field
     for field, value in (("target", "0.3"), ("lease_minutes", "soon"), ("name", " ")):

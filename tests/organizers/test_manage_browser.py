@@ -21,6 +21,7 @@ from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.main import create_app
 from mtcjudge.organizers import service as organizers
+from tests.factories import write_clips
 from tests.support import (
     CHROMIUM,
     PASSWORD,
@@ -102,6 +103,10 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(live: str, tmp_p
             ],
         )
         page.fill("#field-name", "Browser study")
+        # a clip per document: only pairs whose two clips can be played are handed out
+        audio = write_clips(tmp_path / "audio", [f"d{i}" for i in range(12)])
+        write_clips(audio, [f"q{q}" for q in range(4)])
+        page.fill("#field-audio_dir", str(audio))
         page.fill("#field-k", "3")
         page.press("#field-k", "Enter")  # the form's submit: the preview
         expect(page.locator("#create-button")).to_be_enabled(timeout=20_000)
@@ -109,6 +114,7 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(live: str, tmp_p
         expect(preview).to_contain_text("Pool at k = 3")
         expect(preview).to_contain_text("to reach a ranking confidence of 0.95")
         expect(preview).to_contain_text("simulated campaign")
+        expect(preview).to_contain_text("every clip found and readable")
         assert page.locator(".preview-problems").count() == 0
         page.screenshot(path=str(tmp_path / "new-campaign.png"), full_page=True)
         expect(page.locator("#preview")).to_be_focused()  # read next by a screen reader
