@@ -126,8 +126,14 @@ function renderRate(doc) {
 function renderWarnings(doc, unplayable) {
   const items = [];
   if (unplayable > 0) {
+    const clips = doc.unplayable_clips || [];
+    const named = clips.length
+      ? ` No readable audio for ${clips.slice(0, 8).join(", ")}${clips.length > 8 ? `, … (${clips.length} clips)` : ""}.`
+      : "";
     items.push(
-      `${unplayable} pair(s) cannot be judged: a clip is missing or unreadable (see mtcjudge campaign status).`,
+      unplayable >= doc.pool_pairs
+        ? `No pair can be judged: none of the ${fmt.int(doc.pool_pairs)} pool pairs has two playable clips, so assessors are given nothing.${named}`
+        : `${fmt.int(unplayable)} of ${fmt.int(doc.pool_pairs)} pairs cannot be judged and are never handed out: a clip is missing or unreadable.${named}`,
     );
   }
   for (const a of doc.assessors || []) {
