@@ -272,3 +272,29 @@ def test_the_method_line_names_the_offsets_the_continuations_learn(fine) -> None
         engine, _ = campaign_engine(c, fine.metadata, FINE, estimator)
         p = project(engine, [0.99], runs=2, max_seconds=None)
         assert wanted in p.method
+
+
+def test_only_the_judgeable_pairs_are_judged_in_the_simulated_runs(fine) -> None:
+    engine = engine_of(fine)
+    feed(engine, fine.judged_values, 10)
+    n_pairs = engine.collection.n_pairs
+    every = project(engine, [0.95], runs=3, seed=4, max_seconds=None)
+    same = project(engine, [0.95], runs=3, seed=4, max_seconds=None, judgeable=np.ones(n_pairs))
+    assert same.targets == every.targets
+    # nothing can be judged: the target is not reached, whatever the estimator believes
+    none = project(
+        engine, [0.95], runs=3, seed=4, max_seconds=None, judgeable=np.zeros(n_pairs, bool)
+    )
+    [target] = none.targets
+    assert target.reached is False
+    assert target.judgments_median is None
+    assert "judging only the 0 pairs that can be played" in none.method
+    # a part of the pool: never more judgments than it holds
+    part = np.zeros(n_pairs, dtype=bool)
+    part[: n_pairs // 3] = True
+    limited = project(engine, [0.99], runs=3, seed=4, max_seconds=None, judgeable=part)
+    [target] = limited.targets
+    open_part = int(np.count_nonzero(part & ~engine.judged))
+    assert target.judgments_high is None or target.judgments_high <= open_part
+    with pytest.raises(ValueError, match=r"judgeable must have shape \(303,\)"):
+        project(engine, [0.95], runs=2, judgeable=np.ones(5, bool))

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.sparse import coo_matrix
 
 from mtcjudge.mtc.engine import MTCEngine
@@ -43,6 +43,7 @@ from mtcjudge.mtc.measures import inverse_denominators
 __all__ = ["Projection", "TargetProjection", "draw_unjudged", "project"]
 
 FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.intp]
 
 #: percentiles of the reported range
@@ -287,8 +288,10 @@ def _simulate(
     rng: np.random.Generator,
     batch: int,
     resolution: float,
+    judgeable: BoolArray | None = None,
 ) -> FloatArray:
-    """Further judgments at which each target is first met in one simulated run (inf: never)."""
+    """Further judgments at which each target is first met in one simulated run (inf: never);
+    only ``judgeable`` pairs (all by default) are judged."""
     sim = _copy_engine(engine, rng)
     truth = draw_unjudged(sim, rng)
     start = sim.n_judged
@@ -297,10 +300,18 @@ def _simulate(
     for i, t in enumerate(targets):
         if _met(sim, confidence, float(t)):
             found[i] = 0.0
-    while np.isinf(found).any() and sim.n_unjudged > 0:
+
+    def open_pairs() -> BoolArray | None:
+        return None if judgeable is None else judgeable & ~sim.judged
+
+    def left() -> int:
+        still = open_pairs()
+        return sim.n_unjudged if still is None else int(np.count_nonzero(still))
+
+    while np.isinf(found).any() and left() > 0:
         done = sim.n_judged - start
         size = max(batch, math.ceil(resolution * done))
-        pairs = sim.select(min(size, sim.n_unjudged))
+        pairs = sim.select(min(size, left()), candidates=open_pairs())
         if pairs.size == 0:
             break
         before, previous = done, confidence
@@ -351,6 +362,7 @@ def project(
     max_seconds: float | None = 2.0,
     batch: int = 1,
     resolution: float | None = None,
+    judgeable: ArrayLike | None = None,
 ) -> Projection:
     """Project the further judgments needed to reach each target ranking confidence.
 
@@ -379,6 +391,10 @@ def project(
         Simulated batches hold this share of the run's judgments so far (at least
         ``batch``), so a run takes ``O(log n)`` steps; by default
         :func:`default_resolution` (5 %, more above 50,000 retrieved results).
+    judgeable : array_like of bool, shape (n_pairs,), optional
+        The pairs the campaign can have judged (both clips playable); the simulated runs
+        judge only those, and a target they cannot reach is not reached. By default every
+        pair.
 
     Returns
     -------
@@ -391,6 +407,13 @@ def project(
     412
     """
     _check(targets, runs, max_seconds, batch)
+    mask: BoolArray | None = None
+    if judgeable is not None:
+        mask = np.asarray(judgeable, dtype=bool)
+        if mask.shape != (engine.collection.n_pairs,):
+            raise ValueError(
+                f"judgeable must have shape ({engine.collection.n_pairs},), found {mask.shape}"
+            )
     if resolution is None:
         resolution = default_resolution(engine)
     if not 0.0 <= resolution < 1.0:
@@ -408,7 +431,7 @@ def project(
             if i >= MIN_RUNS and max_seconds is not None and spent >= max_seconds:
                 break
             rng = np.random.default_rng([seed, i])
-            results.append(_simulate(snapshot, wanted, rng, batch, resolution))
+            results.append(_simulate(snapshot, wanted, rng, batch, resolution, mask))
     table = np.array(results) if results else np.zeros((0, wanted.shape[0]))
     projections = tuple(_summary(table[:, j], float(t), reached[j]) for j, t in enumerate(wanted))
     done = len(results)
@@ -418,6 +441,8 @@ def project(
         + _offsets_text(engine)
         + f", batches of max({batch}, {resolution:.0%} of the run's judgments)"
     )
+    if mask is not None and not mask.all():
+        method += f", judging only the {int(np.count_nonzero(mask))} pairs that can be played"
     if all(reached):
         method = "the targets are met now: no simulation needed"
     return Projection(

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.db import session_scope
@@ -80,22 +81,41 @@ class Projector:
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
-    def submit(self, engine: MTCEngine, targets: list[float], seed: int) -> Future[Projection]:
+    def submit(
+        self,
+        engine: MTCEngine,
+        targets: list[float],
+        seed: int,
+        judgeable: NDArray[np.bool_] | None = None,
+    ) -> Future[Projection]:
         # the collection and the relevance model are read-only: shared, not copied
         memo: dict[int, object] = {id(engine.collection): engine.collection}
         memo[id(engine.model)] = engine.model
         snapshot = copy.deepcopy(engine, memo)
         if self.inline:
             done: Future[Projection] = Future()
-            done.set_result(self._project(snapshot, targets, seed))
+            done.set_result(self._project(snapshot, targets, seed, judgeable))
             return done
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(1, thread_name_prefix="mtc-projection")
-            return self._executor.submit(self._project, snapshot, targets, seed)
+            return self._executor.submit(self._project, snapshot, targets, seed, judgeable)
 
-    def _project(self, engine: MTCEngine, targets: list[float], seed: int) -> Projection:
-        return project(engine, targets, runs=self.runs, seed=seed, max_seconds=self.max_seconds)
+    def _project(
+        self,
+        engine: MTCEngine,
+        targets: list[float],
+        seed: int,
+        judgeable: NDArray[np.bool_] | None,
+    ) -> Projection:
+        return project(
+            engine,
+            targets,
+            runs=self.runs,
+            seed=seed,
+            max_seconds=self.max_seconds,
+            judgeable=judgeable,
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -355,8 +375,10 @@ def plan_campaign(
         cached.projection_asked_at = time.monotonic()
         cached.projection_judged = state.engine.n_judged
         cached.projection_stop = stop_reason
+        # the simulated continuations judge only the pairs that can be played
+        judgeable = None if state.playable.all() else state.playable.copy()
         cached.pending = projector.submit(
-            state.engine, projection_targets(campaign.target), campaign.seed
+            state.engine, projection_targets(campaign.target), campaign.seed, judgeable
         )
     return cached
 
