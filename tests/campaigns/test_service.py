@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import wave
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -298,7 +299,7 @@ def test_update_campaign(db_session: Session) -> None:
     ],
 )
 def test_update_campaign_validates(
-    db_session: Session, changes: dict[str, object], message: str
+    db_session: Session, changes: dict[str, Any], message: str
 ) -> None:
     campaign, _ = create_campaign(db_session, CampaignSpec("x"), RUNS)
     with pytest.raises(InvalidInput, match=message):
