@@ -251,7 +251,8 @@ class Pair(Base):
     document_id: Mapped[int] = mapped_column(
         ForeignKey("document.id", ondelete="CASCADE"), nullable=False
     )
-    # both clips have audio (every pair when the campaign has no audio at all)
+    # both clips have audio that exists and can be read (never true in a campaign without
+    # audio); the planner re-checks the files (mtcjudge.planner.pool.refresh_playable)
     playable: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
     judged: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     leased: Mapped[int] = mapped_column(Integer, default=0, nullable=False)

@@ -5,7 +5,6 @@ path enforces them."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge import audit
-from mtcjudge.cli import campaign as cli_campaign
 from mtcjudge.config import Settings
 from mtcjudge.main import create_app
 from mtcjudge.models import DEFAULT_LISTEN_SECONDS, DEFAULT_QUALITY_RATE, AuditEvent, Campaign
@@ -220,10 +218,3 @@ def test_the_help_says_what_they_do(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         run("campaign", "set", "--help")
     assert "--no-auto-pause" in capsys.readouterr().out
-
-
-def test_the_command_lines_defaults_are_the_models() -> None:
-    # the command line keeps its own copy (its help loads no database layer)
-    assert cli_campaign.DEFAULT_LISTEN_SECONDS == DEFAULT_LISTEN_SECONDS
-    assert cli_campaign.DEFAULT_QUALITY_RATE == DEFAULT_QUALITY_RATE
-    assert not math.isnan(DEFAULT_LISTEN_SECONDS)

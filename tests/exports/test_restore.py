@@ -370,6 +370,9 @@ def test_cli_imports_a_bundle_and_refuses_a_changed_one(empty_database_url, tmp_
     assert status == 0, err
     assert out.startswith(f"created campaign copy (open) from {path}: Exported\n")
     assert "assessors           1: A1..A1, without working links" in out
+    # restored without its audio folder: no pair can be played, and the output says so
+    assert "audio               none (no --audio directory)" in out
+    assert "cannot be judged    none of the" in out
     status, out, err = run("assessor", "relink", "copy", "--name", "A1",
                            "--database-url", url)  # fmt: skip
     assert status == 0, err

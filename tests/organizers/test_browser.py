@@ -19,6 +19,7 @@ from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_d
 from mtcjudge.ingest.formats import Runs
 from mtcjudge.main import create_app
 from mtcjudge.organizers import service as organizers
+from tests.factories import TEST_AUDIO, write_clips
 from tests.support import (
     CHROMIUM,
     PASSWORD,
@@ -40,7 +41,8 @@ def live_server(empty_database_url: str) -> Iterator[str]:
             organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
             runs = {"S1": {"q1": ["d1", "d2"]}, "S2": {"q1": ["d2", "d3"]}}
             spec = CampaignSpec(name="AMS 2025", slug="ams-2025", k=2, status="open")
-            campaign, report = create_campaign(session, spec, Runs(runs, "tsv"))
+            clips = write_clips(TEST_AUDIO / "browser", ["q1", "d1", "d2", "d3"])
+            campaign, report = create_campaign(session, spec, Runs(runs, "tsv"), audio_dir=clips)
             record_campaign_created(session, campaign, audit.Actor("ada"), report)
     finally:
         engine.dispose()

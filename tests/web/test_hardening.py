@@ -40,6 +40,7 @@ from mtcjudge.middleware import (
     RedactAssessorTokens,
     redact_tokens,
 )
+from tests.factories import TEST_AUDIO, write_clips
 from tests.factories import TINY_RUNS as RUNS
 from tests.support import FORM_HEADERS as FORM
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN, write_tone
@@ -57,10 +58,12 @@ def client(session_factory: sessionmaker[Session]) -> TestClient:
 
 
 def invite(client: TestClient, audio_dir: Path | None = None) -> str:
-    """An open campaign with an assessor who consented; returns the token."""
+    """An open campaign (with a clip for every document, or those of ``audio_dir``) with an
+    assessor who consented; returns the token."""
+    if audio_dir is None:
+        audio_dir = write_clips(TEST_AUDIO / "hardening", ["q1", "d1", "d2"])
     body: dict[str, Any] = {"name": "Hardening", "slug": "h", "runs": RUNS, "status": "open"}
-    if audio_dir is not None:
-        body["audio_dir"] = str(audio_dir)
+    body["audio_dir"] = str(audio_dir)
     assert client.post("/api/campaigns", json=body).status_code == 201
     token: str = client.post("/api/campaigns/h/assessors", json={"name": "Ann"}).json()["token"]
     consent = client.post(f"/a/{token}/consent", content="consent=yes", headers=FORM)

@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from mtcjudge import audit
-from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP
 from mtcjudge.cli import campaign_import, campaign_status
 from mtcjudge.cli.common import (
     SubParsers,
     UsageError,
     add_campaign_argument,
+    add_confirm_unplayable,
     add_deprecated_alias,
     add_parser,
+    add_quality_options,
     confidence,
-    float_setting,
     int_setting,
     shown_list,
 )
@@ -38,9 +38,6 @@ if TYPE_CHECKING:
 
     from mtcjudge.campaigns.changes import ImportReport
     from mtcjudge.models import Campaign
-
-DEFAULT_LISTEN_SECONDS = 5.0  # mtcjudge.models.DEFAULT_LISTEN_SECONDS (checked by a test)
-DEFAULT_QUALITY_RATE = 0.1  # mtcjudge.models.DEFAULT_QUALITY_RATE
 
 __all__ = ["format_import_report", "register"]
 
@@ -60,7 +57,7 @@ def register(sub: SubParsers) -> None:
         change = add_parser(actions, action, summary)
         add_campaign_argument(change)
         if action == "open":
-            _add_confirm_unplayable(change)
+            add_confirm_unplayable(change)
         add_database_option(change)
         change.set_defaults(run=run_open_close)
 
@@ -100,55 +97,12 @@ def register(sub: SubParsers) -> None:
         action="store_false",
         help="thank assessors once the target confidence is reached",
     )
-    _add_quality_options(setting, defaults=False)
+    add_quality_options(setting, defaults=False)
     add_database_option(setting)
     setting.set_defaults(run=run_set)
 
     campaign_import.register(actions)
     campaign_status.register(actions)
-
-
-def _add_confirm_unplayable(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--confirm-unplayable",
-        action="store_true",
-        help="open it although some pool pairs cannot be played (a clip is missing or "
-        "unreadable; every pair without audio): they are never handed out. Without this "
-        "flag, opening such a campaign stops with exit status 2 and says which clips",
-    )
-
-
-def _add_quality_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """--listen-seconds, --quality-rate and --auto-pause/--no-auto-pause."""
-    parser.add_argument(
-        "--listen-seconds",
-        type=float_setting("listen_seconds"),
-        default=DEFAULT_LISTEN_SECONDS if defaults else None,
-        metavar="S",
-        help=FLOAT_SETTING_HELP["listen_seconds"] + (" (default %(default)s)" if defaults else ""),
-    )
-    parser.add_argument(
-        "--quality-rate",
-        type=float_setting("quality_rate"),
-        default=DEFAULT_QUALITY_RATE if defaults else None,
-        metavar="R",
-        help=FLOAT_SETTING_HELP["quality_rate"] + (" (default %(default)s)" if defaults else ""),
-    )
-    pause = parser.add_mutually_exclusive_group()
-    pause.add_argument(
-        "--auto-pause",
-        dest="auto_pause",
-        action="store_true",
-        default=False if defaults else None,
-        help="pause an assessor automatically, with a kind message, when they fail quality "
-        "trials" + (" (default: off)" if defaults else ""),
-    )
-    pause.add_argument(
-        "--no-auto-pause",
-        dest="auto_pause",
-        action="store_false",
-        help="never pause assessors automatically",
-    )
 
 
 def _add_create(actions: SubParsers) -> None:
@@ -230,9 +184,9 @@ def _add_create(actions: SubParsers) -> None:
         action="store_true",
         help="keep handing out pairs once the target confidence is reached",
     )
-    _add_quality_options(create, defaults=True)
+    add_quality_options(create, defaults=True)
     create.add_argument("--open", action="store_true", help="open it to assessors at once")
-    _add_confirm_unplayable(create)
+    add_confirm_unplayable(create)
     add_database_option(create)
     create.set_defaults(run=run_create)
 

@@ -90,6 +90,7 @@ def _add_import_bundle(actions: SubParsers) -> None:
 
 def run_import_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.exports.restore import open_bundle, restore_campaign
+    from mtcjudge.planner.pool import unplayable_summary
 
     settings_for(args.database_url)
     bundle = open_bundle(args.bundle)  # verified before the database is touched
@@ -120,6 +121,10 @@ def run_import_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
                 f"  audio               {report.audio_found} found, {report.audio_missing} "
                 f"missing in {args.audio}"
             )
+        else:
+            lines.append("  audio               none (no --audio directory)")
+        if problem := unplayable_summary(session, campaign):
+            lines.append(f"  cannot be judged    {printable(problem)}")
         out.write("\n".join(lines) + "\n")
 
     try:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol, TextIO, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
-from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
+from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
+from mtcjudge.models import DEFAULT_LISTEN_SECONDS, DEFAULT_QUALITY_RATE
 from mtcjudge.mtc._validation import check_confidence, check_int
 from mtcjudge.validation import printable
 
@@ -29,8 +30,10 @@ __all__ = [
     "SubParsers",
     "UsageError",
     "add_campaign_argument",
+    "add_confirm_unplayable",
     "add_deprecated_alias",
     "add_parser",
+    "add_quality_options",
     "base_url",
     "check_output_file",
     "confidence",
@@ -250,6 +253,50 @@ def float_setting(name: str) -> Callable[[str], float]:
 def confidence(name: str) -> Callable[[str], float]:
     """A confidence level option: a number from 0.5 to 1."""
     return _option_type(float, lambda value: check_confidence(name, value), "a number")
+
+
+def add_confirm_unplayable(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--confirm-unplayable",
+        action="store_true",
+        help="open it although some pool pairs cannot be played (a clip is missing or "
+        "unreadable; every pair without audio): they are never handed out. Without this "
+        "flag, opening such a campaign stops with exit status 2 and says which clips",
+    )
+
+
+def add_quality_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """--listen-seconds, --quality-rate and --auto-pause/--no-auto-pause; with ``defaults``
+    a new campaign's (``campaign create``), else None: unchanged (``campaign set``)."""
+    parser.add_argument(
+        "--listen-seconds",
+        type=float_setting("listen_seconds"),
+        default=DEFAULT_LISTEN_SECONDS if defaults else None,
+        metavar="S",
+        help=FLOAT_SETTING_HELP["listen_seconds"] + (" (default %(default)s)" if defaults else ""),
+    )
+    parser.add_argument(
+        "--quality-rate",
+        type=float_setting("quality_rate"),
+        default=DEFAULT_QUALITY_RATE if defaults else None,
+        metavar="R",
+        help=FLOAT_SETTING_HELP["quality_rate"] + (" (default %(default)s)" if defaults else ""),
+    )
+    pause = parser.add_mutually_exclusive_group()
+    pause.add_argument(
+        "--auto-pause",
+        dest="auto_pause",
+        action="store_true",
+        default=False if defaults else None,
+        help="pause an assessor automatically, with a kind message, when they fail quality "
+        "trials" + (" (default: off)" if defaults else ""),
+    )
+    pause.add_argument(
+        "--no-auto-pause",
+        dest="auto_pause",
+        action="store_false",
+        help="never pause assessors automatically",
+    )
 
 
 port = integer("the port", 1, 65535)
