@@ -218,6 +218,7 @@ class CampaignUpload(BaseModel):
     seed: int = _setting("seed", service.CampaignSpec.seed)
     keep_collecting: bool = False
     status: str = "draft"
+    auto_pause: bool = False
     runs: list[UploadedFileIn] = Field(default_factory=list, max_length=1000)
     metadata: UploadedFileIn | None = None
     judgments_fine: UploadedFileIn | None = None

@@ -100,6 +100,7 @@ class CampaignUpdate(BaseModel):
 
     status: str | None = None
     keep_collecting: bool | None = None
+    auto_pause: bool | None = None
     target: float | None = None
     lease_minutes: int | None = _int_setting("lease_minutes", None)
     judgments_per_pair: int | None = _int_setting("judgments_per_pair", None)
@@ -125,6 +126,14 @@ class CampaignOut(BaseModel):
     judgments_per_pair: int
     seed: int
     keep_collecting: bool
+    listen_seconds: float = Field(
+        description="each clip is played this many seconds (or to its end) before a score; "
+        "0: no listening rule"
+    )
+    quality_rate: float = Field(description="share of hand-outs that are hidden quality trials")
+    auto_pause: bool = Field(
+        description="an assessor who fails the hidden quality trials is paused automatically"
+    )
     collection_version: int = Field(
         description="how many times systems were added to the campaign (0: never)"
     )

@@ -76,6 +76,7 @@ STATUSES = ("draft", "open", "closed")
 UPDATABLE_FIELDS = (
     "status",
     "keep_collecting",
+    "auto_pause",
     "target",
     "lease_minutes",
     "judgments_per_pair",
@@ -110,6 +111,8 @@ class CampaignSpec:
     seed: int = 0
     keep_collecting: bool = False
     status: str = "draft"
+    # pause an assessor automatically when they fail the hidden quality trials
+    auto_pause: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -137,10 +140,9 @@ class CampaignSpec:
         _check_choice("status", self.status, STATUSES)
         for name, (minimum, maximum) in INT_SETTINGS.items():
             _check_int(name, getattr(self, name), minimum=minimum, maximum=maximum)
-        if not isinstance(self.keep_collecting, bool):
-            raise ValueError(
-                f"keep_collecting must be true or false, found {self.keep_collecting!r}"
-            )
+        for name in ("keep_collecting", "auto_pause"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, found {getattr(self, name)!r}")
         target = self.target
         if (
             isinstance(target, bool)
