@@ -11,8 +11,9 @@ import io
 import json
 import zipfile
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 
 from mtcjudge import audit
 from mtcjudge.campaigns import assessors as actions
@@ -104,9 +105,7 @@ def quality_campaign(session) -> Campaign:
         session.add(judgment)
         session.flush()
         if kind == "pool":
-            session.execute(
-                Pair.__table__.update().where(Pair.id == pair_id).values(judged=Pair.judged + 1)
-            )
+            session.execute(update(Pair).where(Pair.id == pair_id).values(judged=Pair.judged + 1))
         return judgment
 
     ann, bo, _cy = people
@@ -149,7 +148,7 @@ def quality_campaign(session) -> Campaign:
     return campaign
 
 
-def snapshot(session, campaign_id: int) -> dict[str, object]:
+def snapshot(session, campaign_id: int) -> dict[str, Any]:
     """Every new column of the campaign's rows, in an order that ignores database ids."""
     campaign = session.get(Campaign, campaign_id)
     assessors = session.execute(

@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -793,7 +793,7 @@ def _restore_repeats(
         )
     if judgment_repeats:
         # updated_at as restored (the column would otherwise take the time of this update)
-        table = Judgment.__table__
+        table = cast(Table, Judgment.__table__)
         session.connection().execute(
             update(table)
             .where(table.c.id == bindparam("judgment"))
