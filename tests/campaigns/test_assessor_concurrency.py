@@ -93,8 +93,8 @@ def test_set_aside_and_bring_back_race_organizers_and_volunteers(engine, workers
         fx = build_campaign(
             session,
             n_systems=4,
-            n_queries=6,
-            k=4,
+            n_queries=10,
+            k=5,
             n_assessors=2,
             judgments_per_pair=per_pair,
             keep_collecting=True,
