@@ -1,7 +1,7 @@
 """Setting an assessor's judgments aside from the dashboard, in a real browser: the dialog
 names how many judgments, the figures follow at once (the planner replans), the reliability
-column says what it is in words; then bringing them back. axe-core finds nothing on the page
-when ``AXE_CORE`` names its ``axe.min.js`` (``npm i axe-core@4`` in a scratch folder)."""
+column says what it is in words; then bringing them back. axe-core finds nothing on the
+dashboard and the management page when ``AXE_CORE`` names its ``axe.min.js`` (``npm i axe-core@4`` in a scratch folder)."""
 
 from __future__ import annotations
 
@@ -153,4 +153,12 @@ def test_set_aside_from_the_dashboard_then_bring_back(live: tuple[str, str]) -> 
         _wait_for(page, "#assessor-action-status", "A1 is paused.")
         first.get_by_role("button", name="Resume A1").click()
         _wait_for(page, "#assessor-action-status", "A1 may judge again.")
+
+        # the management page shows the same, with names
+        page.goto(f"{base}/campaigns/{slug}/manage")
+        row = page.locator("#assessors tbody tr").first
+        assert "Flagged" in row.inner_text()
+        assert "Set aside their 3 judgments" in row.inner_text()
+        if AXE.exists():
+            assert _axe(page) == []
     assert errors == []
