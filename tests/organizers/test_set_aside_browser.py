@@ -1,7 +1,8 @@
 """Setting an assessor's judgments aside from the dashboard, in a real browser: the dialog
 names how many judgments, the figures follow at once (the planner replans), the reliability
 column says what it is in words; then bringing them back. axe-core finds nothing on the
-dashboard and the management page when ``AXE_CORE`` names its ``axe.min.js`` (``npm i axe-core@4`` in a scratch folder)."""
+dashboard and the management page when ``AXE_CORE`` names its ``axe.min.js`` (``npm i
+axe-core@4`` in a scratch folder)."""
 
 from __future__ import annotations
 
