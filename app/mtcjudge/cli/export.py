@@ -56,8 +56,8 @@ def register(sub: SubParsers) -> None:
     export.add_argument(
         "--format",
         choices=("trec", "csv", "jsonl", "json", "zip"),
-        help="qrels and runs: trec; judgments and estimates: csv (default) or jsonl; "
-        "assessors: csv (default) or json; results: json; bundle: zip",
+        help="qrels and runs: trec; judgments, estimates and assessors: csv (default), or "
+        "jsonl (judgments, estimates) or json (assessors); results: json; bundle: zip",
     )
     export.add_argument(
         "--aggregate",
