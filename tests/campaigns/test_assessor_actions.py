@@ -7,7 +7,7 @@ import json
 import uuid
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from mtcjudge import audit
 from mtcjudge.campaigns import assessors as actions
@@ -329,3 +329,18 @@ def test_set_aside_without_judgments_and_imported_judgments_stay(db_session, cli
     report = post(client, fx.campaign.slug, first["id"], "set-aside").json()
     assert (report["set_aside"], report["lease_released"]) == (0, False)
     assert assessors(client, fx.campaign.slug)[0]["set_aside"] is True
+
+
+def test_a_pair_taken_in_a_race_with_the_pause_is_given_back(db_session, client):
+    fx = build_campaign(db_session, n_assessors=1)
+    db_session.commit()
+    lease_id = client.get(f"/api/a/{fx.tokens[0]}/next").json()["pair"]["lease_id"]
+    # as if the pair was handed out just after the organizer's pause released the last one
+    db_session.execute(update(Assessor).values(paused_at=func.now()))
+    db_session.commit()
+    nxt = client.get(f"/api/a/{fx.tokens[0]}/next").json()
+    assert (nxt["status"], nxt["pair"]) == ("done", None)
+    db_session.expire_all()
+    assert db_session.get(Lease, lease_id).state == "released"
+    check_counters(db_session, fx.campaign.id)
+    assert db_session.scalar(select(func.sum(Pair.leased))) == 0

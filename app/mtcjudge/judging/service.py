@@ -150,6 +150,9 @@ def next_pair(session: Session, token: str) -> NextPair:
         return NextPair("done", None, False, prog, closed)
     hold = repository.assessor_hold(session, context.assessor_id)
     if hold.held:  # set aside or paused by the organizers: no pair, a kind word
+        if context.lease is not None:  # taken in a race with the organizer: given back
+            repository.lock_pair(session, context.lease.pair_id)
+            repository.release_lease(session, context.lease, "released")
         return NextPair("done", None, False, prog, hold.pause_reason or HELD_MESSAGE)
     previous_query = context.last_query
     current = context.lease
