@@ -21,9 +21,13 @@ from mtcjudge.models import AuditEvent, Campaign, as_utc
 __all__ = [
     "ACTION_LABELS",
     "API_TOKEN",
+    "ASSESSOR_BROUGHT_BACK",
     "ASSESSOR_INVITED",
+    "ASSESSOR_PAUSED",
     "ASSESSOR_RELINKED",
+    "ASSESSOR_RESUMED",
     "ASSESSOR_REVOKED",
+    "ASSESSOR_SET_ASIDE",
     "CAMPAIGN_CREATED",
     "ORGANIZER_CREATED",
     "ORGANIZER_DISABLED",
@@ -46,6 +50,12 @@ SETTINGS_CHANGED = "settings_changed"
 ASSESSOR_INVITED = "assessor_invited"
 ASSESSOR_REVOKED = "assessor_revoked"
 ASSESSOR_RELINKED = "assessor_relinked"
+#: an assessor's judgments set aside (counted nowhere), and brought back
+ASSESSOR_SET_ASIDE = "assessor_set_aside"
+ASSESSOR_BROUGHT_BACK = "assessor_brought_back"
+#: an assessor handed no more pairs for now (by an organizer or automatically), and resumed
+ASSESSOR_PAUSED = "assessor_paused"
+ASSESSOR_RESUMED = "assessor_resumed"
 #: systems added to a campaign (shown as "runs added")
 RUNS_ADDED = "runs_added"
 ORGANIZER_CREATED = "organizer_created"
@@ -61,6 +71,10 @@ ACTION_LABELS = {
     ASSESSOR_INVITED: "invited an assessor",
     ASSESSOR_REVOKED: "revoked an assessor's link",
     ASSESSOR_RELINKED: "gave an assessor a new link",
+    ASSESSOR_SET_ASIDE: "set an assessor's judgments aside",
+    ASSESSOR_BROUGHT_BACK: "brought an assessor's judgments back",
+    ASSESSOR_PAUSED: "paused an assessor",
+    ASSESSOR_RESUMED: "resumed an assessor",
     ORGANIZER_CREATED: "created an organizer account",
     ORGANIZER_PASSWORD_CHANGED: "changed an organizer's password",
     ORGANIZER_DISABLED: "disabled an organizer account",

@@ -3,7 +3,7 @@
    Events stream (GET /api/campaigns/{slug}/events). No library, no build step; every
    picture has a table beside it for screen readers and for copying numbers. */
 
-import { $, $$, byId, el, formatInt, request } from "./lib.js";
+import { $, $$, byId, el, errorDetail, formatInt, request } from "./lib.js";
 
 const root = byId("dashboard");
 const SVG = "http://www.w3.org/2000/svg";
@@ -441,11 +441,107 @@ function renderCurve(doc) {
 
 // ------------------------------------------------------------------ assessors
 
+function reliabilityCell(a) {
+  const r = a.reliability || { assessed: false, flagged: false, reasons: [] };
+  const td = el("td");
+  if (!r.assessed) {
+    td.appendChild(el("span", { class: "reliability reliability--unknown" }, "Not assessed yet"));
+  } else if (r.flagged) {
+    const flag = el("span", { class: "reliability reliability--flagged" });
+    flag.appendChild(el("span", { "aria-hidden": "true" }, "⚠ "));
+    flag.appendChild(document.createTextNode("Flagged"));
+    td.appendChild(flag);
+    const list = el("ul", { class: "reliability__reasons" });
+    for (const reason of r.reasons.length ? r.reasons : ["No reason was given."])
+      list.appendChild(el("li", {}, reason));
+    td.appendChild(list);
+  } else {
+    td.appendChild(el("span", { class: "reliability reliability--ok" }, "No concern"));
+  }
+  return td;
+}
+
+function plural(n, word) {
+  return `${fmt.int(n)} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function actionButton(label, ariaLabel, onClick, danger = false) {
+  const button = el(
+    "button",
+    { type: "button", class: `button button--small${danger ? " button--danger" : ""}` },
+    label,
+  );
+  button.setAttribute("aria-label", ariaLabel);
+  button.addEventListener("click", onClick);
+  return button;
+}
+
+function actionsCell(a) {
+  const td = el("td", { class: "row-actions row-actions--stacked" });
+  if (!a.id) return td;
+  const counted = a.counted_judgments ?? 0;
+  const aside = a.set_aside_judgments ?? 0;
+  if (a.set_aside) {
+    td.appendChild(el("span", { class: "assessor-held" }, `${plural(aside, "judgment")} set aside`));
+    td.appendChild(
+      actionButton("Bring back…", `Bring back the judgments of ${a.pseudonym}`, () =>
+        confirmAction(a, "bring-back", {
+          heading: `Bring back ${a.pseudonym}'s judgments?`,
+          text:
+            `${plural(aside, "set-aside judgment")} of ${a.pseudonym} count again, except those whose ` +
+            "pair was judged again meanwhile (no pair is judged more often than the campaign asks). " +
+            `${a.pseudonym} may be handed pairs again.`,
+          confirm: `Bring back ${plural(aside, "judgment")}`,
+        }),
+      ),
+    );
+  } else {
+    td.appendChild(
+      actionButton(
+        "Set aside…",
+        `Set aside the judgments of ${a.pseudonym}`,
+        () =>
+          confirmAction(a, "set-aside", {
+            heading: `Set aside ${a.pseudonym}'s judgments?`,
+            text:
+              `${plural(counted, "judgment")} of ${a.pseudonym} will count nowhere: their pairs go back ` +
+              `to the pool and the planner asks for them again. ${a.pseudonym} is handed no more ` +
+              "pairs. You can bring the judgments back later.",
+            confirm: `Set aside ${plural(counted, "judgment")}`,
+          }),
+        true,
+      ),
+    );
+  }
+  if (a.paused) {
+    td.appendChild(el("span", { class: "assessor-held" }, "paused"));
+    td.appendChild(actionButton("Resume", `Resume ${a.pseudonym}`, () => act(a, "resume")));
+  } else {
+    td.appendChild(
+      actionButton("Pause…", `Pause ${a.pseudonym}`, () =>
+        confirmAction(a, "pause", {
+          heading: `Pause ${a.pseudonym}?`,
+          text: `${a.pseudonym} is handed no more pairs until resumed; the pair they hold goes back to the pool and their judgments stay.`,
+          confirm: "Pause",
+          message: true,
+        }),
+      ),
+    );
+  }
+  return td;
+}
+
 function renderAssessors(doc) {
   const rows = (doc.assessors || []).map((a) => {
     const tr = el("tr");
+    tr.dataset.assessor = a.pseudonym;
     tr.appendChild(el("th", { scope: "row" }, a.pseudonym + (a.revoked ? " (revoked)" : "")));
-    tr.appendChild(el("td", { class: "num" }, fmt.int(a.judged)));
+    const judged = el("td", { class: "num" }, fmt.int(a.counted_judgments ?? a.judged));
+    if (a.set_aside_judgments)
+      judged.appendChild(el("span", { class: "data-table__sub" }, `${fmt.int(a.set_aside_judgments)} set aside`));
+    if (a.quality_trials)
+      judged.appendChild(el("span", { class: "data-table__sub" }, `${fmt.int(a.quality_trials)} quality trials`));
+    tr.appendChild(judged);
     tr.appendChild(
       el(
         "td",
@@ -457,15 +553,75 @@ function renderAssessors(doc) {
       el("td", { class: "num" }, a.median_listen_ms === null ? "—" : `${(a.median_listen_ms / 1000).toFixed(1)} s`),
     );
     tr.appendChild(el("td", {}, fmt.ago(a.last_active)));
-    tr.appendChild(el("td", {}, a.live_lease ? "judging a pair" : "—"));
+    let now = a.live_lease ? "judging a pair" : "—";
+    if (a.set_aside) now = "set aside";
+    else if (a.paused) now = "paused";
+    tr.appendChild(el("td", {}, now));
+    tr.appendChild(reliabilityCell(a));
+    tr.appendChild(actionsCell(a));
     return tr;
   });
   if (!rows.length) {
     const tr = el("tr");
-    tr.appendChild(el("td", { colspan: "6" }, "No assessor invited yet."));
+    tr.appendChild(el("td", { colspan: "8" }, "No assessor invited yet."));
     rows.push(tr);
   }
   byId("assessors-body").replaceChildren(...rows);
+}
+
+// ------------------------------------------------------------------ acting on an assessor
+
+const dialog = byId("assessor-dialog");
+let pending = null; // [assessor, action] the open dialog asks about
+
+function confirmAction(a, action, { heading, text, confirm, message = false }) {
+  pending = [a, action];
+  byId("assessor-dialog-heading").textContent = heading;
+  byId("assessor-dialog-text").textContent = text;
+  byId("assessor-dialog-confirm").textContent = confirm;
+  byId("assessor-dialog-message-field").hidden = !message;
+  byId("assessor-dialog-message").value = "";
+  dialog.showModal();
+}
+
+dialog.addEventListener("close", () => {
+  const chosen = dialog.returnValue;
+  const [a, action] = pending || [];
+  pending = null;
+  if (chosen === "confirm" && a) {
+    const message = byId("assessor-dialog-message").value.trim();
+    act(a, action, action === "pause" && message ? { message } : undefined);
+  }
+});
+
+function said(a, action, data) {
+  if (action === "set-aside") {
+    return `${a.pseudonym}: ${plural(data.set_aside, "judgment")} set aside; their pairs are back in the pool.`;
+  }
+  if (action === "bring-back") {
+    let text = `${a.pseudonym}: ${plural(data.brought_back, "judgment")} brought back.`;
+    if (data.stayed_aside) text += ` ${plural(data.stayed_aside, "judgment")} stay aside: ${data.reason}.`;
+    return text;
+  }
+  return action === "pause" ? `${a.pseudonym} is paused.` : `${a.pseudonym} may judge again.`;
+}
+
+async function act(a, action, json) {
+  const status = byId("assessor-action-status");
+  status.textContent = "Working…";
+  const url = `${root.dataset.assessorsUrl}/${a.id}/${action}`;
+  try {
+    const { ok, status: code, data } = await request(url, { method: "POST", json, csrf: root.dataset.csrf });
+    if (!ok) {
+      status.textContent = `Not done: ${errorDetail(data) || `the server answered ${code}`}.`;
+      return;
+    }
+    status.textContent = said(a, action, data);
+    const fresh = await request(resultsUrl);
+    if (fresh.ok && fresh.data) accept(fresh.data);
+  } catch (_) {
+    status.textContent = "Not done: the server could not be reached. Try again.";
+  }
 }
 
 // ------------------------------------------------------------------ data flow

@@ -579,3 +579,69 @@ def test_settings_change_and_are_recorded(
         )
     assert signed_in.post("/campaigns/m/manage/settings", data=data).status_code == 200
     assert len([e for e in events(session_factory, "m") if e[1] == audit.SETTINGS_CHANGED]) == 1
+
+
+def test_set_aside_bring_back_pause_and_resume_from_the_page(
+    signed_in: TestClient, form_csrf: str, session_factory: sessionmaker[Session]
+) -> None:
+    assessor, _token = _invite(signed_in, form_csrf, "Ann")
+    base = f"/campaigns/m/manage/assessors/{assessor}"
+    page = signed_in.get("/campaigns/m/manage").text
+    assert "Set aside their 0 judgments" in page
+    assert "Not assessed yet" in page
+    # without the box ticked nothing is set aside
+    answer = signed_in.post(f"{base}/set-aside", data={"csrf_token": form_csrf})
+    assert answer.status_code == 400
+    assert "Nothing was set aside" in answer.text
+    answer = signed_in.post(f"{base}/set-aside", data={"csrf_token": form_csrf, "confirm": "yes"})
+    assert answer.status_code == 200
+    assert "Ann: 0 judgments set aside" in answer.text
+    assert "judgments set aside</p>" in answer.text
+    answer = signed_in.post(f"{base}/bring-back", data={"csrf_token": form_csrf})
+    assert "Ann: 0 judgments brought back" in answer.text
+    answer = signed_in.post(f"{base}/pause", data={"csrf_token": form_csrf, "message": "x" * 1001})
+    assert answer.status_code == 400
+    assert "was not paused" in answer.text
+    answer = signed_in.post(
+        f"{base}/pause", data={"csrf_token": form_csrf, "message": "Back on Monday"}
+    )
+    assert "Ann is paused and is told: “Back on Monday”" in answer.text
+    answer = signed_in.post(f"{base}/resume", data={"csrf_token": form_csrf})
+    assert "Ann may judge again." in answer.text
+    # without the CSRF token: refused
+    assert signed_in.post(f"{base}/pause", data={}).status_code == 403
+    assert (
+        signed_in.post(
+            "/campaigns/m/manage/assessors/999999/pause", data={"csrf_token": form_csrf}
+        ).status_code
+        == 404
+    )
+    actions = [a for _, a, _ in events(session_factory, "m")]
+    assert actions[:4] == [
+        audit.ASSESSOR_RESUMED,
+        audit.ASSESSOR_PAUSED,
+        audit.ASSESSOR_BROUGHT_BACK,
+        audit.ASSESSOR_SET_ASIDE,
+    ]
+
+
+def test_the_automatic_pause_is_a_setting(
+    signed_in: TestClient, form_csrf: str, session_factory: sessionmaker[Session]
+) -> None:
+    values = {
+        "csrf_token": form_csrf,
+        "name": "Managed",
+        "description": "",
+        "target": "0.95",
+        "lease_minutes": "10",
+        "judgments_per_pair": "1",
+        "auto_pause": "yes",
+    }
+    answer = signed_in.post("/campaigns/m/manage/settings", data=values, follow_redirects=False)
+    assert answer.status_code == 303, answer.text
+    with session_factory() as session:
+        assert session.scalars(select(Campaign.auto_pause).where(Campaign.slug == "m")).one()
+    assert "auto pause no → yes" in events(session_factory, "m")[0][2]
+    assert 'id="setting-auto_pause" name="auto_pause" value="yes"\n               checked' in (
+        signed_in.get("/campaigns/m/manage").text
+    )

@@ -21,6 +21,7 @@ from fastapi import Path as PathParameter
 from fastapi.responses import RedirectResponse, Response
 
 from mtcjudge import audit
+from mtcjudge.campaigns import assessors as assessor_actions
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
@@ -181,6 +182,7 @@ def _page(
             "campaign": campaign,
             "counts": repository.campaign_counts(session, campaign.id),
             "assessors": [(a, _assessor_state(a)) for a in assessors],
+            "overview": {o.id: o for o in assessor_actions.assessor_overview(session, campaign)},
             "events": events,
             "actions": STATUS_ACTIONS.get(campaign.status, []),
             "notice": notice,
@@ -462,3 +464,114 @@ def change_settings(
         settings_errors=errors,
         status_code=400,
     )
+
+
+def _held_assessor(
+    request: Request, session: SessionDep, slug: str, assessor_id: int, organizer: Principal
+) -> tuple[Campaign, Assessor] | Response:
+    campaign = _campaign(session, slug)
+    assessor = None if campaign is None else _assessor(session, campaign, assessor_id)
+    if campaign is None or assessor is None:
+        return _not_found(request, organizer, "no such assessor in this campaign")
+    return campaign, assessor
+
+
+@router.post(
+    "/campaigns/{slug}/manage/assessors/{assessor_id}/set-aside", dependencies=[CHECK_SLUG]
+)
+def set_aside(
+    slug: str,
+    assessor_id: AssessorId,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """Set the assessor's judgments aside, once the form's confirmation box is ticked."""
+    found = _held_assessor(request, session, slug, assessor_id, organizer)
+    if isinstance(found, Response):
+        return found
+    campaign, assessor = found
+    if form.get("confirm") != "yes":
+        error = (
+            f"Nothing was set aside: tick the box confirming that {assessor.name}'s "
+            "judgments should be set aside."
+        )
+        return _page(request, session, campaign, organizer, error=error, status_code=400)
+    report = assessor_actions.set_aside(session, campaign, assessor.id, organizer.actor)
+    notice = (
+        f"{report.summary()}. {assessor.name} is handed no more pairs; bring the judgments "
+        "back at any time."
+    )
+    return _page(request, session, campaign, organizer, notice=notice)
+
+
+@router.post(
+    "/campaigns/{slug}/manage/assessors/{assessor_id}/bring-back", dependencies=[CHECK_SLUG]
+)
+def bring_back(
+    slug: str,
+    assessor_id: AssessorId,
+    request: Request,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """Bring the assessor's set-aside judgments back where their pair has room."""
+    found = _held_assessor(request, session, slug, assessor_id, organizer)
+    if isinstance(found, Response):
+        return found
+    campaign, assessor = found
+    report = assessor_actions.bring_back(session, campaign, assessor.id, organizer.actor)
+    return _page(request, session, campaign, organizer, notice=f"{report.summary()}.")
+
+
+@router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/pause", dependencies=[CHECK_SLUG])
+def pause(
+    slug: str,
+    assessor_id: AssessorId,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """Hand the assessor no more pairs for now, with an optional message to them."""
+    found = _held_assessor(request, session, slug, assessor_id, organizer)
+    if isinstance(found, Response):
+        return found
+    campaign, assessor = found
+    try:
+        report = assessor_actions.pause(
+            session, campaign, assessor.id, organizer.actor, form.get("message") or None
+        )
+    except InvalidInput as exc:
+        return _page(
+            request,
+            session,
+            campaign,
+            organizer,
+            error=f"{assessor.name} was not paused: {exc.message}",
+            status_code=400,
+        )
+    told = report.message or assessor_actions.DEFAULT_PAUSE_MESSAGE
+    notice = f"{assessor.name} is paused and is told: “{told}”"
+    return _page(request, session, campaign, organizer, notice=notice)
+
+
+@router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/resume", dependencies=[CHECK_SLUG])
+def resume(
+    slug: str,
+    assessor_id: AssessorId,
+    request: Request,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+) -> Response:
+    """The assessor may be handed pairs again."""
+    found = _held_assessor(request, session, slug, assessor_id, organizer)
+    if isinstance(found, Response):
+        return found
+    campaign, assessor = found
+    assessor_actions.resume(session, campaign, assessor.id, organizer.actor)
+    notice = f"{assessor.name} may judge again."
+    if assessor.set_aside_at is not None:
+        notice += " Their judgments are still set aside: bring them back to hand them pairs."
+    return _page(request, session, campaign, organizer, notice=notice)

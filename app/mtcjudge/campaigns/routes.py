@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from mtcjudge import audit
+from mtcjudge.campaigns import assessors as assessor_actions
 from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns import repository, service
 from mtcjudge.campaigns.changes import record_campaign_created
@@ -24,11 +25,16 @@ from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SE
 from mtcjudge.campaigns.schemas import (
     AssessorCreate,
     AssessorInvited,
+    AssessorOverviewOut,
+    BringBackOut,
     CampaignCreate,
     CampaignCreated,
     CampaignDetail,
     CampaignOut,
     CampaignUpdate,
+    PauseIn,
+    PauseOut,
+    SetAsideOut,
 )
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
 from mtcjudge.errors import InvalidInput, NotFound
@@ -430,4 +436,80 @@ def relink_assessor(
     audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_RELINKED, assessor.name)
     return AssessorInvited(
         id=assessor.id, name=assessor.name, token=token, link=service.assessor_link(settings, token)
+    )
+
+
+@router.get("/{slug}/assessors", dependencies=[CHECK_SLUG], responses=error_responses(404))
+def list_assessors(
+    slug: str, session: SessionDep, _organizer: CurrentOrganizer
+) -> list[AssessorOverviewOut]:
+    """Every assessor in the order they were invited: their judgments (counted, set aside,
+    quality trials), whether they are set aside or paused, and their ``reliability`` as the
+    planner last concluded it (``assessed: false`` until it has)."""
+    campaign = service.get_campaign(session, slug)
+    return [
+        AssessorOverviewOut.of(a) for a in assessor_actions.assessor_overview(session, campaign)
+    ]
+
+
+@router.post(
+    "/{slug}/assessors/{assessor_id}/set-aside",
+    dependencies=[CHECK_SLUG],
+    responses=_CHANGE_ERRORS,
+)
+def set_assessor_aside(
+    slug: str, assessor_id: AssessorId, session: SessionDep, organizer: CurrentOrganizer
+) -> SetAsideOut:
+    """Set every pool judgment of the assessor aside: their pairs return to the pool, the
+    planner replans, and the results, the report and the exports no longer count them; the
+    assessor is handed no more pairs. Idempotent."""
+    campaign = service.get_campaign(session, slug)
+    report = assessor_actions.set_aside(session, campaign, assessor_id, organizer.actor)
+    return SetAsideOut(**asdict(report))
+
+
+@router.post(
+    "/{slug}/assessors/{assessor_id}/bring-back",
+    dependencies=[CHECK_SLUG],
+    responses=_CHANGE_ERRORS,
+)
+def bring_assessor_back(
+    slug: str, assessor_id: AssessorId, session: SessionDep, organizer: CurrentOrganizer
+) -> BringBackOut:
+    """Bring the assessor's set-aside judgments back where their pair still has room; the
+    others stay aside (``stayed_aside``, with the ``reason``). Idempotent."""
+    campaign = service.get_campaign(session, slug)
+    return BringBackOut.of(
+        assessor_actions.bring_back(session, campaign, assessor_id, organizer.actor)
+    )
+
+
+@router.post(
+    "/{slug}/assessors/{assessor_id}/pause", dependencies=[CHECK_SLUG], responses=_CHANGE_ERRORS
+)
+def pause_assessor(
+    slug: str,
+    assessor_id: AssessorId,
+    session: SessionDep,
+    organizer: CurrentOrganizer,
+    body: PauseIn | None = None,
+) -> PauseOut:
+    """Hand the assessor no more pairs for now, telling them ``message`` (else a kind
+    default); their pair returns to the pool, their judgments stay."""
+    campaign = service.get_campaign(session, slug)
+    message = body.message if body is not None else None
+    report = assessor_actions.pause(session, campaign, assessor_id, organizer.actor, message)
+    return PauseOut(**asdict(report))
+
+
+@router.post(
+    "/{slug}/assessors/{assessor_id}/resume", dependencies=[CHECK_SLUG], responses=_CHANGE_ERRORS
+)
+def resume_assessor(
+    slug: str, assessor_id: AssessorId, session: SessionDep, organizer: CurrentOrganizer
+) -> PauseOut:
+    """The assessor may be handed pairs again (unless their judgments are set aside)."""
+    campaign = service.get_campaign(session, slug)
+    return PauseOut(
+        **asdict(assessor_actions.resume(session, campaign, assessor_id, organizer.actor))
     )

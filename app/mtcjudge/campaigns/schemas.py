@@ -24,6 +24,13 @@ from pydantic.dataclasses import dataclass
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from mtcjudge.campaigns.assessors import (
+    AssessorOverview,
+    BringBackReport,
+    PauseReport,
+    ReliabilityView,
+    SetAsideReport,
+)
 from mtcjudge.campaigns.changes import ImportReport
 from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.repository import CampaignCounts
@@ -34,7 +41,9 @@ from mtcjudge.schemas import CleanText, UtcDateTime, domain_schema
 __all__ = [
     "AssessorCreate",
     "AssessorInvited",
+    "AssessorOverviewOut",
     "AudioProblem",
+    "BringBackOut",
     "CampaignCountsOut",
     "CampaignCreate",
     "CampaignCreated",
@@ -42,6 +51,10 @@ __all__ = [
     "CampaignOut",
     "CampaignUpdate",
     "ImportReportOut",
+    "PauseIn",
+    "PauseOut",
+    "ReliabilityOut",
+    "SetAsideOut",
 ]
 
 
@@ -218,3 +231,97 @@ class AssessorInvited(BaseModel):
     name: str
     token: str
     link: str
+
+
+@dataclass(
+    frozen=True,
+    config=domain_schema(
+        assessed="false: the planner has not assessed this assessor yet (flagged is then "
+        "false, reasons and metrics empty)",
+        flagged="the evidence says this assessor is unreliable; reasons say why",
+        reasons="plain sentences for organizers",
+        metrics="the figures behind the conclusion (failed_trials: flagged because of the "
+        "hidden quality trials)",
+        computed_at="when the planner concluded it (UTC)",
+    ),
+)
+class ReliabilityOut(ReliabilityView):
+    """What the planner last concluded about an assessor's reliability."""
+
+    computed_at: UtcDateTime | None = None
+
+
+@dataclass(
+    frozen=True,
+    config=domain_schema(
+        pseudonym="A1, A2, … in the order assessors were invited (as the results and exports)",
+        state="invited, consented or revoked (the link)",
+        judgments="their pool judgments that count",
+        set_aside_judgments="their pool judgments set aside (counted nowhere)",
+        quality_trials="their answers to hidden quality trials",
+        set_aside="their judgments are set aside and they are handed no pairs",
+        paused="they are handed no pairs for now",
+        pause_reason="what they are told (null: the default message)",
+    ),
+)
+class AssessorOverviewOut(AssessorOverview):
+    """An assessor as organizers see them."""
+
+    set_aside_at: UtcDateTime | None
+    paused_at: UtcDateTime | None
+    reliability: ReliabilityOut
+
+    @classmethod
+    def of(cls, overview: AssessorOverview) -> AssessorOverviewOut:
+        values = {f.name: getattr(overview, f.name) for f in fields(AssessorOverview)}
+        values["reliability"] = ReliabilityOut(**asdict(overview.reliability))
+        return cls(**values)
+
+
+@dataclass(
+    frozen=True,
+    config=domain_schema(
+        set_aside="judgments set aside now (their pairs are back in the pool)",
+        already="judgments that were set aside before",
+        lease_released="the pair they held went back to the pool",
+    ),
+)
+class SetAsideOut(SetAsideReport):
+    """What setting an assessor's judgments aside did."""
+
+
+@dataclass(
+    frozen=True,
+    config=domain_schema(
+        brought_back="judgments that count again",
+        stayed_aside="judgments that stay aside: their pair was judged again meanwhile",
+        reason="why they stay aside (null when none does)",
+    ),
+)
+class BringBackOut(BringBackReport):
+    """What bringing an assessor's judgments back did."""
+
+    reason: str | None = None
+
+    @classmethod
+    def of(cls, report: BringBackReport) -> BringBackOut:
+        return cls(**asdict(report), reason=report.reason)
+
+
+class PauseIn(BaseModel):
+    """An optional message for the paused assessor (else a kind default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str | None = Field(default=None, max_length=4000)
+
+
+@dataclass(
+    frozen=True,
+    config=domain_schema(
+        changed="false: the assessor was so already",
+        message="what they are told (null: the default message)",
+    ),
+)
+class PauseOut(PauseReport):
+    """What pausing or resuming an assessor did."""

@@ -85,12 +85,12 @@ STATUSES = ("draft", "open", "closed")
 UPDATABLE_FIELDS = (
     "status",
     "keep_collecting",
+    "auto_pause",
     "target",
     "lease_minutes",
     "judgments_per_pair",
     "listen_seconds",
     "quality_rate",
-    "auto_pause",
     "name",
     "description",
 )
@@ -124,6 +124,7 @@ class CampaignSpec:
     status: str = "draft"
     listen_seconds: float = DEFAULT_LISTEN_SECONDS
     quality_rate: float = DEFAULT_QUALITY_RATE
+    # pause an assessor automatically when they fail the hidden quality trials
     auto_pause: bool = False
 
     def __post_init__(self) -> None:

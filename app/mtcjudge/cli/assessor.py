@@ -1,4 +1,5 @@
-"""``mtcjudge assessor invite|list|relink|revoke SLUG``: thin over mtcjudge.campaigns.service.
+"""``mtcjudge assessor invite|list|relink|revoke|set-aside|bring-back|pause|resume SLUG``: thin
+over mtcjudge.campaigns.service and mtcjudge.campaigns.assessors.
 
 A personal link is the server's public address followed by ``/a/TOKEN``. The command line
 runs apart from the server, so it cannot see where the server listens: the address comes from
@@ -22,13 +23,17 @@ from mtcjudge.validation import printable
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from mtcjudge.models import Assessor
+    from mtcjudge.campaigns.assessors import AssessorOverview
 
 __all__ = ["register"]
 
 
 def register(sub: SubParsers) -> None:
-    assessor = add_parser(sub, "assessor", "invite assessors, renew or revoke their links")
+    assessor = add_parser(
+        sub,
+        "assessor",
+        "invite assessors, renew or revoke their links, set their judgments aside, pause them",
+    )
     actions = assessor.add_subparsers(dest="assessor_command", required=True, metavar="ACTION")
 
     invite = add_parser(actions, "invite", "add an assessor and print the personal link")
@@ -58,6 +63,44 @@ def register(sub: SubParsers) -> None:
     revoke.add_argument("--name", required=True, help="the assessor's name")
     add_database_option(revoke)
     revoke.set_defaults(run=run_revoke)
+
+    aside = add_parser(
+        actions,
+        "set-aside",
+        "set an assessor's judgments aside: they count nowhere and their pairs go back to the "
+        "pool; the assessor is handed no more pairs",
+    )
+    add_campaign_argument(aside, old_option="--campaign")
+    aside.add_argument("--name", required=True, help="the assessor's name")
+    add_database_option(aside)
+    aside.set_defaults(run=run_set_aside)
+
+    back = add_parser(
+        actions,
+        "bring-back",
+        "bring an assessor's set-aside judgments back (those whose pair was not judged again "
+        "meanwhile)",
+    )
+    add_campaign_argument(back, old_option="--campaign")
+    back.add_argument("--name", required=True, help="the assessor's name")
+    add_database_option(back)
+    back.set_defaults(run=run_bring_back)
+
+    pause = add_parser(actions, "pause", "hand an assessor no more pairs for now")
+    add_campaign_argument(pause, old_option="--campaign")
+    pause.add_argument("--name", required=True, help="the assessor's name")
+    pause.add_argument(
+        "--message",
+        help="what the assessor is told (default: a kind word that you will be in touch)",
+    )
+    add_database_option(pause)
+    pause.set_defaults(run=run_pause)
+
+    resume = add_parser(actions, "resume", "hand a paused assessor pairs again")
+    add_campaign_argument(resume, old_option="--campaign")
+    resume.add_argument("--name", required=True, help="the assessor's name")
+    add_database_option(resume)
+    resume.set_defaults(run=run_resume)
 
 
 def _add_link_options(parser: argparse.ArgumentParser) -> None:
@@ -133,19 +176,79 @@ def run_revoke(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return run_in_session(args, err, revoke)
 
 
-def _state(assessor: Assessor) -> str:
-    if assessor.revoked_at:
-        return "revoked"
-    return "consented" if assessor.consented_at else "invited"
+def _state(assessor: AssessorOverview) -> str:
+    """The link's state, then what organizers and the planner said, when anything."""
+    words = [assessor.state]
+    if assessor.set_aside:
+        words.append(f"{assessor.set_aside_judgments} judgment(s) set aside")
+    if assessor.paused:
+        words.append("paused")
+    r = assessor.reliability
+    if r.flagged:
+        words.append("flagged: " + " ".join(r.reasons) if r.reasons else "flagged")
+    return "; ".join(words)
 
 
 def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.campaigns import service
+    from mtcjudge.campaigns import assessors, service
 
     def members(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
-        for assessor in service.list_assessors(session, campaign):
-            email = f" <{printable(assessor.email)}>" if assessor.email else ""
-            out.write(f"{printable(assessor.name)}{email}  {_state(assessor)}\n")
+        emails = {a.id: a.email for a in service.list_assessors(session, campaign)}
+        for assessor in assessors.assessor_overview(session, campaign):
+            email = emails.get(assessor.id)
+            shown = f" <{printable(email)}>" if email else ""
+            out.write(f"{printable(assessor.name)}{shown}  {printable(_state(assessor))}\n")
 
     return run_in_session(args, err, members)
+
+
+def run_set_aside(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from mtcjudge.campaigns import assessors, service
+
+    def aside(session: Session, _settings: Settings) -> None:
+        campaign = service.get_campaign(session, args.slug)
+        assessor = service.find_assessor(session, campaign, args.name)
+        report = assessors.set_aside(session, campaign, assessor.id, audit.command_line_actor())
+        out.write(printable(report.summary()) + "\n")
+
+    return run_in_session(args, err, aside)
+
+
+def run_bring_back(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from mtcjudge.campaigns import assessors, service
+
+    def back(session: Session, _settings: Settings) -> None:
+        campaign = service.get_campaign(session, args.slug)
+        assessor = service.find_assessor(session, campaign, args.name)
+        report = assessors.bring_back(session, campaign, assessor.id, audit.command_line_actor())
+        out.write(printable(report.summary()) + "\n")
+
+    return run_in_session(args, err, back)
+
+
+def run_pause(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from mtcjudge.campaigns import assessors, service
+
+    def pause(session: Session, _settings: Settings) -> None:
+        campaign = service.get_campaign(session, args.slug)
+        assessor = service.find_assessor(session, campaign, args.name)
+        report = assessors.pause(
+            session, campaign, assessor.id, audit.command_line_actor(), args.message
+        )
+        told = report.message or assessors.DEFAULT_PAUSE_MESSAGE
+        out.write(f"{printable(assessor.name)} is paused and is told: {printable(told)}\n")
+
+    return run_in_session(args, err, pause)
+
+
+def run_resume(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from mtcjudge.campaigns import assessors, service
+
+    def resume(session: Session, _settings: Settings) -> None:
+        campaign = service.get_campaign(session, args.slug)
+        assessor = service.find_assessor(session, campaign, args.name)
+        assessors.resume(session, campaign, assessor.id, audit.command_line_actor())
+        out.write(f"{printable(assessor.name)} may judge again\n")
+
+    return run_in_session(args, err, resume)

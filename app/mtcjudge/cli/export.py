@@ -44,8 +44,9 @@ def register(sub: SubParsers) -> None:
         choices=WHATS,
         help="qrels (TREC, one line per judged pair), judgments (every one, CSV or JSON "
         "Lines), estimates (unjudged pool pairs: E[R], Var[R], estimator), results (the "
-        "results document for every measure), runs (TREC run files), bundle (a .zip of all, "
-        "with grades and a manifest of SHA-256s)",
+        "results document for every measure), runs (TREC run files), assessors (each one's "
+        "judgments, set-aside and pause state and reliability, CSV or JSON), bundle (a .zip "
+        "of all, with grades and a manifest of SHA-256s)",
     )
     export.add_argument(
         "--scale",
@@ -55,8 +56,8 @@ def register(sub: SubParsers) -> None:
     export.add_argument(
         "--format",
         choices=("trec", "csv", "jsonl", "json", "zip"),
-        help="qrels and runs: trec; judgments and estimates: csv (default) or jsonl; "
-        "results: json; bundle: zip",
+        help="qrels and runs: trec; judgments, estimates and assessors: csv (default), or "
+        "jsonl (judgments, estimates) or json (assessors); results: json; bundle: zip",
     )
     export.add_argument(
         "--aggregate",

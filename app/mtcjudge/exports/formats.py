@@ -22,7 +22,7 @@ __all__ = [
 
 AGGREGATES = ("mean", "median")
 #: what ``mtcjudge export --what`` and the export API can write
-WHATS = ("qrels", "judgments", "estimates", "results", "runs", "bundle")
+WHATS = ("qrels", "judgments", "estimates", "results", "runs", "assessors", "bundle")
 
 
 def round_half_up(value: float) -> int:

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, aliased
 
 from mtcjudge.models import (
     Assessor,
+    AssessorReliability,
     Document,
     Judgment,
     Lease,
@@ -26,16 +27,19 @@ from mtcjudge.models import (
 __all__ = [
     "assessor_pseudonyms",
     "counts",
+    "judgment_ids",
     "judgment_rows",
     "max_rank",
     "pair_values",
     "recount_pairs",
+    "repeated_lease_numbers",
     "result_rows",
     "state_assessors",
     "state_audit",
     "state_documents",
     "state_judgments",
     "state_leases",
+    "state_reliability",
     "state_systems",
     "state_trajectory",
 ]
@@ -113,6 +117,12 @@ def _judgments(campaign_id: int) -> tuple[Any, Any, Any, Any]:
         Judgment.revision,
         Judgment.query_listen_ms,
         Judgment.candidate_listen_ms,
+        Judgment.id.label("judgment_id"),
+        Judgment.kind,
+        Judgment.repeat_of,
+        Judgment.set_aside,
+        Judgment.served_query_bytes,
+        Judgment.served_candidate_bytes,
     )
     stmt = stmt.outerjoin(lease, lease.c.id == Judgment.lease_id).where(
         Judgment.campaign_id == campaign_id
@@ -135,6 +145,31 @@ def _numbered_leases(campaign_id: int) -> Any:
         .where(Lease.campaign_id == campaign_id)
         .subquery()
     )
+
+
+def judgment_ids(session: Session, campaign_id: int) -> list[int]:
+    """The campaign's judgment ids in the order they were stored."""
+    return [
+        int(i)
+        for i in session.scalars(
+            select(Judgment.id).where(Judgment.campaign_id == campaign_id).order_by(Judgment.id)
+        )
+    ]
+
+
+def repeated_lease_numbers(session: Session, campaign_id: int) -> dict[int, int]:
+    """Judgment id -> the number of the lease it answered, for the judgments a repeat trial
+    repeats (the exports name a judgment by its lease)."""
+    lease = _numbered_leases(campaign_id)
+    repeated = select(Judgment.repeat_of).where(
+        Judgment.campaign_id == campaign_id, Judgment.repeat_of.is_not(None)
+    )
+    rows = session.execute(
+        select(Judgment.id, lease.c.number)
+        .join(lease, lease.c.id == Judgment.lease_id)
+        .where(Judgment.campaign_id == campaign_id, Judgment.id.in_(repeated))
+    ).all()
+    return {int(j): int(n) for j, n in rows}
 
 
 def pair_values(session: Session, campaign_id: int, scale: str) -> Iterator[Any]:
@@ -246,10 +281,18 @@ def state_documents(session: Session, campaign_id: int) -> Iterator[Any]:
 
 
 def state_assessors(session: Session, campaign_id: int) -> list[Any]:
-    """(id, created_at, revoked_at) in the order they were invited (their pseudonyms')."""
+    """(id, created_at, revoked_at, set_aside_at, paused_at, pause_reason) in the order they
+    were invited (their pseudonyms')."""
     return list(
         session.execute(
-            select(Assessor.id, Assessor.created_at, Assessor.revoked_at)
+            select(
+                Assessor.id,
+                Assessor.created_at,
+                Assessor.revoked_at,
+                Assessor.set_aside_at,
+                Assessor.paused_at,
+                Assessor.pause_reason,
+            )
             .where(Assessor.campaign_id == campaign_id)
             .order_by(Assessor.id)
         ).all()
@@ -258,9 +301,14 @@ def state_assessors(session: Session, campaign_id: int) -> list[Any]:
 
 def state_leases(session: Session, campaign_id: int) -> Iterator[Any]:
     """Every lease of the campaign in the order they were handed out, with its pair's
-    external ids."""
+    external ids (a quality trial's query and candidate clips)."""
     stmt, _query_doc, _candidate = _pair_ids(
         Lease,
+        Lease.id,
+        Lease.kind,
+        Lease.repeat_of,
+        Lease.served_query_bytes,
+        Lease.served_candidate_bytes,
         Lease.assessor_id,
         Lease.state,
         Lease.leased_at,
@@ -287,6 +335,23 @@ def state_judgments(session: Session, campaign_id: int) -> Iterator[Any]:
     stmt, _query_doc, _candidate, lease = _judgments(campaign_id)
     stmt = stmt.add_columns(lease.c.number.label("lease")).order_by(Judgment.id)
     yield from session.execute(stmt.execution_options(yield_per=CHUNK))
+
+
+def state_reliability(session: Session, campaign_id: int) -> list[Any]:
+    """What the planner last concluded about each assessor, in the order they were invited."""
+    return list(
+        session.execute(
+            select(
+                AssessorReliability.assessor_id,
+                AssessorReliability.computed_at,
+                AssessorReliability.flagged,
+                AssessorReliability.reasons,
+                AssessorReliability.metrics,
+            )
+            .where(AssessorReliability.campaign_id == campaign_id)
+            .order_by(AssessorReliability.assessor_id)
+        ).all()
+    )
 
 
 def state_trajectory(session: Session, campaign_id: int) -> Iterator[Any]:

@@ -26,24 +26,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from mtcjudge import audit
 from mtcjudge.campaigns import repository as campaigns_repository
 from mtcjudge.campaigns import service as campaigns
+from mtcjudge.campaigns.assessors import PAUSE_MESSAGE_MAX
 from mtcjudge.campaigns.audio import AudioScan, scan_audio
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository
 from mtcjudge.exports.service import BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION
-from mtcjudge.exports.state import OPTIONAL_STATE, STATE_COLUMNS
+from mtcjudge.exports.state import ADDED_COLUMNS, OPTIONAL_STATE, STATE_COLUMNS
 from mtcjudge.ingest.formats import InputError
 from mtcjudge.models import (
+    JUDGMENT_KINDS,
     LEASE_STATES,
     Assessor,
+    AssessorReliability,
     Campaign,
     Document,
     Judgment,
@@ -61,6 +64,12 @@ from mtcjudge.validation import DECIMAL, INTEGER, NAME_MAX
 __all__ = ["Bundle", "RestoreReport", "open_bundle", "restore_campaign"]
 
 _SOURCES = ("assessor", "import")
+#: settings of a bundle made before they existed: the values a migrated campaign has
+_EARLIER_SETTINGS: dict[str, Any] = {
+    "listen_seconds": 0.0,
+    "quality_rate": 0.0,
+    "auto_pause": False,
+}
 _SELECTION_RULES = ("plan", "own_query", "any_free", "audit")
 _PSEUDONYM = re.compile(r"A[1-9][0-9]*")
 _HASH_CHUNK = 1 << 20
@@ -87,17 +96,22 @@ class Bundle:
             reader = csv.reader(text)
             try:
                 header = next(reader, None)
-                if header is None or tuple(header) != columns:
+                added = ADDED_COLUMNS.get(member, ())
+                earlier = columns[: len(columns) - len(added)]
+                if header is None or tuple(header) not in (columns, earlier):
                     raise InputError(
                         where, 1, f"expected the columns {','.join(columns)}, found {header}"
                     )
+                # a member written by an earlier version lacks the columns added since
+                present = tuple(header)
+                missing = dict.fromkeys(columns[len(present) :], "")
                 for record in reader:
                     line = reader.line_num
-                    if len(record) != len(columns):
+                    if len(record) != len(present):
                         raise InputError(
-                            where, line, f"expected {len(columns)} fields, found {len(record)}"
+                            where, line, f"expected {len(present)} fields, found {len(record)}"
                         )
-                    yield line, dict(zip(columns, record, strict=True))
+                    yield line, {**dict(zip(present, record, strict=True)), **missing}
             except UnicodeDecodeError as exc:
                 raise InputError(where, None, f"not UTF-8 text ({exc.reason})") from exc
             except csv.Error as exc:
@@ -339,6 +353,8 @@ _SETTINGS_BEFORE_TRIALS: dict[str, Any] = {
 def _spec(bundle: Bundle, slug: str | None) -> tuple[campaigns.CampaignSpec, dict[str, Any]]:
     settings = bundle.settings
     where = f"{bundle.name}/manifest.json"
+    # settings a bundle made by an earlier version lacks: off, as migrated campaigns have them
+    settings = {**_EARLIER_SETTINGS, **settings}
     values: dict[str, Any] = {f.name: settings.get(f.name) for f in fields(campaigns.CampaignSpec)}
     values["slug"] = slug if slug is not None else settings.get("slug")
     # a bundle from before the listening rule and quality trials: they stay off, as they do
@@ -358,6 +374,13 @@ def _spec(bundle: Bundle, slug: str | None) -> tuple[campaigns.CampaignSpec, dic
     if isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise InputError(where, None, f"campaign: collection_version {version!r} is not a count")
     extra["collection_version"] = version
+    for name in ("listen_seconds", "quality_rate"):
+        value = settings[name]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value:
+            raise InputError(where, None, f"campaign: {name} {value!r} is not a number >= 0")
+        extra[name] = float(value)
+    if extra["quality_rate"] > 1:
+        raise InputError(where, None, "campaign: quality_rate must be at most 1")
     created = settings.get("created_at")
     try:
         extra["created_at"] = datetime.fromisoformat(created) if created else None
@@ -399,6 +422,9 @@ def restore_campaign(
         **{f.name: getattr(spec, f.name) for f in fields(spec) if f.name != "slug"},
         collection_version=extra["collection_version"],
     )
+    # the quality settings (kept when the spec does not carry them)
+    campaign.listen_seconds = extra["listen_seconds"]
+    campaign.quality_rate = extra["quality_rate"]
     if extra["created_at"] is not None:
         campaign.created_at = extra["created_at"]
     try:
@@ -413,10 +439,16 @@ def restore_campaign(
     n_results = _restore_lists(session, bundle, cid, system_ids, query_ids, document_ids)
     n_pool = ensure_pool(session, campaign)
     assessor_ids = _restore_assessors(session, bundle, cid)
-    lease_ids = _restore_leases(session, bundle, campaign, query_ids, document_ids, assessor_ids)
-    n_judgments = _restore_judgments(
-        session, bundle, cid, query_ids, document_ids, assessor_ids, lease_ids
+    lease_repeats: dict[int, int] = {}
+    lease_ids = _restore_leases(
+        session, bundle, campaign, query_ids, document_ids, assessor_ids, lease_repeats
     )
+    judgment_repeats: dict[int, int] = {}
+    n_judgments = _restore_judgments(
+        session, bundle, cid, query_ids, document_ids, assessor_ids, lease_ids, judgment_repeats
+    )
+    _restore_repeats(session, bundle, cid, lease_ids, lease_repeats, judgment_repeats)
+    _restore_reliability(session, bundle, cid, assessor_ids)
     repository.recount_pairs(session, cid)
     _restore_audit(session, bundle, cid, query_ids, document_ids)
     n_points = _restore_trajectory(session, bundle, cid)
@@ -567,6 +599,9 @@ def _restore_assessors(session: Session, bundle: Bundle, cid: int) -> dict[str, 
                 "token_hash": hash_token(new_token()),
                 "created_at": f.time("created_at"),
                 "revoked_at": f.time("revoked_at", optional=True),
+                "set_aside_at": f.time("set_aside_at", optional=True),
+                "paused_at": f.time("paused_at", optional=True),
+                "pause_reason": _message(f, "pause_reason"),
             }
         )
     for row in rows:  # one at a time: the ids follow the pseudonyms' order
@@ -602,7 +637,10 @@ def _restore_leases(
     query_ids: dict[str, int],
     document_ids: dict[str, int],
     assessor_ids: dict[str, int],
+    repeats: dict[int, int],
 ) -> list[int]:
+    """The leases, in order; ``repeats`` gets lease number -> the number of the judgment a
+    repeat trial repeats (restored once the judgments are)."""
     pairs = planner_repository.pair_ids(session, campaign.id)
     n = 0
 
@@ -613,7 +651,15 @@ def _restore_leases(
             number = f.integer("lease", minimum=1)
             if number != n:
                 raise f.error("lease", f"expected {n} (leases in the order handed out)")
-            pair, query_id, document_id = _pool_pair(f, pairs, query_ids, document_ids)
+            kind = f.choice("kind", JUDGMENT_KINDS, optional=True) or "pool"
+            pair: int | None
+            if kind == "pool":
+                pair, query_id, document_id = _pool_pair(f, pairs, query_ids, document_ids)
+            else:  # a quality trial holds no pool pair
+                pair, query_id, document_id = None, *_clips(f, query_ids, document_ids)
+            repeat = f.integer("repeat_of", optional=True, minimum=1)
+            if repeat is not None:
+                repeats[n] = repeat
             assessor = f.name("assessor")
             f.known("assessor", assessor, assessor_ids, "an assessor")
             leased_at = f.time("leased_at")
@@ -621,6 +667,9 @@ def _restore_leases(
             yield {
                 "campaign_id": campaign.id,
                 "pair_id": pair,
+                "kind": kind,
+                "served_query_bytes": f.integer("served_query_bytes", optional=True) or 0,
+                "served_candidate_bytes": f.integer("served_candidate_bytes", optional=True) or 0,
                 "query_id": query_id,
                 "document_id": document_id,
                 "assessor_id": assessor_ids[assessor],
@@ -652,20 +701,35 @@ def _restore_judgments(
     document_ids: dict[str, int],
     assessor_ids: dict[str, int],
     lease_ids: list[int],
+    repeats: dict[int, int],
 ) -> int:
-    judged: set[tuple[str, str, str]] = set()
+    """The judgments, in order; ``repeats`` gets judgment number -> the number of the
+    judgment a repeat trial repeats (an earlier one)."""
+    judged: set[tuple[str, str, str, str]] = set()
+    n = 0
 
     def rows() -> Iterator[dict[str, Any]]:
+        nonlocal n
         for f in _records(bundle, "state/judgments.csv"):
+            n += 1
+            kind = f.choice("kind", JUDGMENT_KINDS, optional=True) or "pool"
+            repeat = f.integer("repeat_of", optional=True, minimum=1)
+            if repeat is not None:
+                if repeat >= n:
+                    raise f.error("repeat_of", f"must name an earlier judgment, found {repeat}")
+                repeats[n] = repeat
+            set_aside = f.integer("set_aside", optional=True)
+            if set_aside is not None and set_aside > 1:
+                raise f.error("set_aside", f"must be 0 or 1, found {set_aside}")
             query, document = f.name("query"), f.name("document")
             f.known("query", query, query_ids, "a query")
             f.known("document", document, document_ids, "a document")
             assessor = f.text("assessor", optional=True)
             if assessor is not None:
                 f.known("assessor", assessor, assessor_ids, "an assessor")
-                if (query, document, assessor) in judged:
+                if (query, document, assessor, kind) in judged:
                     raise f.error("assessor", f"{assessor} judged ({query}, {document}) twice")
-                judged.add((query, document, assessor))
+                judged.add((query, document, assessor, kind))
             lease = f.integer("lease", optional=True, minimum=1)
             if lease is not None and lease > len(lease_ids):
                 raise f.error("lease", f"lease {lease} is not in state/leases.csv")
@@ -686,9 +750,115 @@ def _restore_judgments(
                 "query_listen_ms": f.integer("query_listen_ms", optional=True),
                 "candidate_listen_ms": f.integer("candidate_listen_ms", optional=True),
                 "lease_id": None if lease is None else lease_ids[lease - 1],
+                "kind": kind,
+                "set_aside": bool(set_aside),
+                "served_query_bytes": f.integer("served_query_bytes", optional=True),
+                "served_candidate_bytes": f.integer("served_candidate_bytes", optional=True),
             }
 
     return _batched(session, Judgment, rows())
+
+
+def _clips(f: _Fields, query_ids: dict[str, int], document_ids: dict[str, int]) -> tuple[int, int]:
+    """(query id, document id) of a quality trial's clips (not necessarily a pool pair)."""
+    query, document = f.name("query"), f.name("document")
+    f.known("query", query, query_ids, "a query")
+    f.known("document", document, document_ids, "a document")
+    return query_ids[query], document_ids[document]
+
+
+def _message(f: _Fields, field: str) -> str | None:
+    value = f.record[field]
+    if value == "":
+        return None
+    if len(value) > PAUSE_MESSAGE_MAX:
+        raise f.error(field, f"is longer than {PAUSE_MESSAGE_MAX} characters")
+    return value
+
+
+def _restore_repeats(
+    session: Session,
+    bundle: Bundle,
+    cid: int,
+    lease_ids: list[int],
+    lease_repeats: dict[int, int],
+    judgment_repeats: dict[int, int],
+) -> None:
+    """Point repeat trials at the judgments they repeat (numbers in the bundle, ids here)."""
+    if not lease_repeats and not judgment_repeats:
+        return
+    judgment_ids = repository.judgment_ids(session, cid)
+    for member, repeats in (("leases", lease_repeats), ("judgments", judgment_repeats)):
+        for repeated in repeats.values():
+            if repeated > len(judgment_ids):
+                raise InputError(
+                    f"{bundle.name}/state/{member}.csv",
+                    None,
+                    f"repeat_of: judgment {repeated} is not in state/judgments.csv",
+                )
+    if lease_repeats:
+        session.execute(
+            update(Lease),
+            [
+                {"id": lease_ids[n - 1], "repeat_of": judgment_ids[r - 1]}
+                for n, r in lease_repeats.items()
+            ],
+        )
+    if judgment_repeats:
+        # updated_at as restored (the column would otherwise take the time of this update)
+        table = cast(Table, Judgment.__table__)
+        session.connection().execute(
+            update(table)
+            .where(table.c.id == bindparam("judgment"))
+            .values(repeat_of=bindparam("repeated"), updated_at=table.c.updated_at),
+            [
+                {"judgment": judgment_ids[n - 1], "repeated": judgment_ids[r - 1]}
+                for n, r in judgment_repeats.items()
+            ],
+        )
+
+
+def _restore_reliability(
+    session: Session, bundle: Bundle, cid: int, assessor_ids: dict[str, int]
+) -> None:
+    """What the planner concluded about each assessor (none in a bundle made before)."""
+    if "state/reliability.csv" not in bundle.archive.namelist():
+        return
+    rows = []
+    seen: set[str] = set()
+    for f in _records(bundle, "state/reliability.csv"):
+        assessor = f.name("assessor")
+        f.known("assessor", assessor, assessor_ids, "an assessor")
+        if assessor in seen:
+            raise f.error("assessor", f"{assessor} is listed twice")
+        seen.add(assessor)
+        flagged = f.integer("flagged")
+        if flagged is not None and flagged > 1:
+            raise f.error("flagged", f"must be 0 or 1, found {flagged}")
+        reasons = _json_field(f, "reasons", list)
+        if not all(isinstance(r, str) for r in reasons):
+            raise f.error("reasons", "must be a JSON list of texts")
+        rows.append(
+            {
+                "assessor_id": assessor_ids[assessor],
+                "campaign_id": cid,
+                "computed_at": f.time("computed_at"),
+                "flagged": bool(flagged),
+                "reasons": json.dumps(reasons),
+                "metrics": json.dumps(_json_field(f, "metrics", dict), sort_keys=True),
+            }
+        )
+    _insert(session, AssessorReliability, rows)
+
+
+def _json_field(f: _Fields, field: str, kind: type) -> Any:
+    try:
+        value = json.loads(f.record[field])
+    except ValueError:
+        value = None
+    if not isinstance(value, kind):
+        raise f.error(field, f"must be a JSON {'list' if kind is list else 'object'}")
+    return value
 
 
 def _restore_audit(

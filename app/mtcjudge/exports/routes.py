@@ -36,7 +36,7 @@ _EXPORTS = anyio.CapacityLimiter(1)
 SPOOL_BYTES = 1 << 20
 CHUNK_BYTES = 1 << 16
 
-What = Literal["qrels", "judgments", "estimates", "results", "runs", "bundle"]
+What = Literal["qrels", "judgments", "estimates", "results", "runs", "assessors", "bundle"]
 
 
 def _chunks(spool: IO[bytes]) -> Iterator[bytes]:
@@ -63,7 +63,8 @@ async def export_campaign(
         What,
         Path(
             description="qrels (TREC), judgments (every one), estimates (unjudged pairs), "
-            "results (every measure), runs (TREC), bundle (zip of all, with a manifest)"
+            "results (every measure), runs (TREC), assessors (each one's judgments, set-aside "
+            "and pause state and reliability), bundle (zip of all, with a manifest)"
         ),
     ],
     request: Request,
@@ -76,7 +77,7 @@ async def export_campaign(
         Literal["trec", "csv", "jsonl", "json", "zip"] | None,
         Query(
             description="qrels, runs: trec; judgments, estimates: csv (default) or jsonl; "
-            "results: json; bundle: zip"
+            "assessors: csv (default) or json; results: json; bundle: zip"
         ),
     ] = None,
     aggregate: Annotated[
@@ -91,7 +92,9 @@ async def export_campaign(
     pool pairs' expected relevance and variance), ``results`` (the results document for every
     measure: ``cg`` = CG@k; ``dcg`` = MIREX nDCG@k, normalised by an all-maximum list;
     ``ndcg`` = trec_eval/ir_measures nDCG@k, normalised by the ideal ordering; ``rbp``),
-    ``runs`` (TREC run file) or ``bundle`` (a zip of all, with grades and a manifest)."""
+    ``runs`` (TREC run file), ``assessors`` (each assessor by pseudonym: judgments counted,
+    set aside and quality trials, set-aside and pause state, reliability) or ``bundle`` (a
+    zip of all, with grades and a manifest)."""
     spec = service.ExportSpec(what, scale, format, aggregate)
     factory = request.app.state.session_factory
 

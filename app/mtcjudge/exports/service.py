@@ -23,6 +23,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from mtcjudge.campaigns import service as campaigns
+from mtcjudge.campaigns.assessors import assessor_overview
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository
 from mtcjudge.exports.formats import (
@@ -44,6 +45,7 @@ from mtcjudge.planner.build import CampaignRows, build_engine, load_rows
 from mtcjudge.results import read
 
 __all__ = [
+    "ASSESSOR_COLUMNS",
     "BUNDLE_FORMAT",
     "BUNDLE_FORMAT_VERSION",
     "ESTIMATE_COLUMNS",
@@ -65,6 +67,7 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "estimates": ("csv", "jsonl"),
     "results": ("json",),
     "runs": ("trec",),
+    "assessors": ("csv", "json"),
     "bundle": ("zip",),
 }
 MEDIA_TYPES = {
@@ -93,6 +96,29 @@ JUDGMENT_COLUMNS = (
     "selection_rank",
     "selection_weight",
     "selection_rule",
+    "kind",
+    "repeat_of_lease",
+    "set_aside",
+    "served_query_bytes",
+    "served_candidate_bytes",
+)
+#: the assessors export: each assessor by pseudonym, what organizers did about them and what
+#: the planner concluded about their reliability
+ASSESSOR_COLUMNS = (
+    "assessor",
+    "revoked",
+    "judgments",
+    "set_aside_judgments",
+    "quality_trials",
+    "set_aside",
+    "set_aside_at",
+    "paused",
+    "paused_at",
+    "assessed",
+    "flagged",
+    "reasons",
+    "metrics",
+    "computed_at",
 )
 ESTIMATE_COLUMNS = (
     "query",
@@ -190,6 +216,8 @@ def write_export(
         _write_lines(out, [results_json(session, campaign, scale)])
     elif what == "runs":
         _write_lines(out, run_lines(session, campaign))
+    elif what == "assessors":
+        _write_lines(out, assessor_lines(session, campaign, fmt))
     else:
         write_bundle(session, campaign, out, spec.aggregate, now=now or utcnow())
     return spec.file_name(campaign)
@@ -248,6 +276,7 @@ def judgment_records(session: Session, campaign: Campaign) -> Iterator[dict[str,
     """Every judgment as a record of :data:`JUDGMENT_COLUMNS`: the lease it answered and
     why MTC chose the pair (its place in the planner's list, its weight, the rule)."""
     pseudonyms = repository.assessor_pseudonyms(session, campaign.id)
+    repeated = repository.repeated_lease_numbers(session, campaign.id)
     for row in repository.judgment_rows(session, campaign.id):
         yield {
             "query": row.query,
@@ -266,7 +295,55 @@ def judgment_records(session: Session, campaign: Campaign) -> Iterator[dict[str,
             "selection_rank": row.selection_rank,
             "selection_weight": row.selection_weight,
             "selection_rule": row.selection_rule,
+            "kind": row.kind,
+            "repeat_of_lease": None if row.repeat_of is None else repeated.get(row.repeat_of),
+            "set_aside": 1 if row.set_aside else 0,
+            "served_query_bytes": row.served_query_bytes,
+            "served_candidate_bytes": row.served_candidate_bytes,
         }
+
+
+def assessor_records(session: Session, campaign: Campaign) -> Iterator[dict[str, Any]]:
+    """Every assessor as a record of :data:`ASSESSOR_COLUMNS` (by pseudonym: no name, no
+    message to them): ``reasons`` a list of sentences and ``metrics`` an object, which the
+    CSV writes as JSON texts."""
+    for a in assessor_overview(session, campaign):
+        r = a.reliability
+        yield {
+            "assessor": a.pseudonym,
+            "revoked": a.state == "revoked",
+            "judgments": a.judgments,
+            "set_aside_judgments": a.set_aside_judgments,
+            "quality_trials": a.quality_trials,
+            "set_aside": a.set_aside,
+            "set_aside_at": _time(a.set_aside_at),
+            "paused": a.paused,
+            "paused_at": _time(a.paused_at),
+            "assessed": r.assessed,
+            "flagged": r.flagged,
+            "reasons": list(r.reasons),
+            "metrics": dict(r.metrics),
+            "computed_at": _time(r.computed_at),
+        }
+
+
+def assessor_lines(session: Session, campaign: Campaign, fmt: str) -> Iterator[str]:
+    records = list(assessor_records(session, campaign))
+    if fmt == "json":
+        return iter([json.dumps({"assessors": records}, indent=1, allow_nan=False) + "\n"])
+
+    def flat(record: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **record,
+            **{
+                k: 1 if record[k] else 0
+                for k in ("revoked", "set_aside", "paused", "assessed", "flagged")
+            },
+            "reasons": json.dumps(record["reasons"]) if record["reasons"] else None,
+            "metrics": json.dumps(record["metrics"], sort_keys=True) if record["metrics"] else None,
+        }
+
+    return _csv_lines(ASSESSOR_COLUMNS, (flat(r) for r in records))
 
 
 def _csv_lines(columns: tuple[str, ...], records: Iterable[dict[str, Any]]) -> Iterator[str]:
@@ -366,7 +443,8 @@ def snapshot_results_document(session: Session, campaign: Campaign, scale: str) 
     read from, never the planner's stored document, whose projection is a time-bounded
     simulation and whose version counts the planner's writes. So the results are a function
     of what the bundle holds: ``version`` and ``computed_at`` are null (the manifest's
-    ``created_at`` says when), ``projections`` empty and ``projection`` null."""
+    ``created_at`` says when), ``projections`` empty and ``projection`` null, and the
+    assessors carry no database id and no message to them."""
 
     def load(each: Campaign, scale: str) -> CampaignRows:
         return load_rows(session, each, scale=scale)
@@ -378,6 +456,10 @@ def snapshot_results_document(session: Session, campaign: Campaign, scale: str) 
         document = read.complete(snapshot, load).to_dict()
         document["version"] = None
         document["computed_at"] = None
+        for assessor in document["assessors"]:
+            # by pseudonym only: no database id, no organizer's message to them
+            assessor.pop("id", None)
+            assessor.pop("pause_reason", None)
         documents[measure] = document
     return {
         "campaign": campaign.slug,
@@ -536,6 +618,7 @@ def write_bundle(
         members.append((f"qrels-{each}.txt", "qrels", each))
     members += [
         ("judgments.csv", "judgments", None),
+        ("assessors.csv", "assessors", None),
     ]
     for each in _BUNDLE_SCALES:
         members.append((f"estimates-{each}.csv", "estimates", each))
@@ -549,6 +632,8 @@ def write_bundle(
             return qrels_lines(session, campaign, scale or campaign.scale, rule)
         if what == "judgments":
             return judgment_lines(session, campaign, "csv")
+        if what == "assessors":
+            return assessor_lines(session, campaign, "csv")
         if what == "estimates":
             return estimate_lines(session, campaign, scale or campaign.scale, "csv")
         if what == "results":

@@ -24,14 +24,21 @@ from sqlalchemy.orm import Session
 from mtcjudge.exports import repository
 from mtcjudge.models import Campaign, as_utc
 
-__all__ = ["OPTIONAL_STATE", "STATE_COLUMNS", "state_records"]
+__all__ = ["ADDED_COLUMNS", "OPTIONAL_STATE", "STATE_COLUMNS", "state_records"]
 
 #: member -> its columns, in the order they are written (and restored)
 STATE_COLUMNS: dict[str, tuple[str, ...]] = {
     "state/systems.csv": ("system", "team"),
     "state/documents.csv": ("document", "artist", "genre", "query"),
     "state/lists.csv": ("system", "query", "rank", "document"),
-    "state/assessors.csv": ("assessor", "created_at", "revoked_at"),
+    "state/assessors.csv": (
+        "assessor",
+        "created_at",
+        "revoked_at",
+        "set_aside_at",
+        "paused_at",
+        "pause_reason",
+    ),
     "state/leases.csv": (
         "lease",
         "query",
@@ -43,6 +50,10 @@ STATE_COLUMNS: dict[str, tuple[str, ...]] = {
         "selection_rank",
         "selection_weight",
         "selection_rule",
+        "kind",
+        "repeat_of",
+        "served_query_bytes",
+        "served_candidate_bytes",
     ),
     "state/judgments.csv": (
         "query",
@@ -57,6 +68,11 @@ STATE_COLUMNS: dict[str, tuple[str, ...]] = {
         "query_listen_ms",
         "candidate_listen_ms",
         "lease",
+        "kind",
+        "repeat_of",
+        "set_aside",
+        "served_query_bytes",
+        "served_candidate_bytes",
     ),
     "state/trajectory.csv": (
         "judged_pairs",
@@ -65,13 +81,34 @@ STATE_COLUMNS: dict[str, tuple[str, ...]] = {
         "at",
     ),
     "state/audit.csv": ("query", "document"),
+    "state/reliability.csv": ("assessor", "computed_at", "flagged", "reasons", "metrics"),
 }
 #: members a bundle made by an earlier version may lack (restored as empty)
-OPTIONAL_STATE = frozenset({"state/audit.csv"})
+OPTIONAL_STATE = frozenset({"state/audit.csv", "state/reliability.csv"})
+#: columns a member written by an earlier version lacks (the last ones; restored as empty:
+#: pool leases and judgments, nothing set aside or paused, no served bytes counted)
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "state/assessors.csv": ("set_aside_at", "paused_at", "pause_reason"),
+    "state/leases.csv": ("kind", "repeat_of", "served_query_bytes", "served_candidate_bytes"),
+    "state/judgments.csv": (
+        "kind",
+        "repeat_of",
+        "set_aside",
+        "served_query_bytes",
+        "served_candidate_bytes",
+    ),
+}
 
 
 def _time(moment: datetime | None) -> str | None:
     return None if moment is None else as_utc(moment).isoformat()
+
+
+def _judgment_numbers(session: Session, campaign_id: int) -> dict[int, int]:
+    """Judgment id -> its number in ``state/judgments.csv`` (1 = the first stored): how a
+    repeat trial names the judgment it repeats."""
+    ids = repository.judgment_ids(session, campaign_id)
+    return {judgment_id: n for n, judgment_id in enumerate(ids, start=1)}
 
 
 def state_records(session: Session, campaign: Campaign, member: str) -> Iterator[dict[str, Any]]:
@@ -103,9 +140,13 @@ def state_records(session: Session, campaign: Campaign, member: str) -> Iterator
                 "assessor": f"A{n}",
                 "created_at": _time(row.created_at),
                 "revoked_at": _time(row.revoked_at),
+                "set_aside_at": _time(row.set_aside_at),
+                "paused_at": _time(row.paused_at),
+                "pause_reason": row.pause_reason,
             }
     elif member == "state/leases.csv":
         pseudonyms = repository.assessor_pseudonyms(session, cid)
+        judgments = _judgment_numbers(session, cid)
         for n, row in enumerate(repository.state_leases(session, cid), start=1):
             yield {
                 "lease": n,
@@ -118,9 +159,14 @@ def state_records(session: Session, campaign: Campaign, member: str) -> Iterator
                 "selection_rank": row.selection_rank,
                 "selection_weight": row.selection_weight,
                 "selection_rule": row.selection_rule,
+                "kind": row.kind,
+                "repeat_of": None if row.repeat_of is None else judgments.get(row.repeat_of),
+                "served_query_bytes": row.served_query_bytes,
+                "served_candidate_bytes": row.served_candidate_bytes,
             }
     elif member == "state/judgments.csv":
         pseudonyms = repository.assessor_pseudonyms(session, cid)
+        judgments = _judgment_numbers(session, cid)
         for row in repository.state_judgments(session, cid):
             yield {
                 "query": row.query,
@@ -135,6 +181,11 @@ def state_records(session: Session, campaign: Campaign, member: str) -> Iterator
                 "query_listen_ms": row.query_listen_ms,
                 "candidate_listen_ms": row.candidate_listen_ms,
                 "lease": row.lease,
+                "kind": row.kind,
+                "repeat_of": None if row.repeat_of is None else judgments.get(row.repeat_of),
+                "set_aside": 1 if row.set_aside else 0,
+                "served_query_bytes": row.served_query_bytes,
+                "served_candidate_bytes": row.served_candidate_bytes,
             }
     elif member == "state/trajectory.csv":
         for row in repository.state_trajectory(session, cid):
@@ -143,6 +194,16 @@ def state_records(session: Session, campaign: Campaign, member: str) -> Iterator
                 "ranking_confidence": row.ranking_confidence,
                 "system_pairs_settled": row.system_pairs_settled,
                 "at": _time(row.at),
+            }
+    elif member == "state/reliability.csv":
+        pseudonyms = repository.assessor_pseudonyms(session, cid)
+        for row in repository.state_reliability(session, cid):
+            yield {
+                "assessor": pseudonyms[row.assessor_id],
+                "computed_at": _time(row.computed_at),
+                "flagged": 1 if row.flagged else 0,
+                "reasons": row.reasons,
+                "metrics": row.metrics,
             }
     elif member == "state/audit.csv":
         for row in repository.state_audit(session, cid):

@@ -48,6 +48,7 @@ __all__ = [
     "ClaimCandidate",
     "assessor_and_campaign",
     "assessor_by_token",
+    "assessor_hold",
     "candidate",
     "give_back_slot",
     "insert_judgment",
@@ -288,6 +289,36 @@ def assessor_by_token(session: Session, token: str) -> Assessor | None:
             Assessor.token_hash == hash_token(token), Assessor.revoked_at.is_(None)
         )
     ).one_or_none()
+
+
+@dataclass(frozen=True)
+class AssessorHold:
+    """Why an assessor is handed no pairs: their judgments are set aside, or they are paused
+    (with what they are told)."""
+
+    set_aside: bool
+    paused: bool
+    pause_reason: str | None
+
+    @property
+    def held(self) -> bool:
+        return self.set_aside or self.paused
+
+
+_HOLD = select(Assessor.set_aside_at, Assessor.paused_at, Assessor.pause_reason).where(
+    Assessor.id == bindparam("assessor_id")
+)
+_HOLD_SHARED = _HOLD.with_for_update(read=True)
+
+
+def assessor_hold(session: Session, assessor_id: int, *, shared_lock: bool = False) -> AssessorHold:
+    """Whether the assessor is set aside or paused. ``shared_lock`` (Postgres: FOR SHARE)
+    waits for an organizer's change of the assessor in flight, and makes it wait: a submit
+    takes it after its pair's row, so that a judgment is either seen by a set-aside or
+    refused after it."""
+    statement = _HOLD_SHARED if shared_lock else _HOLD
+    row = _run(session, statement, {"assessor_id": assessor_id}).one()
+    return AssessorHold(row.set_aside_at is not None, row.paused_at is not None, row.pause_reason)
 
 
 # NO KEY UPDATE: does not conflict with the key-share locks that inserting a lease or a plan

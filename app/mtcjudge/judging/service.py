@@ -48,6 +48,12 @@ HISTORY_SIZE = 10
 LOCALITY = 0.5
 #: candidates tried before giving up on a claim (each lost race skips one pair)
 MAX_CLAIM_ATTEMPTS = 16
+#: what an assessor whose judging an organizer paused (or set aside) is told, when the
+#: organizer gave no message of their own
+HELD_MESSAGE = (
+    "Thank you for your help so far. We have paused your judging for now; the organizers "
+    "will be in touch."
+)
 
 
 @dataclass(frozen=True)
@@ -143,6 +149,12 @@ def next_pair(session: Session, token: str) -> NextPair:
     closed = _closed_message(context.status)
     if closed is not None:
         return NextPair("done", None, False, prog, closed)
+    hold = repository.assessor_hold(session, context.assessor_id)
+    if hold.held:  # set aside or paused by the organizers: no pair, a kind word
+        if context.lease is not None:  # taken in a race with the organizer: given back
+            repository.lock_pair(session, context.lease.pair_id)
+            repository.release_lease(session, context.lease, "released")
+        return NextPair("done", None, False, prog, hold.pause_reason or HELD_MESSAGE)
     previous_query = context.last_query
     current = context.lease
     if current is not None and current.expires_at > now:
@@ -300,6 +312,10 @@ def submit_judgment(
         raise PairNotLeased("this pair is not leased to you: load the next pair")
     pair = repository.lock_pair(session, lease.pair_id)
     _refuse_unplayable(session, pair.id)
+    # after the pair's row, as an organizer setting the assessor aside locks them: either
+    # the set-aside sees this judgment, or this submission sees the set-aside
+    if repository.assessor_hold(session, context.assessor_id, shared_lock=True).set_aside:
+        raise Conflict(HELD_MESSAGE)
     # under the pair's lock the lease's state cannot change any more
     state, expires_at = repository.lease_state(session, lease.id)
     now = utcnow()

@@ -238,6 +238,20 @@ def _unsaved_audit(plan: _CampaignPlan) -> list[int]:
     ]
 
 
+def _unjudged(
+    plan: _CampaignPlan,
+    moved: dict[int, tuple[int, int, int]],
+    fresh: dict[tuple[int, int], float],
+) -> bool:
+    """Whether a pair the engine holds as judged has no counted judgment any more."""
+    judged = plan.state.engine.judged
+    index = plan.state.pair_index
+    return any(
+        (q, d) not in fresh and (q, d) in index and bool(judged[index[(q, d)]])
+        for q, d, _ in moved.values()
+    )
+
+
 def plan_in_session(session: Session, campaign: Campaign, *, plan_size: int = PLAN_SIZE) -> None:
     """Plan ``campaign`` in the caller's transaction, after its collection changed (systems
     added): the plan, the figures the judging pages read (whether judging can stop) and the
@@ -329,6 +343,13 @@ def plan_campaign(
             )
             for pid, (_, _, n) in moved.items():
                 cached.seen[pid] = n
+            if _unjudged(cached, moved, fresh):
+                # a pair's every judgment was set aside: the engine cannot forget a
+                # judgment, so it is rebuilt from the rows (rare: an organizer's action)
+                cached = _new_plan(session, campaign)
+                cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
+                fresh = {}
+                rebuilt = True
         landed = cached.projection_landed()
         idle = (
             not rebuilt

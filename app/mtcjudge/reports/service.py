@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 from sqlalchemy.orm import Session
 
 from mtcjudge.campaigns import service as campaigns
+from mtcjudge.campaigns.assessors import assessor_overview
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository as export_repository
 from mtcjudge.exports.formats import MEASURE_DEFINITIONS
@@ -248,10 +249,12 @@ def _judgment_summaries(
     imported = 0
     for row in export_repository.judgment_rows(session, campaign.id):
         pair = (row.query, row.document)
-        if row.broad is not None:
-            values["broad"][pair].append(float(row.broad))
-        if row.fine is not None:
-            values["fine"][pair].append(float(row.fine))
+        # the agreement is over the judgments that count: not quality trials, not set aside
+        if row.kind == "pool" and not row.set_aside:
+            if row.broad is not None:
+                values["broad"][pair].append(float(row.broad))
+            if row.fine is not None:
+                values["fine"][pair].append(float(row.fine))
         if row.assessor_id is None or row.assessor_id not in per_assessor:
             imported += 1
             continue
@@ -268,9 +271,12 @@ def _judgment_summaries(
             summary["query_ms"].append(float(row.query_listen_ms))
         if row.candidate_listen_ms is not None:
             summary["candidate_ms"].append(float(row.candidate_listen_ms))
+    overview = {o.id: o for o in assessor_overview(session, campaign)}
     assessors = []
     for assessor_id, pseudonym in pseudonyms.items():
         s = per_assessor[assessor_id]
+        o = overview[assessor_id]
+        r = o.reliability
         listened = math.fsum(s["query_ms"]) + math.fsum(s["candidate_ms"])
         assessors.append(
             {
@@ -284,6 +290,18 @@ def _judgment_summaries(
                 "median_query_listen_ms": _median(s["query_ms"]),
                 "median_candidate_listen_ms": _median(s["candidate_ms"]),
                 "total_listen_seconds": round(listened / 1000.0, 3),
+                "counted_judgments": o.judgments,
+                "set_aside_judgments": o.set_aside_judgments,
+                "quality_trials": o.quality_trials,
+                "set_aside": o.set_aside,
+                "paused": o.paused,
+                "reliability": {
+                    "assessed": r.assessed,
+                    "flagged": r.flagged,
+                    "reasons": list(r.reasons),
+                    "metrics": dict(r.metrics),
+                    "computed_at": None if r.computed_at is None else r.computed_at.isoformat(),
+                },
             }
         )
     return {"assessors": assessors, "imported_judgments": imported}, values

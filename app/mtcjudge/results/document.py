@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from mtcjudge.campaigns.assessors import NOT_ASSESSED, ReliabilityView
 from mtcjudge.models import Campaign
 from mtcjudge.mtc.projection import Projection
 from mtcjudge.mtc.significance import Outcome
@@ -163,8 +164,8 @@ class TrajectoryEntry:
 
 @dataclass(frozen=True)
 class AssessorSummary:
-    """One assessor, by pseudonym (A1, A2, ... in the order they were invited): judged
-    pairs, median seconds from being handed a pair to judging it and median listening
+    """One assessor, by pseudonym (A1, A2, ... in the order they were invited): judgments
+    (every kind), median seconds from being handed a pair to judging it and median listening
     time (query and candidate) over their latest judgments, last activity (a pair handed
     out or a judgment, UTC), and the pair they hold now, if any."""
 
@@ -176,6 +177,17 @@ class AssessorSummary:
     live_lease: bool
     lease_expires_at: datetime | None
     revoked: bool
+    # what organizers act on (:mod:`mtcjudge.campaigns.assessors`): the assessor's id for
+    # the actions, their pool judgments counted and set aside, their hidden quality trials,
+    # whether they are set aside or paused, and what the planner concluded about them
+    id: int = 0
+    counted_judgments: int = 0
+    set_aside_judgments: int = 0
+    quality_trials: int = 0
+    set_aside: bool = False
+    paused: bool = False
+    pause_reason: str | None = None
+    reliability: ReliabilityView = NOT_ASSESSED
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.campaigns import service
+from mtcjudge.campaigns.assessors import AssessorOverview, assessor_overview
 from mtcjudge.db import session_scope
 from mtcjudge.errors import InvalidInput
 from mtcjudge.models import Campaign, utcnow
@@ -127,7 +128,8 @@ def read_snapshot(
         unplayable_clips=unplayable_clips(session, campaign.id),
         trajectory=_trajectory(repository.trajectory(session, campaign.id)) if driving else [],
         assessors=_assessors(
-            repository.assessor_activity(session, campaign.id, now, recent=RECENT_JUDGMENTS)
+            repository.assessor_activity(session, campaign.id, now, recent=RECENT_JUDGMENTS),
+            assessor_overview(session, campaign),
         ),
     )
 
@@ -203,24 +205,40 @@ def _trajectory(points: Sequence[tuple[int, float, int]]) -> list[TrajectoryEntr
     return [TrajectoryEntry(n, c, s) for n, c, s in points]
 
 
-def _assessors(activity: Sequence[repository.AssessorActivity]) -> list[AssessorSummary]:
+def _assessors(
+    activity: Sequence[repository.AssessorActivity], overview: Sequence[AssessorOverview]
+) -> list[AssessorSummary]:
+    shown = {o.id: o for o in overview}
     return [
-        AssessorSummary(
-            pseudonym=f"A{position}",
-            judged=a.judged,
-            median_seconds_per_judgment=round(statistics.median(a.recent_seconds), 1)
-            if a.recent_seconds
-            else None,
-            median_listen_ms=float(statistics.median(a.recent_listen_ms))
-            if a.recent_listen_ms
-            else None,
-            last_active=a.last_active,
-            live_lease=a.lease_expires_at is not None,
-            lease_expires_at=a.lease_expires_at,
-            revoked=a.revoked,
-        )
+        _summary(position, a, shown[a.assessor_id])
         for position, a in enumerate(activity, start=1)
+        if a.assessor_id in shown
     ]
+
+
+def _summary(position: int, a: repository.AssessorActivity, o: AssessorOverview) -> AssessorSummary:
+    return AssessorSummary(
+        pseudonym=f"A{position}",
+        judged=a.judged,
+        median_seconds_per_judgment=round(statistics.median(a.recent_seconds), 1)
+        if a.recent_seconds
+        else None,
+        median_listen_ms=float(statistics.median(a.recent_listen_ms))
+        if a.recent_listen_ms
+        else None,
+        last_active=a.last_active,
+        live_lease=a.lease_expires_at is not None,
+        lease_expires_at=a.lease_expires_at,
+        revoked=a.revoked,
+        id=a.assessor_id,
+        counted_judgments=o.judgments,
+        set_aside_judgments=o.set_aside_judgments,
+        quality_trials=o.quality_trials,
+        set_aside=o.set_aside,
+        paused=o.paused,
+        pause_reason=o.pause_reason,
+        reliability=o.reliability,
+    )
 
 
 class _OnDemand:

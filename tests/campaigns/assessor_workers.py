@@ -1,0 +1,122 @@
+"""Worker processes for the concurrency tests of setting assessors aside: each has its own
+engine and connections, as a server process would, and runs organizer or judging calls on
+command, released together by a barrier (processes: a lock inside one process cannot make
+these tests pass)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import uuid
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Barrier
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from mtcjudge import audit
+from mtcjudge.campaigns import assessors
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+from mtcjudge.errors import DomainError
+from mtcjudge.judging import service
+from mtcjudge.models import Campaign
+
+Factory = sessionmaker[Session]
+
+
+def op_set_aside(factory: Factory, campaign_id: int, assessor_id: int) -> tuple[int, int]:
+    with session_scope(factory) as session:
+        campaign = session.get_one(Campaign, campaign_id)
+        report = assessors.set_aside(session, campaign, assessor_id, audit.Actor("worker"))
+        return report.set_aside, report.already
+
+
+def op_bring_back(factory: Factory, campaign_id: int, assessor_id: int) -> tuple[int, int]:
+    with session_scope(factory) as session:
+        campaign = session.get_one(Campaign, campaign_id)
+        report = assessors.bring_back(session, campaign, assessor_id, audit.Actor("worker"))
+        return report.brought_back, report.stayed_aside
+
+
+def op_submit(factory: Factory, token: str, lease_id: int) -> int:
+    with session_scope(factory) as session:
+        judgment, _ = service.submit_judgment(
+            session, token, lease_id=lease_id, broad=1, fine=50.0, client_id=str(uuid.uuid4())
+        )
+        return int(judgment.id)
+
+
+def op_judge_loop(factory: Factory, token: str, rounds: int) -> int:
+    """next → submit up to ``rounds`` times; the judgments stored."""
+    done = 0
+    for _ in range(rounds):
+        with session_scope(factory) as session:
+            result = service.next_pair(session, token)
+            lease_id = None if result.lease is None else result.lease.id
+        if lease_id is None:
+            break
+        try:
+            op_submit(factory, token, lease_id)
+            done += 1
+        except DomainError:
+            continue
+    return done
+
+
+OPS: dict[str, Callable[..., Any]] = {
+    "set_aside": op_set_aside,
+    "bring_back": op_bring_back,
+    "submit": op_submit,
+    "judge_loop": op_judge_loop,
+}
+
+
+def _serve(url: str, conn: Connection, barrier: Barrier) -> None:
+    engine = make_engine(url)
+    factory = make_sessionmaker(engine)
+    try:
+        while True:
+            message = conn.recv()
+            if message is None:
+                return
+            name, args = message
+            barrier.wait()
+            try:
+                conn.send(("ok", OPS[name](factory, *args)))
+            except DomainError as exc:
+                conn.send(("error", exc.status))
+            except Exception as exc:  # reported to the test, which fails on it
+                conn.send(("exception", repr(exc)))
+    finally:
+        engine.dispose()
+
+
+class Workers:
+    """``n`` processes on one database; :meth:`run` gives each a call and starts them together."""
+
+    def __init__(self, url: str, n: int) -> None:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload([__name__])
+        self.barrier = ctx.Barrier(n)
+        self.conns: list[Connection] = []
+        self.procs = []
+        for _ in range(n):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(url, child, self.barrier), daemon=True)
+            proc.start()
+            self.conns.append(parent)
+            self.procs.append(proc)
+
+    def run(self, calls: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, Any]]:
+        assert len(calls) == len(self.conns)
+        for conn, call in zip(self.conns, calls, strict=True):
+            conn.send(call)
+        return [conn.recv() for conn in self.conns]
+
+    def close(self) -> None:
+        for conn in self.conns:
+            conn.send(None)
+        for proc in self.procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.kill()
