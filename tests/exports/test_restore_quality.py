@@ -30,7 +30,7 @@ from mtcjudge.models import (
     Query,
     counted_judgment,
 )
-from tests.factories import make_campaign
+from tests.factories import TEST_AUDIO, make_campaign
 
 T1 = datetime(2026, 11, 24, 9, 0, 0, tzinfo=UTC)
 ACTOR = audit.Actor("tester")
@@ -230,7 +230,9 @@ def test_every_new_column_round_trips(db_session) -> None:
 
     db_session.execute(delete(Campaign).where(Campaign.id == campaign.id))
     db_session.commit()
-    restored, _report = restore_campaign(db_session, open_bundle(io.BytesIO(first), "b.zip"))
+    restored, _report = restore_campaign(
+        db_session, open_bundle(io.BytesIO(first), "b.zip"), audio_dir=TEST_AUDIO / "synthetic-5"
+    )
     db_session.commit()
     assert snapshot(db_session, restored.id) == before
     assert bundle_of(db_session, slug) == first

@@ -635,6 +635,8 @@ def test_the_automatic_pause_is_a_setting(
         "target": "0.95",
         "lease_minutes": "10",
         "judgments_per_pair": "1",
+        "listen_seconds": "5",
+        "quality_rate": "0.1",
         "auto_pause": "yes",
     }
     answer = signed_in.post("/campaigns/m/manage/settings", data=values, follow_redirects=False)
