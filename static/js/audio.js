@@ -8,6 +8,8 @@
 // sound is rendered. The CSP (default-src 'self') would block a blob: URL in an <audio>
 // element, and the browser-made sounds need no URL at all.
 
+import { ApiError, fetchBytes } from "./lib.js";
+
 /** The loudness every clip is brought to (LUFS), and the test sound plays at. */
 export const TARGET_LUFS = -20;
 /** The most a quiet clip is raised (dB): beyond it a clip's noise would be raised too. */
@@ -43,15 +45,15 @@ export async function resumeAudio() {
 
 /** Fetch a clip (the URL the API gave, as it is) and decode it at the context's rate. */
 export async function fetchClip(url, signal) {
-  let response;
+  let data;
   try {
-    response = await fetch(url, { credentials: "same-origin", signal });
+    data = await fetchBytes(url, { signal });
   } catch (error) {
     if (error.name === "AbortError") throw error;
-    throw new Error("The clip could not be downloaded.");
+    if (error instanceof ApiError)
+      throw new Error(`The clip could not be downloaded (the server answered ${error.status}).`);
+    throw new Error("The clip could not be downloaded: check your connection.");
   }
-  if (!response.ok) throw new Error(`The clip could not be downloaded (the server answered ${response.status}).`);
-  const data = await response.arrayBuffer();
   try {
     return await audioContext().decodeAudioData(data);
   } catch {

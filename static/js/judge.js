@@ -539,8 +539,8 @@ class ClipPlayer {
     const gap = Math.max(1, Math.round(devicePixelRatio));
     const columns = Math.floor(width / (bar + gap));
     const middle = height / 2;
-    const playedColor = cssColor(this.element, "--wave-played");
-    const restColor = cssColor(this.element, "--wave-rest");
+    const playedColor = cssColor(this.wave, "--wave-played");
+    const restColor = cssColor(this.wave, "--wave-rest");
     const peaks = this.peaks;
     let top = 0;
     if (peaks) for (const p of peaks) top = Math.max(top, p);
@@ -820,6 +820,12 @@ function restFocus() {
   $(`[data-panel="${root.dataset.state}"] h1`)?.focus({ preventScroll: true });
 }
 
+/** 5 -> "5 s", 2.5 -> "2.5 s" (the rule's seconds, rounded up to a tenth). */
+function formatSeconds(seconds) {
+  const tenths = Math.ceil(seconds * 10 - 1e-6) / 10;
+  return `${Number.isInteger(tenths) ? tenths : tenths.toFixed(1)} s`;
+}
+
 /** "a", "a and b", "a, b and c". */
 function joinAnd(parts) {
   return parts.length < 2 ? parts.join("") : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
@@ -832,11 +838,9 @@ function unheardClips() {
 }
 
 function listeningNeed(unheard) {
-  const seconds = unheard.map((player) => Math.ceil(player.required()));
-  if (unheard.length === 2 && seconds[0] === seconds[1]) {
-    return `listen to both clips for at least ${seconds[0]} seconds each`;
-  }
-  return `listen to ${joinAnd(unheard.map((player, i) => `the ${player.label} for at least ${seconds[i]} seconds`))}`;
+  const seconds = unheard.map((player) => formatSeconds(player.required()));
+  if (unheard.length === 2 && seconds[0] === seconds[1]) return `listen to both clips for ${seconds[0]} each`;
+  return `listen to ${joinAnd(unheard.map((player, i) => `the ${player.label} for ${seconds[i]}`))}`;
 }
 
 function updateSubmitState() {
@@ -851,9 +855,9 @@ function updateSubmitState() {
   else {
     const needs = [];
     if (unheard.length > 0) needs.push(listeningNeed(unheard));
-    if (broad === null) needs.push("choose a BROAD category (1, 2 or 3)");
-    if (fine === null) needs.push("set the FINE score (click the bar or press ← →)");
-    hint = `To submit, ${joinAnd(needs)}.`;
+    if (broad === null) needs.push("choose BROAD");
+    if (fine === null) needs.push("set FINE");
+    hint = `To submit: ${joinAnd(needs)}.`;
   }
   // the hint is a live region: only a real change is written (and so read out)
   if (submitHint.textContent !== hint) submitHint.textContent = hint;
