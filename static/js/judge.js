@@ -293,6 +293,7 @@ class ClipPlayer {
       }
       return;
     }
+    if (this.playing) return;
     for (const other of allPlayers) if (other !== this) other.pause();
     let from = this.position;
     if (from >= this.duration - 0.01) from = 0;
@@ -385,8 +386,10 @@ class ClipPlayer {
     if (this.buffer === null) return;
     this.touch();
     const to = Math.max(0, Math.min(this.duration, seconds));
+    this.position = to;
     if (this.playing) {
       this.stop();
+      this.position = to;
       if (to >= this.duration) {
         this.position = to;
         this.changed();

@@ -23,7 +23,7 @@ from tests.support import serve_in_thread, write_tone
 
 TOKEN = "browser-test-token"
 QUERY_HZ = 196.0
-LOUD, QUIET = 0.25, 0.04
+LOUD, QUIET = 0.25, 0.05
 
 
 def seed(
@@ -37,8 +37,8 @@ def seed(
     """3 systems x 2 queries x k=3 over real WAV clips, one assessor who has not consented.
 
     ``listen_seconds`` is the campaign's listening rule (off by default here); clips last
-    ``clip_seconds``; with ``quiet_candidates`` the candidates are 16 dB quieter than the
-    queries (sine amplitudes 0.25 and 0.04)."""
+    ``clip_seconds``; with ``quiet_candidates`` the candidates are 14 dB quieter than the
+    queries (sine amplitudes LOUD and QUIET)."""
     engine = make_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
