@@ -881,7 +881,7 @@ function applyRule(seconds) {
   main.query.requiredSeconds = seconds;
   main.candidate.requiredSeconds = seconds;
   listenRule.hidden = seconds <= 0;
-  const rule = Number.isInteger(seconds) ? String(seconds) : seconds.toFixed(1);
+  const rule = String(Math.round(seconds * 100) / 100);
   listenRule.textContent =
     seconds > 0
       ? `Listen to each clip for at least ${rule} ${seconds === 1 ? "second" : "seconds"} (or to its end, ` +

@@ -150,7 +150,9 @@ def start_judging(page: Any, base_url: str, *, check: bool = True) -> None:
 def wait_ready(page: Any, prefix: str = "main") -> None:
     """Wait until both clips of the pair are decoded (and levelled)."""
     for role in ("query", "candidate"):
-        wait_until(page, f"document.querySelector('#{prefix}-{role}-player').dataset.state === 'ready'")
+        wait_until(
+            page, f"document.querySelector('#{prefix}-{role}-player').dataset.state === 'ready'"
+        )
 
 
 def player(page: Any, role: str, field: str, prefix: str = "main") -> str:
@@ -168,8 +170,10 @@ def k_weighted_loudness(frequency: float, amplitude: float, seconds: float) -> f
     envelope = np.minimum(1.0, np.minimum(t, seconds - t) * 20)
     pcm = (amplitude * envelope * np.sin(2 * np.pi * frequency * t) * 32767).astype("<i2")
     x = resample_poly(pcm / 32768, 3, 1)
-    shelf = ([1.53512485958697, -2.69169618940638, 1.19839281085285],
-             [1.0, -1.69065929318241, 0.73248077421585])
+    shelf = (
+        [1.53512485958697, -2.69169618940638, 1.19839281085285],
+        [1.0, -1.69065929318241, 0.73248077421585],
+    )
     highpass = ([1.0, -2.0, 1.0], [1.0, -1.99004745483398, 0.99007225036621])
     y = lfilter(*highpass, lfilter(*shelf, x))
     block, step = 19200, 4800

@@ -68,7 +68,9 @@ def violations(page: Any, axe_source: str) -> list[str]:
     """axe's findings on the page as it is now, one line each."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(content=axe_source)
-    found = page.evaluate("axe.run(document, {resultTypes: ['violations']}).then(r => r.violations)")
+    found = page.evaluate(
+        "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations)"
+    )
     return [
         f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:5]}"
         for v in found

@@ -26,6 +26,7 @@ from tests.web.judging_site import (
     LOUD,
     QUERY_HZ,
     QUIET,
+    TOKEN,
     LiveServer,
     k_weighted_loudness,
     player,
@@ -76,6 +77,11 @@ def test_submit_waits_for_the_listening_rule_and_enter_submits_from_a_player_but
     server = short_clips_with_a_long_rule
     errors: list[str] = []
     with chromium_page(errors, timeout_ms=10_000) as page:
+        # the welcome page states the rule
+        page.goto(f"{server.base_url}/a/{TOKEN}")
+        expect(page.locator(".welcome")).to_contain_text(
+            re.compile(r"Listen to each clip for at least\s+5\s+seconds\s+\(or to its end")
+        )
         start_judging(page, server.base_url)
         wait_ready(page)
         rule = page.locator("#listen-rule")
@@ -92,7 +98,9 @@ def test_submit_waits_for_the_listening_rule_and_enter_submits_from_a_player_but
         expect(query_line).to_have_text("Listened 0:00 of 0:02 needed")
         # Enter is refused, and the reason read out
         page.keyboard.press("Enter")
-        expect(page.locator("#announcer")).to_have_text("To submit: listen to both clips for 1.5 s each.")
+        expect(page.locator("#announcer")).to_have_text(
+            "To submit: listen to both clips for 1.5 s each."
+        )
         expect(page.locator("#assessor-judged")).to_have_text("0")
 
         # skipping ahead is not listening: seek the query to its end, nothing counts
@@ -102,8 +110,11 @@ def test_submit_waits_for_the_listening_rule_and_enter_submits_from_a_player_but
 
         # the query played to its end: heard (text, not colour only), the candidate still needed
         page.keyboard.press("q")  # from the end, play starts again at 0
-        wait_until(page, "document.querySelector('#main-query-player').dataset.playing === 'false'"
-                   " && +document.querySelector('#main-query-player').dataset.listenedMs > 0")
+        wait_until(
+            page,
+            "document.querySelector('#main-query-player').dataset.playing === 'false'"
+            " && +document.querySelector('#main-query-player').dataset.listenedMs > 0",
+        )
         expect(query_line).to_contain_text("Heard long enough")
         expect(page.locator("#main-query-player [data-role=listen-bar]")).to_have_attribute(
             "aria-valuetext", "heard long enough"
@@ -123,8 +134,10 @@ def test_submit_waits_for_the_listening_rule_and_enter_submits_from_a_player_but
         assert errors == []
 
     [judgment] = judgments(server.database_url)
-    assert judgment.query_listen_ms is not None and judgment.query_listen_ms >= 1500
-    assert judgment.candidate_listen_ms is not None and judgment.candidate_listen_ms >= 1500
+    assert judgment.query_listen_ms is not None
+    assert judgment.query_listen_ms >= 1500
+    assert judgment.candidate_listen_ms is not None
+    assert judgment.candidate_listen_ms >= 1500
 
 
 @pytest.fixture
@@ -197,7 +210,10 @@ def test_waveform_click_to_seek_seek_keys_and_loops(plain: LiveServer) -> None:
         assert player(page, "query", "loopEnd") == "4.000"
         page.keyboard.press("l")
         page.keyboard.press("b")
-        assert (player(page, "query", "loopStart"), player(page, "query", "loopEnd")) == ("1.000", "2.000")
+        assert (player(page, "query", "loopStart"), player(page, "query", "loopEnd")) == (
+            "1.000",
+            "2.000",
+        )
         loop_bar = page.locator("#main-query-player [data-role=loopbar]")
         expect(loop_bar).to_contain_text("Looping 0:01.0–0:02.0")
         page.keyboard.press("x")
@@ -210,8 +226,12 @@ def test_waveform_click_to_seek_seek_keys_and_loops(plain: LiveServer) -> None:
         page.mouse.down()
         page.mouse.move(box["x"] + box["width"] * 0.5, y, steps=5)
         page.mouse.up()
-        start, end = float(player(page, "query", "loopStart")), float(player(page, "query", "loopEnd"))
-        assert abs(start - 1.0) < 0.1 and abs(end - 2.0) < 0.1, (start, end)
+        start, end = (
+            float(player(page, "query", "loopStart")),
+            float(player(page, "query", "loopEnd")),
+        )
+        assert abs(start - 1.0) < 0.1, start
+        assert abs(end - 2.0) < 0.1, end
         expect(page.locator("#main-query-player [data-role=loop-region]")).to_be_visible()
         page.keyboard.press("q")
         # twice the loop's length later it still plays, inside the loop, and it all counts
@@ -243,8 +263,13 @@ def test_the_clips_are_levelled_to_the_same_loudness(plain: LiveServer) -> None:
             assert abs(loudness["query"] - k_weighted_loudness(QUERY_HZ, LOUD, 4.0)) < 0.05
         # the candidate is 14 dB quieter (amplitudes 0.25 and 0.05); levelled, both play at
         # -20 LUFS: the query lowered, the candidate raised within the 12 dB cap
-        assert abs((loudness["query"] - loudness["candidate"]) - 20 * math.log10(LOUD / QUIET)) < 0.5
-        assert abs(loudness["query"] + gain["query"] - (loudness["candidate"] + gain["candidate"])) < 0.01
+        assert (
+            abs((loudness["query"] - loudness["candidate"]) - 20 * math.log10(LOUD / QUIET)) < 0.5
+        )
+        assert (
+            abs(loudness["query"] + gain["query"] - (loudness["candidate"] + gain["candidate"]))
+            < 0.01
+        )
         assert abs(loudness["query"] + gain["query"] - (-20.0)) < 0.01
         assert gain["query"] < 0 < gain["candidate"] <= 12
         expect(page.locator("#levels-note")).to_have_text(
@@ -276,7 +301,9 @@ def test_volume_check_then_a_practice_pair_that_is_never_sent(
         expect(page.locator("#check-play")).to_have_attribute("aria-pressed", "true")
         expect(page.locator("#check-play")).to_have_text(re.compile("Stop the test sound"))
         # it ends by itself after 2.4 s
-        expect(page.locator("#check-play")).to_have_attribute("aria-pressed", "false", timeout=5_000)
+        expect(page.locator("#check-play")).to_have_attribute(
+            "aria-pressed", "false", timeout=5_000
+        )
         assert page.evaluate("document.querySelector('#judge').dataset.leaseId") == ""
 
         page.get_by_role("button", name="Try a practice pair first").click()
@@ -291,16 +318,24 @@ def test_volume_check_then_a_practice_pair_that_is_never_sent(
         # listen faster than real time is impossible; but the rule is the campaign's, so play
         # both clips for 5 s each
         page.keyboard.press("q")
-        wait_until(page, "+document.querySelector('#main-query-player').dataset.listenedMs >= 5000", 10)
+        wait_until(
+            page, "+document.querySelector('#main-query-player').dataset.listenedMs >= 5000", 10
+        )
         page.keyboard.press("c")
-        wait_until(page, "+document.querySelector('#main-candidate-player').dataset.listenedMs >= 5000", 10)
-        expect(page.locator("#submit-hint")).to_have_text("Ready: press Enter to finish the practice.")
+        wait_until(
+            page, "+document.querySelector('#main-candidate-player').dataset.listenedMs >= 5000", 10
+        )
+        expect(page.locator("#submit-hint")).to_have_text(
+            "Ready: press Enter to finish the practice."
+        )
         page.keyboard.press("Enter")
 
         # the first real pair, with a word that the practice was not recorded
         expect(judge).to_have_attribute("data-practice", "false")
         expect(judge).not_to_have_attribute("data-lease-id", "")
-        expect(page.locator("#pair-notice")).to_contain_text("Practice finished: nothing was recorded.")
+        expect(page.locator("#pair-notice")).to_contain_text(
+            "Practice finished: nothing was recorded."
+        )
         expect(page.locator("#practice-banner")).to_be_hidden()
         expect(page.locator("#assessor-judged")).to_have_text("0")
         assert posted == [], posted
@@ -326,12 +361,14 @@ def test_submit_is_on_screen_on_a_phone_for_every_pair(plain: LiveServer) -> Non
             page.evaluate("window.scrollTo(0, 0)")
             found = submit.bounding_box()
             assert found is not None
-            assert found["y"] >= 0 and found["y"] + found["height"] <= 844, (pair, found)
+            assert found["y"] >= 0, (pair, found)
+            assert found["y"] + found["height"] <= 844, (pair, found)
             assert page.evaluate("document.documentElement.scrollWidth") <= 390
             # the players and the first BROAD choice are on screen too
             for role in ("query", "candidate"):
                 toggle = page.locator(f"#main-{role}-player [data-action=toggle]").bounding_box()
-                assert toggle is not None and toggle["y"] + toggle["height"] <= 844
+                assert toggle is not None
+                assert toggle["y"] + toggle["height"] <= 844
             page.locator("#score-form .broad__option--2").click()
             fine = page.locator("#main-fine")
             box = fine.bounding_box()
