@@ -518,6 +518,7 @@ class ClipPlayer {
       PageUp: SEEK_BIG_STEP,
     };
     if (event.key in moves) this.seekBy(moves[event.key]);
+    else if (event.key === " ") this.toggle();
     else if (event.key === "Home") this.seek(this.loop?.start ?? 0);
     else if (event.key === "End") this.seek(this.loop?.end ?? this.duration);
     else return;
@@ -884,8 +885,8 @@ function applyRule(seconds) {
   const rule = String(Math.round(seconds * 100) / 100);
   listenRule.textContent =
     seconds > 0
-      ? `Listen to each clip for at least ${rule} ${seconds === 1 ? "second" : "seconds"} (or to its end, ` +
-        "if it is shorter) before you submit. Only playing time counts: skipping ahead does not."
+      ? `Listen to each clip for at least ${rule} ${seconds === 1 ? "second" : "seconds"} (or to its end) ` +
+        "before you submit: skipping ahead does not count."
       : "";
 }
 

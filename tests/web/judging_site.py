@@ -5,6 +5,7 @@ when ``TEST_DATABASE_URL`` is set), and the steps a volunteer takes to reach a p
 from __future__ import annotations
 
 import time
+import wave
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,12 +34,14 @@ def seed(
     listen_seconds: float = 0.0,
     clip_seconds: float = 4.0,
     quiet_candidates: bool = False,
+    notes: bool = False,
 ) -> None:
     """3 systems x 2 queries x k=3 over real WAV clips, one assessor who has not consented.
 
     ``listen_seconds`` is the campaign's listening rule (off by default here); clips last
     ``clip_seconds``; with ``quiet_candidates`` the candidates are 14 dB quieter than the
-    queries (sine amplitudes LOUD and QUIET)."""
+    queries (sine amplitudes LOUD and QUIET); with ``notes`` each clip is a run of plucked notes
+    (a waveform worth looking at) instead of a steady tone."""
     engine = make_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
@@ -61,7 +64,8 @@ def seed(
                 if external_id not in documents:
                     path = audio_dir / f"{external_id}.wav"
                     quiet = quiet_candidates and external_id.startswith("cand")
-                    write_tone(
+                    write = write_notes if notes else write_tone
+                    write(
                         path,
                         QUERY_HZ * 2 ** (len(documents) / 12),
                         seconds=clip_seconds,
@@ -101,6 +105,23 @@ def seed(
             session.add(Assessor(campaign_id=campaign.id, name="Ada", token_hash=hash_token(TOKEN)))
     finally:
         engine.dispose()
+
+
+def write_notes(path: Path, frequency: float, seconds: float, amplitude: float) -> None:
+    """Plucked notes (a tone and its octave, decaying) at an uneven rhythm, as 16-bit mono WAV."""
+    rate = 16000
+    t = np.arange(int(seconds * rate)) / rate
+    onsets = np.cumsum(np.resize([0.0, 0.5, 0.25, 0.25, 0.5, 0.75], 64))
+    since = t - onsets[np.searchsorted(onsets, t, side="right") - 1]
+    accent = 0.55 + 0.45 * np.cos(onsets[np.searchsorted(onsets, t, side="right") - 1] * 1.7) ** 2
+    envelope = accent * np.exp(-since * 5) * np.minimum(1.0, np.minimum(t, seconds - t) * 20)
+    wave_ = np.sin(2 * np.pi * frequency * t) + 0.3 * np.sin(4 * np.pi * frequency * t)
+    samples = (amplitude * envelope * wave_ / 1.3 * 32767).astype("<i2")
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(samples.tobytes())
 
 
 @dataclass

@@ -35,9 +35,17 @@ def live_server(empty_database_url: str, tmp_path: Path) -> Iterator[LiveServer]
         yield server
 
 
-def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
+@pytest.fixture
+def with_rule(empty_database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
+    """A 2-second listening rule, 4-second clips of notes."""
+    with serve(empty_database_url, tmp_path, notes=True, listen_seconds=2.0) as server:
+        yield server
+
+
+def test_judge_a_pair_with_the_keyboard(with_rule: LiveServer) -> None:
     from playwright.sync_api import expect
 
+    live_server = with_rule
     errors: list[str] = []
     with chromium_page(errors, timeout_ms=10_000) as page:
         # welcome, consent, the volume check
@@ -58,9 +66,9 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
         query_audio = "document.querySelector('#main-query-player').dataset"
         candidate_audio = "document.querySelector('#main-candidate-player').dataset"
         page.keyboard.press("q")
-        wait_until(page, f"{query_audio}.position > 0.3")
+        wait_until(page, f"{query_audio}.position > 2.1")
         page.keyboard.press("c")
-        wait_until(page, f"{candidate_audio}.position > 0.3")
+        wait_until(page, f"{candidate_audio}.position > 2.1")
         assert page.evaluate(f"{query_audio}.playing") == "false"
         expect(page.locator("#main-query-player")).not_to_have_class(re.compile("is-playing"))
         expect(page.locator("#main-candidate-player")).to_have_class(re.compile("is-playing"))
@@ -100,9 +108,18 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
             page.keyboard.press("2")
             for key in ("ArrowRight", "Shift+ArrowRight", "ArrowRight", "ArrowRight"):
                 page.keyboard.press(key)
+            # and a loop on the candidate, dragged across its waveform
+            wave = page.locator("#main-candidate-player [data-role=wave]").bounding_box()
+            assert wave is not None
+            y = wave["y"] + wave["height"] / 2
+            page.mouse.move(wave["x"] + wave["width"] * 0.3, y)
+            page.mouse.down()
+            page.mouse.move(wave["x"] + wave["width"] * 0.62, y, steps=5)
+            page.mouse.up()
             page.keyboard.press("c")
-            wait_until(page, f"{candidate_audio}.position > 1.1")
+            wait_until(page, f"{candidate_audio}.position > 1.6")
             page.mouse.move(0, 0)
+            page.set_viewport_size({"width": 1280, "height": 900})
             page.screenshot(path=str(SCREENSHOT))
         assert errors == []
 

@@ -86,7 +86,10 @@ def test_submit_waits_for_the_listening_rule_and_enter_submits_from_a_player_but
         wait_ready(page)
         rule = page.locator("#listen-rule")
         expect(rule).to_be_visible()
-        expect(rule).to_contain_text("at least 5 seconds (or to its end, if it is shorter)")
+        expect(rule).to_have_text(
+            "Listen to each clip for at least 5 seconds (or to its end) before you submit: "
+            "skipping ahead does not count."
+        )
         hint = page.locator("#submit-hint")
         submit = page.locator("#submit-button")
 
