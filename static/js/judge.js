@@ -827,7 +827,7 @@ function restFocus() {
 /** 5 -> "5 s", 2.5 -> "2.5 s" (the rule's seconds, rounded up to a tenth). */
 function formatSeconds(seconds) {
   const tenths = Math.ceil(seconds * 10 - 1e-6) / 10;
-  return `${Number.isInteger(tenths) ? tenths : tenths.toFixed(1)} s`;
+  return `${Number.isInteger(tenths) ? tenths : tenths.toFixed(1)}\u00a0s`;
 }
 
 /** "a", "a and b", "a, b and c". */
