@@ -850,11 +850,15 @@ function listeningNeed(unheard) {
 function updateSubmitState() {
   const { broad, fine, complete } = main.form;
   const unheard = unheardClips();
-  const ready = complete && unheard.length === 0;
+  const broken = current !== null && [main.query, main.candidate].some((p) => p.element.dataset.state === "error");
+  const ready = complete && unheard.length === 0 && !broken;
   submitButton.disabled = !ready || submitting;
   let hint;
   if (submitting) hint = "Saving…";
-  else if (ready)
+  else if (broken) {
+    hint =
+      "A clip of this pair did not load, so it cannot be judged. Please tell the organizer; Take a break gives the pair back.";
+  } else if (ready)
     hint = current?.practice ? "Ready: press Enter to finish the practice." : "Ready: press Enter to submit.";
   else {
     const needs = [];
@@ -1161,7 +1165,8 @@ async function postJudgment(body) {
 
 async function submitJudgment() {
   if (submitting || current === null) return;
-  if (!main.form.complete || unheardClips().length > 0) {
+  updateSubmitState(); // a clip may have reached the rule since the last tick
+  if (submitButton.disabled) {
     submitHint.classList.remove("is-nudged");
     void submitHint.offsetWidth; // restart the highlight animation
     submitHint.classList.add("is-nudged");

@@ -251,6 +251,34 @@ def test_waveform_click_to_seek_seek_keys_and_loops(plain: LiveServer) -> None:
         assert errors == []
 
 
+def test_a_pair_whose_clip_does_not_load_cannot_be_submitted(plain: LiveServer) -> None:
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    with chromium_page(errors, timeout_ms=10_000) as page:
+        start_judging(page, plain.base_url, check=False)
+        # the pair the page is about to get (the API hands the same lease again); its
+        # candidate clip answers 404
+        pair = page.request.get(f"{plain.base_url}/api/a/{TOKEN}/next").json()["pair"]
+        candidate = plain.base_url + pair["candidate"]["audio_url"]
+        page.route(candidate, lambda route: route.fulfill(status=404, body="gone"))
+        page.get_by_role("button", name="Yes, start judging").click()
+        expect(page.locator("#main-candidate-player")).to_have_attribute("data-state", "error")
+        expect(page.locator("#main-candidate-player [data-role=status]")).to_have_text(
+            "The clip could not be downloaded (the server answered 404). Please tell the organizer."
+        )
+        # no listening rule here, the scores are set: still no Submit, and the hint says why
+        score(page)
+        expect(page.locator("#submit-button")).to_be_disabled()
+        expect(page.locator("#submit-hint")).to_contain_text(
+            "A clip of this pair did not load, so it cannot be judged."
+        )
+        page.keyboard.press("Enter")
+        expect(page.locator("#assessor-judged")).to_have_text("0")
+        assert errors == []
+    assert judgments(plain.database_url) == []
+
+
 def test_the_clips_are_levelled_to_the_same_loudness(plain: LiveServer) -> None:
     from playwright.sync_api import expect
 
