@@ -657,7 +657,7 @@ function levelPair(context, note = null) {
   });
   if (!note) return;
   if (!matched) {
-    note.textContent = "One clip could not be measured: its volume is left as it is.";
+    note.textContent = "One clip could not be measured (silent or not loaded): its volume is left as it is.";
   } else if (target < TARGET_LUFS - 1) {
     note.textContent =
       `Both clips play at the same loudness, ${Math.round(TARGET_LUFS - target)} dB quieter than ` +

@@ -34,14 +34,16 @@ def seed(
     listen_seconds: float = 0.0,
     clip_seconds: float = 4.0,
     quiet_candidates: bool = False,
+    candidate_amplitude: float | None = None,
     notes: bool = False,
 ) -> None:
     """3 systems x 2 queries x k=3 over real WAV clips, one assessor who has not consented.
 
     ``listen_seconds`` is the campaign's listening rule (off by default here); clips last
     ``clip_seconds``; with ``quiet_candidates`` the candidates are 14 dB quieter than the
-    queries (sine amplitudes LOUD and QUIET); with ``notes`` each clip is a run of plucked notes
-    (a waveform worth looking at) instead of a steady tone."""
+    queries (sine amplitudes LOUD and QUIET); ``candidate_amplitude`` sets theirs; with
+    ``notes`` each clip is a run of plucked notes (a waveform worth looking at) instead of a
+    steady tone."""
     engine = make_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
@@ -69,7 +71,13 @@ def seed(
                         path,
                         QUERY_HZ * 2 ** (len(documents) / 12),
                         seconds=clip_seconds,
-                        amplitude=QUIET if quiet else LOUD,
+                        amplitude=(
+                            candidate_amplitude
+                            if candidate_amplitude is not None and external_id.startswith("cand")
+                            else QUIET
+                            if quiet
+                            else LOUD
+                        ),
                     )
                     documents[external_id] = Document(
                         campaign_id=campaign.id,

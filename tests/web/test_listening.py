@@ -312,6 +312,37 @@ def test_the_clips_are_levelled_to_the_same_loudness(plain: LiveServer) -> None:
         assert errors == []
 
 
+@pytest.fixture
+def very_quiet_candidates(empty_database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
+    """Candidates about 34 dB below the queries (sine amplitude 0.005): more than the 12 dB a
+    clip may be raised."""
+    with serve(empty_database_url, tmp_path, candidate_amplitude=0.005) as server:
+        yield server
+
+
+def test_a_very_quiet_clip_is_raised_12_db_and_the_other_lowered_to_match(
+    very_quiet_candidates: LiveServer,
+) -> None:
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    with chromium_page(errors, timeout_ms=10_000) as page:
+        start_judging(page, very_quiet_candidates.base_url)
+        wait_ready(page)
+        loudness = {r: float(player(page, r, "loudness")) for r in ("query", "candidate")}
+        gain = {r: float(player(page, r, "gainDb")) for r in ("query", "candidate")}
+        assert loudness["candidate"] < -20 - 12
+        # the candidate gets the cap, the query comes down to the same loudness
+        assert abs(gain["candidate"] - 12.0) < 1e-6
+        target = loudness["candidate"] + 12.0
+        assert abs(loudness["query"] + gain["query"] - target) < 0.01
+        expect(page.locator("#levels-note")).to_have_text(
+            f"Both clips play at the same loudness, {round(-20 - target)} dB quieter than the "
+            "test sound so that the quieter recording is not distorted."
+        )
+        assert errors == []
+
+
 def test_volume_check_then_a_practice_pair_that_is_never_sent(
     short_clips_with_a_long_rule: LiveServer,
 ) -> None:
