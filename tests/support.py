@@ -54,11 +54,13 @@ def empty_database(directory: Path, name: str) -> Iterator[str]:
         admin.dispose()
 
 
-def write_tone(path: Path, frequency: float, seconds: float = 4.0, rate: int = 16000) -> None:
+def write_tone(
+    path: Path, frequency: float, seconds: float = 4.0, rate: int = 16000, amplitude: float = 0.25
+) -> None:
     """A sine tone as 16-bit mono WAV, faded at both ends so it does not click."""
     t = np.arange(int(seconds * rate)) / rate
     envelope = np.minimum(1.0, np.minimum(t, seconds - t) * 20)
-    samples = (0.25 * envelope * np.sin(2 * np.pi * frequency * t) * 32767).astype("<i2")
+    samples = (amplitude * envelope * np.sin(2 * np.pi * frequency * t) * 32767).astype("<i2")
     with wave.open(str(path), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)

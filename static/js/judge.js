@@ -2,6 +2,17 @@
 // Blind by design: it only ever shows what the API sends (audio URLs, durations, the
 // assessor's own scores and campaign-wide counts), never systems, ranks or document ids.
 
+import {
+  audioContext,
+  fetchClip,
+  levelGains,
+  measureLoudness,
+  measurePeaks,
+  practiceClips,
+  resumeAudio,
+  TARGET_LUFS,
+  testSound,
+} from "./audio.js";
 import { $, $$, ApiError, el, NetworkError, api as send } from "./lib.js";
 
 const root = $("#judge");
@@ -22,8 +33,15 @@ const BROAD_LABELS = Object.fromEntries(
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const numberFormat = new Intl.NumberFormat();
 
-function formatTime(seconds) {
-  const whole = Number.isFinite(seconds) && seconds > 0 ? Math.floor(seconds) : 0;
+/** 83.4 -> "1:23" (or "1:23.4" when `precise`). */
+function formatTime(seconds, precise = false) {
+  const value = Number.isFinite(seconds) && seconds > 0 ? seconds : 0;
+  if (precise) {
+    const tenths = Math.round(value * 10);
+    const whole = Math.floor(tenths / 10);
+    return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}.${tenths % 10}`;
+  }
+  const whole = Math.floor(value);
   return `${Math.floor(whole / 60)}:${String(whole % 60).padStart(2, "0")}`;
 }
 
@@ -81,41 +99,46 @@ function api(method, path, body) {
 // ---------------------------------------------------------------- audio players
 
 const allPlayers = new Set();
+const SEEK_STEP = 1; // seconds, ← → on a waveform and J L
+const SEEK_BIG_STEP = 5; // seconds, with Shift, and Page Up / Page Down
+const MIN_LOOP = 0.25; // seconds: a shorter drag is a click
+const DRAG_PIXELS = 6;
 
+function cssColor(element, name) {
+  return getComputedStyle(element).getPropertyValue(name).trim() || "#888";
+}
+
+/**
+ * One clip: decoded from its URL (or made in the browser), played through a GainNode that
+ * levels it, drawn as a waveform that is also its seek bar (a slider in seconds), with an
+ * optional loop region. `listened()` is the time sound was actually rendered (the audio
+ * clock while playing: seeking adds nothing, a loop counts each time it plays).
+ */
 class ClipPlayer {
-  constructor(element) {
+  constructor(element, { onChange } = {}) {
     this.element = element;
+    this.onChange = onChange;
     this.label = $(".player__label", element).textContent.trim().toLowerCase();
-    this.audio = $("audio", element);
     this.toggleButton = $('[data-action="toggle"]', element);
     this.restartButton = $('[data-action="restart"]', element);
-    this.seek = $('[data-role="seek"]', element);
+    this.wave = $('[data-role="wave"]', element);
+    this.canvas = $('[data-role="canvas"]', element);
+    this.playhead = $('[data-role="playhead"]', element);
+    this.loopRegion = $('[data-role="loop-region"]', element);
+    this.loopBar = $('[data-role="loopbar"]', element);
+    this.loopLabel = $('[data-role="loop-label"]', element);
     this.elapsedText = $('[data-role="elapsed"]', element);
     this.durationText = $('[data-role="duration"]', element);
-    this.listenedText = $('[data-role="listened"]', element);
+    this.listenedLine = $('[data-role="listened-line"]', element);
+    this.listenBar = $('[data-role="listen-bar"]', element);
+    this.listenFill = $('[data-role="listen-fill"]', element);
+    this.levelText = $('[data-role="level"]', element);
     this.statusText = $('[data-role="status"]', element);
-    this.listenedMs = 0;
-    this.playingSince = null;
-    this.fallbackDuration = 0;
-    this.scrubbing = false;
+    this.gain = null;
+    this.requiredSeconds = 0;
+    this.touchedAt = 0;
+    this.reset();
     allPlayers.add(this);
-
-    const audio = this.audio;
-    audio.addEventListener("play", () => {
-      for (const other of allPlayers) if (other !== this) other.pause();
-      this.render();
-    });
-    audio.addEventListener("playing", () => this.startClock());
-    for (const type of ["pause", "ended", "waiting", "emptied", "error"]) {
-      audio.addEventListener(type, () => this.stopClock());
-    }
-    for (const type of ["timeupdate", "durationchange", "loadedmetadata", "seeked"]) {
-      audio.addEventListener(type, () => this.render());
-    }
-    audio.addEventListener("canplay", () => this.setStatus(""));
-    audio.addEventListener("error", () => {
-      if (audio.getAttribute("src")) this.setStatus("This clip could not be loaded.");
-    });
 
     this.toggleButton.addEventListener("click", () => {
       this.toggle();
@@ -125,119 +148,522 @@ class ClipPlayer {
       this.restart();
       releaseFocusAfterPointer(this.restartButton);
     });
-    this.seek.addEventListener("input", () => {
-      this.scrubbing = true;
-      const duration = this.duration;
-      if (duration > 0) audio.currentTime = (Number(this.seek.value) / 1000) * duration;
+    $('[data-action="clear-loop"]', element).addEventListener("click", (event) => {
+      this.clearLoop();
+      if (event.detail > 0) restFocus();
+      else this.wave.focus();
+    });
+    this.wave.addEventListener("keydown", (event) => this.onWaveKey(event));
+    this.wave.addEventListener("pointerdown", (event) => this.onPointerDown(event));
+    this.wave.addEventListener("pointermove", (event) => this.onPointerMove(event));
+    this.wave.addEventListener("pointerup", (event) => this.onPointerUp(event));
+    this.wave.addEventListener("pointercancel", () => {
+      this.drag = null;
       this.render();
     });
-    this.seek.addEventListener("change", () => {
-      this.scrubbing = false;
-      releaseFocusAfterPointer(this.seek);
-    });
+    this.wave.addEventListener("focus", () => this.touch());
+    new ResizeObserver(() => this.draw()).observe(this.wave);
+  }
+
+  reset() {
+    this.buffer = null;
+    this.source = null;
+    this.playing = false;
+    this.startedAt = 0; // the audio clock when the current source started
+    this.startOffset = 0; // where in the clip it started
+    this.position = 0; // while paused
+    this.listenedSeconds = 0;
+    this.loop = null; // {start, end} in seconds
+    this.drag = null;
+    this.peaks = null;
+    this.level = null; // {loudness, peak} once measured
+    this.gainDb = 0;
+    this.apiDuration = 0;
+    this.pendingPlay = false;
+    this.loadId = (this.loadId ?? 0) + 1;
+    this.loading = null;
+    this.abort?.abort();
+    this.abort = null;
+    this.metRule = false;
+    this.element.dataset.state = "empty";
+    delete this.element.dataset.loudness;
+    delete this.element.dataset.gainDb;
   }
 
   get duration() {
-    const d = this.audio.duration;
-    return Number.isFinite(d) && d > 0 ? d : this.fallbackDuration;
+    return this.buffer?.duration ?? this.apiDuration;
   }
 
   get loaded() {
-    return Boolean(this.audio.getAttribute("src"));
+    return this.buffer !== null || this.loading !== null;
   }
 
+  /** Load a clip of the API ({audio_url, duration_seconds}); resolves once decoded (or failed). */
   load(clip) {
-    this.pause();
-    this.stopClock();
-    this.listenedMs = 0;
-    this.fallbackDuration = Number(clip?.duration_seconds) || 0;
+    this.stop();
+    this.reset();
+    this.apiDuration = Number(clip?.duration_seconds) || 0;
     this.setStatus("");
     if (!clip?.audio_url) {
-      this.unload();
+      this.element.dataset.state = "error";
       this.setStatus("No audio for this clip: please tell the organizer.");
-      return;
+      this.render();
+      return Promise.resolve();
     }
-    const url = new URL(clip.audio_url, window.location.href).href;
-    if (this.audio.src === url) {
-      this.audio.currentTime = 0;
-    } else {
-      this.audio.src = url;
-      this.audio.load();
-    }
+    const id = this.loadId;
+    this.abort = new AbortController();
+    this.element.dataset.state = "loading";
+    this.setStatus("Loading the clip…");
+    this.loading = fetchClip(new URL(clip.audio_url, window.location.href).href, this.abort.signal)
+      .then((buffer) => {
+        if (id === this.loadId) this.useBuffer(buffer);
+      })
+      .catch((error) => {
+        if (id !== this.loadId || error.name === "AbortError") return;
+        this.loading = null;
+        this.pendingPlay = false;
+        this.element.dataset.state = "error";
+        this.setStatus(`${error.message} Please tell the organizer.`);
+        this.render();
+      });
     this.render();
+    return this.loading;
+  }
+
+  /** Play a clip made in the browser (the practice pair). */
+  loadBuffer(buffer) {
+    this.stop();
+    this.reset();
+    this.useBuffer(buffer);
+    return Promise.resolve();
+  }
+
+  useBuffer(buffer) {
+    this.buffer = buffer;
+    this.loading = null;
+    this.level = measureLoudness(buffer);
+    this.peaks = measurePeaks(buffer);
+    this.element.dataset.state = "ready";
+    this.element.dataset.loudness = Number.isFinite(this.level.loudness) ? this.level.loudness.toFixed(2) : "silent";
+    this.setStatus("");
+    this.draw();
+    this.render();
+    if (this.pendingPlay) {
+      this.pendingPlay = false;
+      this.play();
+    }
   }
 
   unload() {
-    this.pause();
-    this.stopClock();
-    this.listenedMs = 0;
-    this.audio.removeAttribute("src");
-    this.audio.load();
+    this.stop();
+    this.reset();
+    this.setStatus("");
+    this.setLevel(0, "");
+    this.draw();
     this.render();
+  }
+
+  /** Set the clip's gain (dB) and what the page says about it. */
+  setLevel(db, text) {
+    this.gainDb = db;
+    if (this.gain) this.gain.gain.value = 10 ** (db / 20);
+    this.element.dataset.gainDb = db.toFixed(2);
+    this.levelText.textContent = text;
+  }
+
+  touch() {
+    this.touchedAt = performance.now();
+    for (const player of $$(".player", this.element.parentElement)) {
+      player.classList.toggle("is-current", player === this.element);
+    }
   }
 
   toggle() {
-    if (this.audio.paused) this.play();
-    else this.pause();
+    if (this.playing || this.pendingPlay) this.pause();
+    else this.play();
   }
 
   play() {
-    if (!this.loaded) return;
-    if (this.audio.ended) this.audio.currentTime = 0;
-    const playing = this.audio.play();
-    playing?.catch((error) => {
-      if (error.name === "NotAllowedError") this.setStatus("Press play to start the clip.");
-      else if (error.name !== "AbortError") this.setStatus("This clip could not be played.");
+    this.touch();
+    if (this.buffer === null) {
+      if (this.loading !== null) {
+        this.pendingPlay = true;
+        this.setStatus("Loading the clip… it plays as soon as it is ready.");
+        this.render();
+      }
+      return;
+    }
+    if (this.playing) return;
+    for (const other of allPlayers) if (other !== this) other.pause();
+    let from = this.position;
+    if (from >= this.duration - 0.01) from = 0;
+    if (this.loop && (from < this.loop.start || from >= this.loop.end)) from = this.loop.start;
+    this.startAt(from);
+    resumeAudio().then((running) => {
+      if (!running && this.playing) this.setStatus("Your browser blocked the sound: press play again.");
     });
   }
 
+  startAt(offset) {
+    const ctx = audioContext();
+    if (this.gain === null) {
+      this.gain = ctx.createGain();
+      this.gain.connect(ctx.destination);
+      this.gain.gain.value = 10 ** (this.gainDb / 20);
+    }
+    const source = ctx.createBufferSource();
+    source.buffer = this.buffer;
+    if (this.loop) {
+      source.loop = true;
+      source.loopStart = this.loop.start;
+      source.loopEnd = this.loop.end;
+    }
+    source.connect(this.gain);
+    source.onended = () => {
+      if (this.source !== source) return;
+      // played to the end: exactly the rest of the clip was rendered
+      this.listenedSeconds += Math.max(0, this.buffer.duration - this.startOffset);
+      this.source = null;
+      this.playing = false;
+      this.position = this.buffer.duration;
+      this.changed();
+    };
+    source.start(0, offset);
+    this.source = source;
+    this.startedAt = ctx.currentTime;
+    this.startOffset = offset;
+    this.playing = true;
+    this.setStatus("");
+    this.changed();
+  }
+
+  /** Stop the sound, keeping the position and counting what was heard. */
+  stop() {
+    this.pendingPlay = false;
+    if (!this.playing || this.source === null) return;
+    const elapsed = audioContext().currentTime - this.startedAt;
+    this.position = this.positionAfter(elapsed);
+    this.listenedSeconds += this.loop ? elapsed : Math.min(elapsed, this.buffer.duration - this.startOffset);
+    const source = this.source;
+    this.source = null;
+    this.playing = false;
+    source.onended = null;
+    try {
+      source.stop();
+    } catch {
+      // already stopped
+    }
+    source.disconnect();
+  }
+
   pause() {
-    if (!this.audio.paused) this.audio.pause();
+    const was = this.playing || this.pendingPlay;
+    this.stop();
+    if (was) this.changed();
   }
 
   restart() {
-    if (!this.loaded) return;
-    this.audio.currentTime = 0;
+    this.seek(this.loop?.start ?? 0);
     this.play();
   }
 
-  startClock() {
-    if (this.playingSince === null) this.playingSince = performance.now();
-    this.render();
-  }
-
-  stopClock() {
-    if (this.playingSince !== null) {
-      this.listenedMs += performance.now() - this.playingSince;
-      this.playingSince = null;
+  positionAfter(elapsed) {
+    const raw = this.startOffset + elapsed;
+    if (this.loop && raw >= this.loop.end && this.startOffset < this.loop.end) {
+      const length = this.loop.end - this.loop.start;
+      return this.loop.start + ((raw - this.loop.start) % length);
     }
-    this.render();
+    return Math.min(raw, this.duration);
   }
 
-  /** Milliseconds this clip has been playing since it was loaded. */
+  /** The current position in seconds. */
+  currentTime() {
+    if (!this.playing) return this.position;
+    return this.positionAfter(audioContext().currentTime - this.startedAt);
+  }
+
+  seek(seconds) {
+    if (this.buffer === null) return;
+    this.touch();
+    const to = Math.max(0, Math.min(this.duration, seconds));
+    this.position = to;
+    if (this.playing) {
+      this.stop();
+      this.position = to;
+      if (to >= this.duration) {
+        this.position = to;
+        this.changed();
+      } else {
+        this.startAt(to);
+      }
+    } else {
+      this.position = to;
+      this.changed();
+    }
+  }
+
+  seekBy(delta) {
+    this.seek(this.currentTime() + delta);
+  }
+
+  /** Loop from `start` to `end` (seconds); either may be null: from the start, to the end. */
+  setLoop(start, end) {
+    if (this.buffer === null) return;
+    this.touch();
+    let from = Math.max(0, start ?? 0);
+    let to = Math.min(this.duration, end ?? this.duration);
+    if (to < from) [from, to] = [to, from];
+    if (to - from < MIN_LOOP) {
+      announce(`A loop must last at least ${MIN_LOOP} seconds.`);
+      return;
+    }
+    const wasPlaying = this.playing;
+    const at = this.currentTime();
+    this.stop();
+    this.loop = { start: from, end: to };
+    const inside = at >= from && at < to;
+    this.position = inside ? at : from;
+    if (wasPlaying) this.startAt(this.position);
+    else this.changed();
+    announce(`The ${this.label} loops from ${formatTime(from, true)} to ${formatTime(to, true)}.`);
+  }
+
+  /** A (loop from here) and B (loop until here), for the keyboard. */
+  markLoop(edge) {
+    if (this.buffer === null) return;
+    const here = this.currentTime();
+    if (edge === "start") this.setLoop(here, this.loop && this.loop.end > here ? this.loop.end : null);
+    else this.setLoop(this.loop && this.loop.start < here ? this.loop.start : 0, here);
+  }
+
+  clearLoop() {
+    if (this.loop === null) return;
+    const wasPlaying = this.playing;
+    this.stop();
+    this.loop = null;
+    if (wasPlaying) this.startAt(this.position);
+    else this.changed();
+    announce(`The ${this.label} no longer loops.`);
+  }
+
+  /** Milliseconds of sound rendered since the clip was loaded. */
   listened() {
-    const running = this.playingSince === null ? 0 : performance.now() - this.playingSince;
-    return Math.round(this.listenedMs + running);
+    let seconds = this.listenedSeconds;
+    if (this.playing) {
+      const elapsed = audioContext().currentTime - this.startedAt;
+      seconds += this.loop ? elapsed : Math.min(elapsed, this.buffer.duration - this.startOffset);
+    }
+    return Math.round(seconds * 1000);
+  }
+
+  /** Seconds of listening the rule asks of this clip (0: no rule). */
+  required() {
+    if (this.requiredSeconds <= 0) return 0;
+    const duration = this.duration;
+    return duration > 0 ? Math.min(this.requiredSeconds, duration) : this.requiredSeconds;
+  }
+
+  /** Whether the listening rule is met for this clip (always, without a rule). */
+  ruleMet() {
+    const need = this.required();
+    return need <= 0 || this.listened() >= Math.round(need * 1000);
   }
 
   setStatus(message) {
     this.statusText.textContent = message;
   }
 
+  // ------------------------------------------------ waveform: pointer and keys
+
+  timeAt(clientX) {
+    const box = this.wave.getBoundingClientRect();
+    const fraction = box.width > 0 ? (clientX - box.left) / box.width : 0;
+    return Math.max(0, Math.min(1, fraction)) * this.duration;
+  }
+
+  onPointerDown(event) {
+    if (this.buffer === null || event.button !== 0) return;
+    event.preventDefault(); // no text selection, no focus ring from the mouse
+    this.wave.setPointerCapture(event.pointerId);
+    this.drag = { x: event.clientX, from: this.timeAt(event.clientX), to: null };
+  }
+
+  onPointerMove(event) {
+    if (this.drag === null) return;
+    if (this.drag.to === null && Math.abs(event.clientX - this.drag.x) < DRAG_PIXELS) return;
+    this.drag.to = this.timeAt(event.clientX);
+    this.render();
+  }
+
+  onPointerUp(event) {
+    const drag = this.drag;
+    this.drag = null;
+    if (drag === null) return;
+    if (drag.to === null) this.seek(drag.from);
+    else this.setLoop(Math.min(drag.from, drag.to), Math.max(drag.from, drag.to));
+    this.render();
+    releaseFocusAfterPointer(this.wave);
+    event.preventDefault();
+  }
+
+  onWaveKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const big = event.shiftKey ? SEEK_BIG_STEP : SEEK_STEP;
+    const moves = {
+      ArrowLeft: -big,
+      ArrowDown: -big,
+      ArrowRight: big,
+      ArrowUp: big,
+      PageDown: -SEEK_BIG_STEP,
+      PageUp: SEEK_BIG_STEP,
+    };
+    if (event.key in moves) this.seekBy(moves[event.key]);
+    else if (event.key === " ") this.toggle();
+    else if (event.key === "Home") this.seek(this.loop?.start ?? 0);
+    else if (event.key === "End") this.seek(this.loop?.end ?? this.duration);
+    else return;
+    event.preventDefault();
+  }
+
+  // ------------------------------------------------ drawing
+
+  draw() {
+    const canvas = this.canvas;
+    const width = Math.max(1, Math.round(canvas.clientWidth * devicePixelRatio));
+    const height = Math.max(1, Math.round(canvas.clientHeight * devicePixelRatio));
+    if (canvas.width !== width || canvas.height !== height) {
+      canvas.width = width;
+      canvas.height = height;
+    }
+    const g = canvas.getContext("2d");
+    g.clearRect(0, 0, width, height);
+    const duration = this.duration;
+    const played = duration > 0 ? Math.min(1, this.currentTime() / duration) : 0;
+    const bar = Math.max(2, Math.round(3 * devicePixelRatio));
+    const gap = Math.max(1, Math.round(devicePixelRatio));
+    const columns = Math.floor(width / (bar + gap));
+    const middle = height / 2;
+    const playedColor = cssColor(this.wave, "--wave-played");
+    const restColor = cssColor(this.wave, "--wave-rest");
+    const peaks = this.peaks;
+    let top = 0;
+    if (peaks) for (const p of peaks) top = Math.max(top, p);
+    for (let column = 0; column < columns; column++) {
+      let value = 0.04;
+      if (peaks && top > 0) {
+        const from = Math.floor((column * peaks.length) / columns);
+        const to = Math.max(from + 1, Math.floor(((column + 1) * peaks.length) / columns));
+        let max = 0;
+        for (let i = from; i < to; i++) max = Math.max(max, peaks[i]);
+        value = Math.max(0.04, max / top);
+      }
+      const x = column * (bar + gap);
+      const h = Math.max(gap, value * (height - 2));
+      g.fillStyle = (x + bar / 2) / width <= played ? playedColor : restColor;
+      g.fillRect(x, middle - h / 2, bar, h);
+    }
+  }
+
+  changed() {
+    this.render();
+    this.onChange?.(this);
+  }
+
   render() {
     const duration = this.duration;
-    const current = this.audio.currentTime || 0;
-    const playing = !this.audio.paused && !this.audio.ended;
-    this.element.classList.toggle("is-playing", playing);
-    this.toggleButton.setAttribute("aria-label", `${playing ? "Pause" : "Play"} the ${this.label}`);
-    this.toggleButton.setAttribute("aria-pressed", String(playing));
+    const current = this.currentTime();
+    const busy = this.playing || this.pendingPlay;
+    this.element.classList.toggle("is-playing", this.playing);
+    this.element.dataset.playing = String(this.playing);
+    this.element.dataset.position = current.toFixed(3);
+    this.element.dataset.listenedMs = String(this.listened());
+    this.toggleButton.setAttribute("aria-label", `${busy ? "Pause" : "Play"} the ${this.label}`);
+    this.toggleButton.setAttribute("aria-pressed", String(busy));
     this.elapsedText.textContent = formatTime(current);
     this.durationText.textContent = formatTime(duration);
+
     const fraction = duration > 0 ? Math.min(1, current / duration) : 0;
-    if (!this.scrubbing) this.seek.value = String(Math.round(fraction * 1000));
-    this.seek.style.setProperty("--fill", `${fraction * 100}%`);
-    this.seek.setAttribute("aria-valuetext", `${formatTime(current)} of ${formatTime(duration)}`);
-    this.listenedText.textContent = formatTime(this.listened() / 1000);
+    this.playhead.style.left = `${fraction * 100}%`;
+    this.wave.setAttribute("aria-valuemax", duration.toFixed(1));
+    this.wave.setAttribute("aria-valuenow", current.toFixed(1));
+    this.wave.setAttribute(
+      "aria-valuetext",
+      `${formatTime(current)} of ${formatTime(duration)}` +
+        (this.loop ? `, looping ${formatTime(this.loop.start)} to ${formatTime(this.loop.end)}` : ""),
+    );
+    this.wave.setAttribute("aria-disabled", String(this.buffer === null));
+
+    const region = this.drag && this.drag.to !== null ? { start: this.drag.from, end: this.drag.to } : this.loop;
+    this.loopRegion.hidden = region === null || !(duration > 0);
+    if (region && duration > 0) {
+      const a = Math.min(region.start, region.end) / duration;
+      const b = Math.max(region.start, region.end) / duration;
+      this.loopRegion.style.left = `${a * 100}%`;
+      this.loopRegion.style.width = `${(b - a) * 100}%`;
+    }
+    this.loopBar.hidden = this.loop === null;
+    if (this.loop) {
+      this.loopLabel.textContent = `Looping ${formatTime(this.loop.start, true)}–${formatTime(this.loop.end, true)}`;
+      this.element.dataset.loopStart = this.loop.start.toFixed(3);
+      this.element.dataset.loopEnd = this.loop.end.toFixed(3);
+    } else {
+      delete this.element.dataset.loopStart;
+      delete this.element.dataset.loopEnd;
+    }
+
+    // listening: text first (the bar repeats it for the eye)
+    const listened = this.listened() / 1000;
+    const need = this.required();
+    this.listenBar.hidden = need <= 0;
+    if (need > 0) {
+      const met = this.ruleMet();
+      const share = met ? 100 : Math.min(99, (100 * listened) / need);
+      this.listenFill.style.width = `${share}%`;
+      this.listenBar.setAttribute("aria-valuenow", share.toFixed(0));
+      this.listenBar.setAttribute(
+        "aria-valuetext",
+        met ? "heard long enough" : `${Math.floor(listened)} of ${Math.ceil(need)} seconds heard`,
+      );
+      this.listenBar.classList.toggle("is-met", met);
+      this.listenedLine.textContent = met
+        ? `✓ Heard long enough (${formatTime(listened)})`
+        : `Listened ${formatTime(listened)} of ${formatTime(Math.ceil(need))} needed`;
+    } else {
+      this.listenedLine.textContent = `Listened ${formatTime(listened)}`;
+    }
+    this.element.classList.toggle("is-heard", need > 0 && this.ruleMet());
+    this.draw();
+  }
+}
+
+/**
+ * Level the two clips of a pair (once both are measured): the same loudness, TARGET_LUFS or
+ * as close as a quiet clip can be raised safely. Says what it did on each player and, for the
+ * current pair, under them.
+ */
+function levelPair(context, note = null) {
+  const players = [context.query, context.candidate];
+  if (players.some((player) => player.loading !== null)) return;
+  const measured = players.map((player) => player.level);
+  if (measured.every((level) => level === null)) {
+    if (note) note.textContent = "";
+    return;
+  }
+  const { gains, target, matched } = levelGains(measured);
+  players.forEach((player, i) => {
+    const db = gains[i];
+    const sign = db > 0.05 ? "+" : db < -0.05 ? "−" : "±";
+    player.setLevel(db, player.level ? `Level ${sign}${Math.abs(db).toFixed(1)} dB` : "");
+  });
+  if (!note) return;
+  if (!matched) {
+    note.textContent = "One clip could not be measured (silent or not loaded): its volume is left as it is.";
+  } else if (target < TARGET_LUFS - 1) {
+    note.textContent =
+      `Both clips play at the same loudness, ${Math.round(TARGET_LUFS - target)} dB quieter than ` +
+      "the test sound so that the quieter recording is not distorted.";
+  } else {
+    note.textContent = "Both clips play at the same loudness, the loudness of the test sound.";
   }
 }
 
@@ -341,14 +767,22 @@ const submitButton = $("#submit-button");
 const submitHint = $("#submit-hint");
 const submitError = $("#submit-error");
 const pairNotice = $("#pair-notice");
+const practiceBanner = $("#practice-banner");
+const listenRule = $("#listen-rule");
+const levelsNote = $("#levels-note");
+/** The campaign's listening rule as the page was served (the API's pair repeats it). */
+const CAMPAIGN_LISTEN_SECONDS = Number(root.dataset.listenSeconds) || 0;
 
 const main = {
-  query: new ClipPlayer($("#main-query-player")),
-  candidate: new ClipPlayer($("#main-candidate-player")),
+  query: new ClipPlayer($("#main-query-player"), { onChange: noteListening }),
+  candidate: new ClipPlayer($("#main-candidate-player"), { onChange: noteListening }),
   form: null,
   submit: () => submitJudgment(),
 };
-main.form = new ScoreForm($("#score-form"), updateSubmitState);
+main.form = new ScoreForm($("#score-form"), () => {
+  submitError.hidden = true;
+  updateSubmitState();
+});
 
 const edit = {
   query: new ClipPlayer($("#edit-query-player")),
@@ -361,7 +795,7 @@ edit.form = new ScoreForm($("#edit-form"), () => {
   $("#edit-error").hidden = true;
 });
 
-let current = null; // { pair, clientId }
+let current = null; // { pair, clientId, practice }
 let submitting = false;
 let lastProgress = null;
 let waitTimer = null;
@@ -371,6 +805,7 @@ function setState(name) {
   for (const [key, panel] of panels) panel.hidden = key !== name;
   pauseButton.disabled = !(name === "pair" || name === "wait");
   if (name !== "wait") stopWaitTimer();
+  if (name !== "check") stopTestSound();
   if (name !== "pair") {
     current = null;
     root.dataset.leaseId = "";
@@ -389,15 +824,74 @@ function restFocus() {
   $(`[data-panel="${root.dataset.state}"] h1`)?.focus({ preventScroll: true });
 }
 
+/** 5 -> "5 s", 2.5 -> "2.5 s" (the rule's seconds, rounded up to a tenth). */
+function formatSeconds(seconds) {
+  const tenths = Math.ceil(seconds * 10 - 1e-6) / 10;
+  return `${Number.isInteger(tenths) ? tenths : tenths.toFixed(1)}\u00a0s`;
+}
+
+/** "a", "a and b", "a, b and c". */
+function joinAnd(parts) {
+  return parts.length < 2 ? parts.join("") : `${parts.slice(0, -1).join(", ")} and ${parts.at(-1)}`;
+}
+
+/** The clips of the current pair not yet heard as long as the listening rule asks. */
+function unheardClips() {
+  if (current === null) return [];
+  return [main.query, main.candidate].filter((player) => !player.ruleMet());
+}
+
+function listeningNeed(unheard) {
+  const seconds = unheard.map((player) => formatSeconds(player.required()));
+  if (unheard.length === 2 && seconds[0] === seconds[1]) return `listen to both clips for ${seconds[0]} each`;
+  return `listen to ${joinAnd(unheard.map((player, i) => `the ${player.label} for ${seconds[i]}`))}`;
+}
+
 function updateSubmitState() {
   const { broad, fine, complete } = main.form;
-  submitButton.disabled = !complete || submitting;
-  if (submitting) submitHint.textContent = "Saving…";
-  else if (complete) submitHint.textContent = "Ready: press Enter to submit.";
-  else if (broad === null && fine === null) submitHint.textContent = "Choose BROAD and set FINE to submit.";
-  else if (broad === null) submitHint.textContent = "Choose a BROAD category (1, 2 or 3) to submit.";
-  else submitHint.textContent = "Set the FINE score (click the bar or press ← →) to submit.";
-  submitError.hidden = true;
+  const unheard = unheardClips();
+  const broken = current !== null && [main.query, main.candidate].some((p) => p.element.dataset.state === "error");
+  const ready = complete && unheard.length === 0 && !broken;
+  submitButton.disabled = !ready || submitting;
+  let hint;
+  if (submitting) hint = "Saving…";
+  else if (broken) {
+    hint =
+      "A clip of this pair did not load, so it cannot be judged. Please tell the organizer; Take a break gives the pair back.";
+  } else if (ready)
+    hint = current?.practice ? "Ready: press Enter to finish the practice." : "Ready: press Enter to submit.";
+  else {
+    const needs = [];
+    if (unheard.length > 0) needs.push(listeningNeed(unheard));
+    if (broad === null) needs.push("choose BROAD");
+    if (fine === null) needs.push("set FINE");
+    hint = `To submit: ${joinAnd(needs)}.`;
+  }
+  // the hint is a live region: only a real change is written (and so read out)
+  if (submitHint.textContent !== hint) submitHint.textContent = hint;
+  root.dataset.ready = String(ready);
+}
+
+/** A clip of the current pair changed (played, paused, loaded): has it now been heard enough? */
+function noteListening(player) {
+  if (current !== null && !player.metRule && player.required() > 0 && player.ruleMet()) {
+    player.metRule = true;
+    announce(`The ${player.label} has been heard long enough.`);
+  }
+  updateSubmitState();
+}
+
+/** Apply a listening rule (seconds, 0 = none) to the current pair and say it. */
+function applyRule(seconds) {
+  main.query.requiredSeconds = seconds;
+  main.candidate.requiredSeconds = seconds;
+  listenRule.hidden = seconds <= 0;
+  const rule = String(Math.round(seconds * 100) / 100);
+  listenRule.textContent =
+    seconds > 0
+      ? `Listen to each clip for at least ${rule} ${seconds === 1 ? "second" : "seconds"} (or to its end) ` +
+        "before you submit: skipping ahead does not count."
+      : "";
 }
 
 // ---------------------------------------------------------------- progress
@@ -467,11 +961,19 @@ function showPair(pair, notice) {
   const samePair = current !== null && current.pair.lease_id === pair.lease_id;
   setState("pair");
   if (!samePair || current === null) {
-    current = { pair, clientId: newClientId() };
+    const now = { pair, clientId: newClientId(), practice: false };
+    current = now;
     main.form.reset();
-    main.query.load(pair.query);
-    main.candidate.load(pair.candidate);
+    applyRule(Number(pair.listen_seconds ?? CAMPAIGN_LISTEN_SECONDS) || 0);
+    levelsNote.textContent = "Measuring the loudness of the clips…";
+    const loads = [main.query.load(pair.query), main.candidate.load(pair.candidate)];
+    Promise.all(loads).then(() => {
+      if (current === now) levelPair(main, levelsNote);
+      updateSubmitState();
+    });
   }
+  practiceBanner.hidden = true;
+  root.dataset.practice = "false";
   root.dataset.leaseId = String(pair.lease_id);
   $("#pair-label").textContent = `query ${pair.query_number}, candidate ${pair.candidate_number}`;
   $("#same-query").hidden = !pair.same_query_as_previous;
@@ -482,6 +984,112 @@ function showPair(pair, notice) {
   announce(
     (notice ? `${notice} ` : "") + (pair.same_query_as_previous ? "Same query, new candidate." : "New pair loaded."),
   );
+}
+
+/** The practice pair: made in the browser, scored like a real one, never sent. */
+function showPractice() {
+  setState("pair");
+  current = { pair: { lease_id: null }, clientId: null, practice: true };
+  root.dataset.leaseId = "";
+  root.dataset.practice = "true";
+  main.form.reset();
+  applyRule(CAMPAIGN_LISTEN_SECONDS);
+  const clips = practiceClips();
+  main.query.loadBuffer(clips.query);
+  main.candidate.loadBuffer(clips.candidate);
+  levelPair(main, levelsNote);
+  practiceBanner.hidden = false;
+  $("#pair-label").textContent = "practice, not recorded";
+  $("#same-query").hidden = true;
+  pairNotice.hidden = true;
+  updateSubmitState();
+  focusHeading("#pair-heading");
+  announce("Practice pair: nothing you do here is recorded.");
+}
+
+async function finishPractice() {
+  main.query.pause();
+  main.candidate.pause();
+  current = null;
+  announce("Practice finished: nothing was recorded.");
+  await loadNext({ notice: "Practice finished: nothing was recorded. This is your first real pair." });
+}
+
+// ---------------------------------------------------------------- volume check
+
+const CHECK_KEY = `mtcjudge:volume-checked:${API}`;
+let testSource = null;
+let testBuffer = null;
+
+function volumeChecked() {
+  try {
+    return sessionStorage.getItem(CHECK_KEY) === "yes";
+  } catch {
+    return false; // storage blocked: ask again, it is quick
+  }
+}
+
+function rememberVolumeChecked() {
+  try {
+    sessionStorage.setItem(CHECK_KEY, "yes");
+  } catch {
+    // storage blocked: the check comes back on the next visit
+  }
+}
+
+function renderCheck() {
+  const playing = testSource !== null;
+  $("#check-play").setAttribute("aria-pressed", String(playing));
+  $("#check-play-text").textContent = playing ? "Stop the test sound" : "Play the test sound";
+}
+
+function stopTestSound() {
+  const source = testSource;
+  if (source === null) return;
+  testSource = null;
+  source.onended = null;
+  try {
+    source.stop();
+  } catch {
+    // already ended
+  }
+  renderCheck();
+}
+
+async function toggleTestSound() {
+  if (testSource !== null) {
+    stopTestSound();
+    return;
+  }
+  const ctx = audioContext();
+  testBuffer ??= testSound();
+  const source = ctx.createBufferSource();
+  source.buffer = testBuffer;
+  source.connect(ctx.destination);
+  source.onended = () => {
+    if (testSource === source) {
+      testSource = null;
+      renderCheck();
+    }
+  };
+  source.start();
+  testSource = source;
+  root.dataset.testSoundPlayed = "true";
+  renderCheck();
+  if (!(await resumeAudio())) announce("Your browser blocked the sound: press the button again.");
+}
+
+function showCheck() {
+  setState("check");
+  renderCheck();
+  focusHeading("#check-heading");
+}
+
+function leaveCheck(practice) {
+  rememberVolumeChecked();
+  stopTestSound();
+  if (practice) showPractice();
+  else loadNext();
 }
 
 const ENOUGH_JUDGMENTS = "The organizers have enough judgments to rank the systems — thank you!";
@@ -557,11 +1165,16 @@ async function postJudgment(body) {
 
 async function submitJudgment() {
   if (submitting || current === null) return;
-  if (!main.form.complete) {
+  updateSubmitState(); // a clip may have reached the rule since the last tick
+  if (submitButton.disabled) {
     submitHint.classList.remove("is-nudged");
     void submitHint.offsetWidth; // restart the highlight animation
     submitHint.classList.add("is-nudged");
     announce(submitHint.textContent);
+    return;
+  }
+  if (current.practice) {
+    await finishPractice();
     return;
   }
   submitting = true;
@@ -697,8 +1310,9 @@ function openRevision(judgment, byPointer) {
   main.query.pause();
   main.candidate.pause();
   edit.form.fill(judgment.broad, judgment.fine);
-  edit.query.load(judgment.query);
-  edit.candidate.load(judgment.candidate);
+  Promise.all([edit.query.load(judgment.query), edit.candidate.load(judgment.candidate)]).then(() => {
+    if (edit.judgment === judgment) levelPair(edit);
+  });
   $("#edit-when").textContent =
     `Judged ${formatAgo(judgment.created_at)}. Listen again if you like, then change the scores.`;
   $("#edit-error").hidden = true;
@@ -761,6 +1375,13 @@ function isTyping(target) {
   return false;
 }
 
+/** The clip the seek and loop keys act on: the one playing, else the last one used. */
+function activePlayer(context) {
+  const { query, candidate } = context;
+  if (query.playing || candidate.playing) return query.playing ? query : candidate;
+  return candidate.touchedAt > query.touchedAt ? candidate : query;
+}
+
 function activeContext() {
   if (editDialog.open) return edit;
   if (root.dataset.state === "pair" && current !== null) return main;
@@ -814,18 +1435,35 @@ document.addEventListener("keydown", (event) => {
       if (event.shiftKey) context.candidate.restart();
       else context.candidate.toggle();
       break;
+    case "j":
+    case "l":
+      event.preventDefault();
+      activePlayer(context).seekBy((key === "j" ? -1 : 1) * (event.shiftKey ? SEEK_BIG_STEP : SEEK_STEP));
+      break;
+    case "a":
+    case "b":
+      event.preventDefault();
+      activePlayer(context).markLoop(key === "a" ? "start" : "end");
+      break;
+    case "x":
+      event.preventDefault();
+      activePlayer(context).clearLoop();
+      break;
     case "ArrowLeft":
     case "ArrowRight": {
-      // A focused seek bar keeps its own arrows (seeking by keyboard).
-      if (target instanceof HTMLInputElement && target.dataset.role === "seek") return;
+      // (a focused waveform has taken its arrows already: they seek that clip)
       event.preventDefault();
       const step = event.shiftKey ? 10 : 1;
       context.form.nudgeFine(key === "ArrowLeft" ? -step : step);
       break;
     }
     case "Enter":
-      // Enter on a focused button or link keeps its own meaning (play, edit, ...).
-      if ((target instanceof HTMLButtonElement && target.type !== "submit") || target instanceof HTMLAnchorElement) {
+      // Enter submits, also from a player's buttons (Space presses them); elsewhere a focused
+      // button or link keeps its own meaning (edit, take a break, ...).
+      if (
+        !(target instanceof Element && target.closest(".player")) &&
+        ((target instanceof HTMLButtonElement && target.type !== "submit") || target instanceof HTMLAnchorElement)
+      ) {
         return;
       }
       event.preventDefault();
@@ -859,10 +1497,17 @@ $("#wait-retry").addEventListener("click", () => {
   loadNext();
 });
 $("#error-retry").addEventListener("click", () => loadNext());
-// Keep "Listened" ticking between timeupdate events.
+$("#check-play").addEventListener("click", toggleTestSound);
+$("#check-yes").addEventListener("click", () => leaveCheck(false));
+$("#check-practice").addEventListener("click", () => leaveCheck(true));
+// Move the playheads and the listening counts while sound plays.
 setInterval(() => {
-  for (const player of allPlayers) if (player.playingSince !== null) player.render();
-}, 500);
+  for (const player of allPlayers) {
+    if (!player.playing) continue;
+    player.render();
+    if (player === main.query || player === main.candidate) noteListening(player);
+  }
+}, 100);
 
 async function start() {
   const link = $("#resume-link");
@@ -877,7 +1522,16 @@ async function start() {
     showDone(root.dataset.doneMessage);
     return;
   }
-  await loadNext();
+  if (volumeChecked()) {
+    await loadNext();
+  } else {
+    showCheck();
+    api("GET", "progress")
+      .then(renderProgress)
+      .catch(() => {
+        // the sidebar fills in with the first pair
+      });
+  }
   refreshHistory();
 }
 

@@ -4,6 +4,7 @@
 //
 // - request / api: fetch on the same origin with JSON in and out, the session's CSRF token
 //   (X-CSRF-Token) on changes, and one way of reporting failures (NetworkError, ApiError);
+//   fetchBytes for a file's bytes (the judging page's clips);
 // - $, $$, byId, el: DOM look-ups and element creation;
 // - formatInt, readFile: the number format and the file reading the organizer pages share.
 
@@ -83,6 +84,25 @@ export async function api(url, options) {
     throw new ApiError(status, data?.error ?? "error", errorDetail(data) ?? `The server answered ${status}.`, data);
   }
   return data;
+}
+
+/**
+ * The bytes of a same-origin file (an audio clip), as an ArrayBuffer. Rejects with a
+ * NetworkError when the server could not be reached, an ApiError for an error status, and
+ * the AbortError itself when `signal` aborted it.
+ */
+export async function fetchBytes(url, { signal } = {}) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: "same-origin", signal });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new NetworkError(error.message);
+  }
+  if (!response.ok) {
+    throw new ApiError(response.status, "error", `The server answered ${response.status}.`);
+  }
+  return response.arrayBuffer();
 }
 
 // ---------------------------------------------------------------- DOM

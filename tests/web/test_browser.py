@@ -9,30 +9,19 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import select
 
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.main import create_app
-from mtcjudge.models import Assessor, Campaign, Document, Judgment, Query, Result, System
-from mtcjudge.security import hash_token
-from tests.support import (
-    CHROMIUM,
-    chromium_page,
-    serve_in_thread,
-    write_tone,
-)
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+from mtcjudge.models import Assessor, Judgment
+from tests.support import CHROMIUM, chromium_page
+from tests.web.judging_site import TOKEN, LiveServer, serve, start_judging, wait_until
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "judging-page.png"
-TOKEN = "browser-test-token"
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
@@ -40,109 +29,29 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def server_database_url(empty_database_url: str) -> str:
-    upgrade_database(empty_database_url)
-    return empty_database_url
-
-
-def seed(url: str, audio_dir: Path) -> None:
-    """3 systems x 2 queries x k=3 over real WAV clips, one assessor who has not consented."""
-    engine = make_engine(url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            campaign = Campaign(
-                slug="browser",
-                name="Browser test campaign",
-                status="open",
-                scale="fine",
-                k=3,
-                estimator="uniform",
-                policy="confidence",
-                target=0.95,
-            )
-            session.add(campaign)
-            session.flush()
-            documents: dict[str, Document] = {}
-
-            def document(external_id: str) -> Document:
-                if external_id not in documents:
-                    path = audio_dir / f"{external_id}.wav"
-                    write_tone(path, 196.0 * 2 ** (len(documents) / 12))
-                    documents[external_id] = Document(
-                        campaign_id=campaign.id,
-                        external_id=external_id,
-                        audio_path=str(path),
-                        audio_type="audio/wav",
-                        duration_seconds=4.0,
-                    )
-                    session.add(documents[external_id])
-                    session.flush()
-                return documents[external_id]
-
-            queries = []
-            for q in range(2):
-                query = Query(campaign_id=campaign.id, document_id=document(f"query-{q}").id)
-                session.add(query)
-                queries.append(query)
-            systems = [System(campaign_id=campaign.id, name=f"SYSTEM-{s}") for s in range(3)]
-            session.add_all(systems)
-            session.flush()
-            for s, system in enumerate(systems):
-                for q, query in enumerate(queries):
-                    for rank in range(1, 4):
-                        session.add(
-                            Result(
-                                campaign_id=campaign.id,
-                                system_id=system.id,
-                                query_id=query.id,
-                                rank=rank,
-                                document_id=document(f"cand-{q}-{(s + rank) % 4}").id,
-                            )
-                        )
-            session.add(Assessor(campaign_id=campaign.id, name="Ada", token_hash=hash_token(TOKEN)))
-    finally:
-        engine.dispose()
-
-
-@dataclass
-class LiveServer:
-    base_url: str
-    database_url: str
+def live_server(empty_database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
+    """The campaign without a listening rule (the rule has its own tests)."""
+    with serve(empty_database_url, tmp_path) as server:
+        yield server
 
 
 @pytest.fixture
-def live_server(server_database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
-    audio_dir = tmp_path / "audio"
-    audio_dir.mkdir()
-    seed(server_database_url, audio_dir)
-    app = create_app(Settings(database_url=server_database_url))
-    with serve_in_thread(app) as base:
-        yield LiveServer(base, server_database_url)
+def with_rule(empty_database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
+    """A 2-second listening rule, 4-second clips of notes."""
+    with serve(empty_database_url, tmp_path, notes=True, listen_seconds=2.0) as server:
+        yield server
 
 
-def wait_until(page: Any, expression: str, timeout: float = 10.0) -> None:
-    """Poll a JavaScript expression from outside the page.
-
-    ``page.wait_for_function`` evaluates its expression with ``eval`` inside the page,
-    which the Content-Security-Policy forbids (no 'unsafe-eval'); ``page.evaluate`` goes
-    through the DevTools protocol and is not subject to it.
-    """
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
-        time.sleep(0.05)
-
-
-def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
+def test_judge_a_pair_with_the_keyboard(with_rule: LiveServer) -> None:
     from playwright.sync_api import expect
 
+    live_server = with_rule
     errors: list[str] = []
     with chromium_page(errors, timeout_ms=10_000) as page:
-        # welcome and consent
+        # welcome, consent, the volume check
         page.goto(f"{live_server.base_url}/a/{TOKEN}")
         expect(page.get_by_role("heading", name="Welcome, Ada")).to_be_visible()
-        page.get_by_label("I understand the task").check()
-        page.get_by_role("button", name="Start judging").click()
+        start_judging(page, live_server.base_url)
         page.wait_for_url(re.compile(rf"/a/{TOKEN}/judge$"))
 
         judge = page.locator("#judge")
@@ -154,13 +63,13 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
         expect(page.locator("#main-fine-value")).to_have_text("–")
 
         # play the query, then the candidate (which pauses the query)
-        query_audio = "document.querySelector('#main-query-player audio')"
-        candidate_audio = "document.querySelector('#main-candidate-player audio')"
+        query_audio = "document.querySelector('#main-query-player').dataset"
+        candidate_audio = "document.querySelector('#main-candidate-player').dataset"
         page.keyboard.press("q")
-        wait_until(page, f"{query_audio}.currentTime > 0.3")
+        wait_until(page, f"{query_audio}.position > 2.1")
         page.keyboard.press("c")
-        wait_until(page, f"{candidate_audio}.currentTime > 0.3")
-        assert page.evaluate(f"{query_audio}.paused")
+        wait_until(page, f"{candidate_audio}.position > 2.1")
+        assert page.evaluate(f"{query_audio}.playing") == "false"
         expect(page.locator("#main-query-player")).not_to_have_class(re.compile("is-playing"))
         expect(page.locator("#main-candidate-player")).to_have_class(re.compile("is-playing"))
 
@@ -195,13 +104,22 @@ def test_judge_a_pair_with_the_keyboard(live_server: LiveServer) -> None:
         if os.environ.get("MTCJUDGE_SCREENSHOT") == "1":
             # a second pair mid-judgment, for the docs
             page.keyboard.press("q")
-            wait_until(page, f"{query_audio}.currentTime > 1.5")
+            wait_until(page, f"{query_audio}.position > 1.5")
             page.keyboard.press("2")
             for key in ("ArrowRight", "Shift+ArrowRight", "ArrowRight", "ArrowRight"):
                 page.keyboard.press(key)
+            # and a loop on the candidate, dragged across its waveform
+            wave = page.locator("#main-candidate-player [data-role=wave]").bounding_box()
+            assert wave is not None
+            y = wave["y"] + wave["height"] / 2
+            page.mouse.move(wave["x"] + wave["width"] * 0.3, y)
+            page.mouse.down()
+            page.mouse.move(wave["x"] + wave["width"] * 0.62, y, steps=5)
+            page.mouse.up()
             page.keyboard.press("c")
-            wait_until(page, f"{candidate_audio}.currentTime > 1.1")
+            wait_until(page, f"{candidate_audio}.position > 1.6")
             page.mouse.move(0, 0)
+            page.set_viewport_size({"width": 1280, "height": 900})
             page.screenshot(path=str(SCREENSHOT))
         assert errors == []
 
@@ -228,11 +146,8 @@ def test_help_warning_revision_and_break(live_server: LiveServer) -> None:
 
     errors: list[str] = []
     with chromium_page(errors, timeout_ms=10_000) as page:
-        page.goto(f"{live_server.base_url}/a/{TOKEN}")
-        page.get_by_label("I understand the task").check()
-        page.get_by_role("button", name="Start judging").click()
+        start_judging(page, live_server.base_url)
         judge = page.locator("#judge")
-        expect(judge).to_have_attribute("data-state", "pair")
 
         # ? opens the list of keys, Esc closes it
         help_dialog = page.locator("#help-dialog")
@@ -249,6 +164,8 @@ def test_help_warning_revision_and_break(live_server: LiveServer) -> None:
             page.keyboard.press(key)
         expect(page.locator("#main-fine-value")).to_have_text("20")
         expect(warning).to_be_visible()
+        # no listening rule in this campaign: Submit is ready without playing anything
+        expect(page.locator("#listen-rule")).to_be_hidden()
         expect(page.locator("#submit-button")).to_be_enabled()
         page.keyboard.press("1")
         expect(warning).to_be_hidden()
@@ -276,6 +193,7 @@ def test_help_warning_revision_and_break(live_server: LiveServer) -> None:
         page.get_by_role("button", name="Take a break").click()
         expect(judge).to_have_attribute("data-state", "paused")
         expect(page.get_by_role("heading", name=re.compile("^Paused"))).to_be_visible()
+        # (the volume check was answered in this browser session: not asked again)
         page.goto(f"{live_server.base_url}/a/{TOKEN}/judge")
         expect(judge).to_have_attribute("data-state", "pair")
         expect(page.locator("#assessor-judged")).to_have_text("1")

@@ -22,7 +22,7 @@ from mtcjudge.judging.schemas import (
     ProgressOut,
     RevisionIn,
 )
-from mtcjudge.models import Judgment, as_utc
+from mtcjudge.models import Campaign, Judgment, as_utc
 from mtcjudge.schemas import error_responses
 
 router = APIRouter(
@@ -82,6 +82,7 @@ def _next(session: Session, token: str) -> NextOut:
             query=_clip(token, view.query),
             candidate=_clip(token, view.candidate),
             same_query_as_previous=result.same_query_as_previous,
+            listen_seconds=session.get_one(Campaign, lease.campaign_id).listen_seconds,
         )
     return NextOut(
         status=result.status,

@@ -37,6 +37,13 @@ class PairOut(BaseModel):
     query: ClipOut
     candidate: ClipOut
     same_query_as_previous: bool
+    listen_seconds: float = Field(
+        default=0.0,
+        description=(
+            "the campaign's listening rule: each clip must be played for at least "
+            "min(listen_seconds, its duration) seconds before a score; 0 = no rule"
+        ),
+    )
 
 
 @dataclass(

@@ -1,0 +1,281 @@
+// Web Audio for the judging page: the page's one AudioContext, decoding a clip from its URL,
+// its integrated loudness (ITU-R BS.1770-4, K-weighted and gated), the peaks its waveform
+// draws, the gains that level a query and a candidate, and the sounds made in the browser
+// (the volume check's test sound and the practice pair).
+//
+// Clips are decoded whole and played from memory (AudioBufferSourceNode): that gives exact
+// seeking, sample-accurate loops, a gain per clip and a playing clock that only runs while
+// sound is rendered. The CSP (default-src 'self') would block a blob: URL in an <audio>
+// element, and the browser-made sounds need no URL at all.
+
+import { ApiError, fetchBytes } from "./lib.js";
+
+/** The loudness every clip is brought to (LUFS), and the test sound plays at. */
+export const TARGET_LUFS = -20;
+/** The most a quiet clip is raised (dB): beyond it a clip's noise would be raised too. */
+export const MAX_BOOST_DB = 12;
+/** A raised clip's peaks stay below this level (dBFS), so levelling never clips. */
+export const PEAK_CEILING_DB = -1;
+
+let context = null;
+
+/** The page's AudioContext, made on first use. */
+export function audioContext() {
+  if (context === null) {
+    const Context = window.AudioContext ?? window.webkitAudioContext;
+    context = new Context();
+    // iOS Safari mutes Web Audio with the ringer switch unless the session says "playback".
+    if (navigator.audioSession) navigator.audioSession.type = "playback";
+  }
+  return context;
+}
+
+/** Browsers start an AudioContext suspended until the person does something: resume it. */
+export async function resumeAudio() {
+  const ctx = audioContext();
+  if (ctx.state !== "running") {
+    try {
+      await ctx.resume();
+    } catch {
+      // still suspended: the caller reports that nothing plays
+    }
+  }
+  return ctx.state === "running";
+}
+
+/** Fetch a clip (the URL the API gave, as it is) and decode it at the context's rate. */
+export async function fetchClip(url, signal) {
+  let data;
+  try {
+    data = await fetchBytes(url, { signal });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    if (error instanceof ApiError)
+      throw new Error(`The clip could not be downloaded (the server answered ${error.status}).`);
+    throw new Error("The clip could not be downloaded: check your connection.");
+  }
+  try {
+    return await audioContext().decodeAudioData(data);
+  } catch {
+    throw new Error("This browser cannot decode this clip.");
+  }
+}
+
+// ---------------------------------------------------------------- loudness
+
+/**
+ * The two stages of BS.1770's K-weighting at any sample rate: the bilinear-transform form
+ * (libebur128's) of the standard's filters, which gives its published 48 kHz coefficients.
+ */
+function kWeighting(rate) {
+  let K = Math.tan((Math.PI * 1681.974450955533) / rate);
+  let Q = 0.7071752369554196;
+  const Vh = 10 ** (3.999843853973347 / 20);
+  const Vb = Vh ** 0.4996667741545416;
+  let a0 = 1 + K / Q + K * K;
+  const shelf = {
+    b: [(Vh + (Vb * K) / Q + K * K) / a0, (2 * (K * K - Vh)) / a0, (Vh - (Vb * K) / Q + K * K) / a0],
+    a: [1, (2 * (K * K - 1)) / a0, (1 - K / Q + K * K) / a0],
+  };
+  K = Math.tan((Math.PI * 38.13547087602444) / rate);
+  Q = 0.5003270373238773;
+  a0 = 1 + K / Q + K * K;
+  const highpass = { b: [1, -2, 1], a: [1, (2 * (K * K - 1)) / a0, (1 - K / Q + K * K) / a0] };
+  return [shelf, highpass];
+}
+
+function filterInPlace(samples, { b, a }) {
+  let x1 = 0;
+  let x2 = 0;
+  let y1 = 0;
+  let y2 = 0;
+  for (let i = 0; i < samples.length; i++) {
+    const x = samples[i];
+    const y = b[0] * x + b[1] * x1 + b[2] * x2 - a[1] * y1 - a[2] * y2;
+    x2 = x1;
+    x1 = x;
+    y2 = y1;
+    y1 = y;
+    samples[i] = y;
+  }
+}
+
+/**
+ * Integrated loudness (LUFS) and sample peak of an AudioBuffer, after ITU-R BS.1770-4: the
+ * K-weighting filter (a +4 dB shelf above ~1.7 kHz and a 38 Hz high-pass), 400 ms blocks every 100 ms, an absolute gate at -70 LUFS
+ * and a relative gate 10 LU below the ungated mean. Channels count equally (mono, stereo).
+ * -Infinity for a silent clip.
+ */
+export function measureLoudness(buffer) {
+  const rate = buffer.sampleRate;
+  const [shelf, highpass] = kWeighting(rate);
+  const step = Math.max(1, Math.round(rate * 0.1));
+  const segments = Math.max(1, Math.ceil(buffer.length / step));
+  const energy = new Float64Array(segments); // sum over channels of the squares per 100 ms
+  let peak = 0;
+  for (let channel = 0; channel < buffer.numberOfChannels; channel++) {
+    const raw = buffer.getChannelData(channel);
+    for (let i = 0; i < raw.length; i++) {
+      const v = Math.abs(raw[i]);
+      if (v > peak) peak = v;
+    }
+    const samples = Float64Array.from(raw);
+    filterInPlace(samples, shelf);
+    filterInPlace(samples, highpass);
+    for (let i = 0; i < samples.length; i++) energy[Math.floor(i / step)] += samples[i] * samples[i];
+  }
+  // 400 ms blocks (4 segments) with 75 % overlap; a clip shorter than a block is one block
+  const perBlock = Math.min(4, segments);
+  const blocks = [];
+  for (let start = 0; start + perBlock <= segments; start++) {
+    let sum = 0;
+    for (let k = 0; k < perBlock; k++) sum += energy[start + k];
+    const samplesInBlock = Math.min(perBlock * step, buffer.length - start * step);
+    blocks.push(sum / samplesInBlock);
+  }
+  const lufs = (meanSquare) => -0.691 + 10 * Math.log10(meanSquare);
+  const mean = (values) => values.reduce((s, v) => s + v, 0) / values.length;
+  const loud = blocks.filter((z) => z > 0 && lufs(z) > -70);
+  if (loud.length === 0) return { loudness: Number.NEGATIVE_INFINITY, peak };
+  const relativeGate = lufs(mean(loud)) - 10;
+  const gated = loud.filter((z) => lufs(z) > relativeGate);
+  return { loudness: lufs(mean(gated)), peak };
+}
+
+/**
+ * The gains (dB) that play two measured clips at the same loudness: TARGET_LUFS, or lower
+ * when one of them cannot be raised that far (by more than MAX_BOOST_DB, or past
+ * PEAK_CEILING_DB). A clip whose loudness is unknown or silent keeps 0 dB, and then the other
+ * is brought to TARGET_LUFS. Returns {gains: [dB, dB], target, matched}.
+ */
+export function levelGains(levels) {
+  const known = levels.map((level) => level !== null && Number.isFinite(level?.loudness));
+  const reach = levels.map((level, i) => {
+    if (!known[i]) return Number.POSITIVE_INFINITY;
+    const headroom = PEAK_CEILING_DB - 20 * Math.log10(Math.max(level.peak, 1e-9));
+    return level.loudness + Math.min(MAX_BOOST_DB, headroom);
+  });
+  const target = Math.min(TARGET_LUFS, ...reach);
+  const gains = levels.map((level, i) => (known[i] ? target - level.loudness : 0));
+  return { gains, target, matched: known.every(Boolean) };
+}
+
+// ---------------------------------------------------------------- peaks
+
+/** The largest absolute sample of each of `bins` equal slices of the clip (all channels). */
+export function measurePeaks(buffer, bins = 1200) {
+  const peaks = new Float32Array(bins);
+  const length = buffer.length;
+  for (let channel = 0; channel < buffer.numberOfChannels; channel++) {
+    const data = buffer.getChannelData(channel);
+    for (let bin = 0; bin < bins; bin++) {
+      const start = Math.floor((bin * length) / bins);
+      const end = Math.max(start + 1, Math.floor(((bin + 1) * length) / bins));
+      let max = peaks[bin];
+      for (let i = start; i < end && i < length; i++) {
+        const v = Math.abs(data[i]);
+        if (v > max) max = v;
+      }
+      peaks[bin] = max;
+    }
+  }
+  return peaks;
+}
+
+// ---------------------------------------------------------------- sounds made here
+
+function newBuffer(seconds) {
+  const ctx = audioContext();
+  return ctx.createBuffer(1, Math.round(seconds * ctx.sampleRate), ctx.sampleRate);
+}
+
+/** Add a note (a few harmonics with an attack and a decay) to a mono buffer. */
+function addNote(data, rate, { at, length, frequency, harmonics, decay, amplitude }) {
+  const start = Math.round(at * rate);
+  const count = Math.min(data.length - start, Math.round(length * rate));
+  for (let i = 0; i < count; i++) {
+    const t = i / rate;
+    const envelope = Math.min(1, t / 0.01) * Math.exp(-t * decay) * Math.min(1, (length - t) / 0.03);
+    let value = 0;
+    for (const [n, weight] of harmonics) value += weight * Math.sin(2 * Math.PI * frequency * n * t);
+    data[start + i] += amplitude * envelope * value;
+  }
+}
+
+/** Scale a buffer so its integrated loudness is `lufs`. */
+function normalise(buffer, lufs) {
+  const { loudness } = measureLoudness(buffer);
+  const gain = 10 ** ((lufs - loudness) / 20);
+  const data = buffer.getChannelData(0);
+  for (let i = 0; i < data.length; i++) data[i] *= gain;
+  return buffer;
+}
+
+/** The volume check's sound: a soft chord, two seconds, at TARGET_LUFS. */
+export function testSound() {
+  const buffer = newBuffer(2.4);
+  const data = buffer.getChannelData(0);
+  const rate = buffer.sampleRate;
+  for (const frequency of [261.63, 329.63, 392.0, 523.25]) {
+    addNote(data, rate, {
+      at: 0.05,
+      length: 2.3,
+      frequency,
+      harmonics: [
+        [1, 1],
+        [2, 0.3],
+        [3, 0.1],
+      ],
+      decay: 0.6,
+      amplitude: 0.2,
+    });
+  }
+  return normalise(buffer, TARGET_LUFS);
+}
+
+const MELODY = [0, 4, 7, 12, 7, 4, 5, 9, 12, 9, 7, 4, 2, 7, 11, 12];
+
+/**
+ * The practice pair, made in the browser: a short tune on a plucked sound (the query) and
+ * the same tune a fifth higher on a softer, organ-like sound (the candidate): clearly related,
+ * not the same. Each is 6 s long, a little quieter than the target, so levelling shows.
+ */
+export function practiceClips() {
+  const make = (transpose, harmonics, decay, amplitude) => {
+    const buffer = newBuffer(6);
+    const data = buffer.getChannelData(0);
+    MELODY.forEach((step, i) => {
+      addNote(data, buffer.sampleRate, {
+        at: 0.1 + i * 0.36,
+        length: 0.5,
+        frequency: 220 * 2 ** ((step + transpose) / 12),
+        harmonics,
+        decay,
+        amplitude,
+      });
+    });
+    return buffer;
+  };
+  const query = make(
+    0,
+    [
+      [1, 1],
+      [2, 0.5],
+      [3, 0.3],
+      [4, 0.15],
+    ],
+    5,
+    0.2,
+  );
+  const candidate = make(
+    7,
+    [
+      [1, 1],
+      [2, 0.2],
+      [4, 0.1],
+    ],
+    1.5,
+    0.08,
+  );
+  return { query, candidate };
+}
