@@ -24,7 +24,9 @@ __all__ = [
 
 
 class ClipOut(BaseModel):
-    audio_url: str | None
+    audio_url: str | None = Field(
+        description="the clip of this lease (it names the lease, never the clip's document)"
+    )
     duration_seconds: float | None
     audio_type: str | None
 
@@ -37,6 +39,12 @@ class PairOut(BaseModel):
     query: ClipOut
     candidate: ClipOut
     same_query_as_previous: bool
+    listen_seconds: float = Field(
+        description=(
+            "the listening rule: play each clip for at least this many seconds, or to its "
+            "end when shorter, before scoring (0: no rule)"
+        )
+    )
 
 
 @dataclass(
