@@ -1009,12 +1009,12 @@ def trial_query(session: Session, assessor_id: int, query_id: int) -> TrialQuery
 
 
 def _scrambled(column: Any) -> Any:
-    """A fixed pseudo-random order of ids that a salt reshuffles: the trials' choices are
-    deterministic (replayable) and differ between assessors and hand-outs."""
+    """A fixed pseudo-random order of ids that a salt (below 2**31) reshuffles: the trials'
+    choices are deterministic (replayable) and differ between assessors and hand-outs."""
     salt = bindparam("salt", type_=BigInteger)
-    return (cast(column, BigInteger) * literal(2654435761, BigInteger) + salt) % literal(
-        4294967291, BigInteger
-    )
+    shifted = cast(column, BigInteger) + salt
+    # a multiplier near 2**31 / golden ratio spreads consecutive ids over the whole range
+    return (shifted * literal(1_327_217_885, BigInteger)) % literal(2_147_483_647, BigInteger)
 
 
 def _anchor_statement(*, artist_known: bool) -> Any:
