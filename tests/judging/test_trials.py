@@ -4,6 +4,7 @@ that they are never counted."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -99,13 +100,13 @@ def assessor_id(db_session, token: str) -> int:
 @pytest.mark.parametrize("rate", [0.05, 0.1, 0.3, 0.5, 1.0])
 def test_the_share_of_trials_is_the_campaigns_rate(rate) -> None:
     n = 20_000
-    handed = []
+    handed: list[bool] = []
     for handout in range(n):
         last = handed[-1] if handed else False
         draw = trials.unit_draw(7, 3, handout, "trial")
         handed.append(trials.trial_due(rate, handout, last, draw))
     assert not any(handed[: trials.WARMUP])
-    assert not any(a and b for a, b in zip(handed, handed[1:], strict=False))
+    assert not any(a and b for a, b in itertools.pairwise(handed))
     expected = min(rate, 0.5)
     share = sum(handed) / n
     # 5 standard errors of a binomial share (the draws are fixed: this never flickers)
@@ -284,6 +285,7 @@ def test_anchors_are_clearly_unlike_the_query_and_never_retrieved_for_it(db_sess
     # without genres in the campaign there are no anchors
     no_genres(db_session, fx)
     target = repository.trial_query(db_session, a, query.id)
+    assert target is not None
     assert repository.anchor_document(db_session, fx.campaign.id, a, target, 0) is None
 
 
@@ -300,6 +302,7 @@ def test_an_anchor_with_another_artist_only(db_session) -> None:
     )
     db_session.flush()
     target = repository.trial_query(db_session, a, query.id)
+    assert target is not None
     assert repository.anchor_document(db_session, fx.campaign.id, a, target, 0) is None
 
 
