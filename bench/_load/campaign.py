@@ -1,10 +1,17 @@
 """The campaign under load: created through the organizer API, its assessors invited and
-their consent recorded."""
+their consent recorded.
+
+Every clip of the collection gets a short WAV file (:data:`CLIP_SECONDS` of silence), so the
+campaign is made as organizers make one (with audio), its pairs can be played, and the
+simulated assessors fetch both clips of every pair they are handed, as the judging page
+does, under the campaign's default listening rule and quality trials.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import secrets
+import wave
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +22,12 @@ from sqlalchemy import DateTime, bindparam, text
 from bench._load.config import ORGANIZER_TOKEN, LoadConfig
 from bench._load.database import plain_engine
 from bench._load.servers import Servers
+from mtcjudge.ingest.formats import read_runs
 from mtcjudge.mtc.synthetic import generate
+
+#: the length of every clip: a volunteer plays it to its end (the rule asks for no more)
+CLIP_SECONDS = 0.25
+CLIP_RATE = 8000
 
 
 def collection_texts(config: LoadConfig, workdir: Path) -> tuple[str, str | None, str]:
@@ -42,6 +54,27 @@ def collection_texts(config: LoadConfig, workdir: Path) -> tuple[str, str | None
     return paths["runs"].read_text(), paths["metadata"].read_text(), label
 
 
+def write_clips(runs: str, workdir: Path) -> Path:
+    """One short WAV per query and document of the runs, named by its id; the folder."""
+    runs_path = workdir / "clips-runs.tsv"
+    runs_path.write_text(runs)
+    parsed = read_runs(runs_path)
+    ids = set(parsed.queries)
+    for per_query in parsed.lists.values():
+        for documents in per_query.values():
+            ids.update(documents)
+    folder = workdir / "audio"
+    folder.mkdir(exist_ok=True)
+    frames = b"\x00\x00" * int(CLIP_SECONDS * CLIP_RATE)
+    for clip_id in ids:
+        with wave.open(str(folder / f"{clip_id}.wav"), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(CLIP_RATE)
+            out.writeframes(frames)
+    return folder
+
+
 @dataclass
 class Campaign:
     id: int
@@ -55,6 +88,7 @@ async def setup_campaign(
     config: LoadConfig, base_url: str, database_url: str, workdir: Path
 ) -> Campaign:
     runs, metadata, source = collection_texts(config, workdir)
+    audio_dir = write_clips(runs, workdir)
     slug = f"load-{secrets.token_hex(4)}"
     headers = {"Authorization": f"Bearer {ORGANIZER_TOKEN}"}
     async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=300) as client:
@@ -65,6 +99,7 @@ async def setup_campaign(
                 "slug": slug,
                 "runs": runs,
                 "metadata": metadata,
+                "audio_dir": str(audio_dir),
                 "k": config.k,
                 "status": "open",
                 "keep_collecting": True,

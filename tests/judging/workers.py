@@ -59,7 +59,7 @@ def op_judge_loop(factory: Factory, token: str, rounds: int) -> tuple[int, int]:
             break
         with session_scope(factory) as session:
             pair_id = session.get_one(Lease, lease_id).pair_id
-            held = 0
+            held: int | None = 0
             if pair_id is not None:
                 held = session.scalar(
                     select(func.count()).where(Lease.pair_id == pair_id, Lease.state == "live")

@@ -59,6 +59,9 @@ def seed(url: str, audio_dir: Path) -> None:
                 estimator="uniform",
                 policy="confidence",
                 target=0.95,
+                # the listening rule and hidden trials have their own browser test
+                listen_seconds=0.0,
+                quality_rate=0.0,
             )
             session.add(campaign)
             session.flush()
