@@ -7,7 +7,10 @@ same cores. This one runs the routes' work functions (the service calls, the pai
 the response models, each in its own committed transaction, as a request does) one after
 the other on one thread, and reports per judgment the process's CPU time, the wall time
 and the database statements issued, so a change to the request path can be judged on its
-own. It judges a fresh synthetic campaign (or MIREX-shaped runs with ``--data``).
+own. It judges a fresh synthetic campaign (or MIREX-shaped runs with ``--data``) with a
+short WAV per clip, a new campaign's listening rule and hidden quality trials; for each pair
+it records the bytes of both clips as the clip route would (one UPDATE each) before
+submitting.
 
     python bench/judging_path.py --db postgres --judgments 2000 --json out.json
 """
@@ -82,10 +85,16 @@ def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir:
         keep_collecting=True,
         judgments_per_pair=args.judgments_per_pair,
     )
+    runs = read_runs(runs_path)
+    audio_dir = _write_clips(runs, workdir)
     tokens = []
     with session_scope(factory) as session:
         campaign, _ = create_campaign(
-            session, spec, read_runs(runs_path), read_metadata(meta_path) if meta_path else None
+            session,
+            spec,
+            runs,
+            read_metadata(meta_path) if meta_path else None,
+            audio_dir=audio_dir,
         )
         for i in range(args.assessors):
             assessor, token = invite_assessor(session, campaign, f"Assessor {i}")
@@ -95,9 +104,33 @@ def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir:
     return tokens
 
 
+#: every clip's length (a short silence): a pair is played to its end
+CLIP_SECONDS = 0.25
+
+
+def _write_clips(runs: Any, workdir: Path) -> Path:
+    """One short WAV per query and document of the runs, named by its id; the folder."""
+    import wave
+
+    ids = set(runs.queries)
+    for per_query in runs.lists.values():
+        for documents in per_query.values():
+            ids.update(documents)
+    folder = workdir / "audio"
+    folder.mkdir(exist_ok=True)
+    frames = b"\x00\x00" * int(CLIP_SECONDS * 8000)
+    for clip_id in ids:
+        with wave.open(str(folder / f"{clip_id}.wav"), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(8000)
+            out.writeframes(frames)
+    return folder
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from mtcjudge.db import make_engine, make_sessionmaker, session_scope
-    from mtcjudge.judging import routes
+    from mtcjudge.judging import repository, routes
     from mtcjudge.judging.schemas import JudgmentIn
     from mtcjudge.planner.service import Planner
 
@@ -125,8 +158,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 answer = routes._next(session, token)
             if answer.pair is None:
                 break
+            clip_bytes = 44 + 2 * int(CLIP_SECONDS * 8000)  # what the clip route would send
+            for which in ("query", "candidate"):
+                with session_scope(factory) as session:
+                    repository.add_served_bytes(session, answer.pair.lease_id, which, clip_bytes)
+            played = round(CLIP_SECONDS * 1000)  # each clip played to its end
             body = JudgmentIn(
-                lease_id=answer.pair.lease_id, broad=1, fine=50.0, client_id=str(uuid.uuid4())
+                lease_id=answer.pair.lease_id,
+                broad=1,
+                fine=50.0,
+                client_id=str(uuid.uuid4()),
+                query_listen_ms=played,
+                candidate_listen_ms=played,
             )
             with session_scope(factory) as session:
                 routes._submit(session, token, body)
