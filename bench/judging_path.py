@@ -34,6 +34,11 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+if __package__ in (None, ""):  # run as ``python bench/judging_path.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import SILENT_CLIP_BYTES, SILENT_CLIP_SECONDS, write_silent_clips
+
 DEFAULT_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
@@ -86,7 +91,7 @@ def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir:
         judgments_per_pair=args.judgments_per_pair,
     )
     runs = read_runs(runs_path)
-    audio_dir = _write_clips(runs, workdir)
+    audio_dir = write_silent_clips(runs, workdir / "audio")
     tokens = []
     with session_scope(factory) as session:
         campaign, _ = create_campaign(
@@ -102,30 +107,6 @@ def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir:
             tokens.append(token)
     Planner(factory).run_once(force=True)
     return tokens
-
-
-#: every clip's length (a short silence): a pair is played to its end
-CLIP_SECONDS = 0.25
-
-
-def _write_clips(runs: Any, workdir: Path) -> Path:
-    """One short WAV per query and document of the runs, named by its id; the folder."""
-    import wave
-
-    ids = set(runs.queries)
-    for per_query in runs.lists.values():
-        for documents in per_query.values():
-            ids.update(documents)
-    folder = workdir / "audio"
-    folder.mkdir(exist_ok=True)
-    frames = b"\x00\x00" * int(CLIP_SECONDS * 8000)
-    for clip_id in ids:
-        with wave.open(str(folder / f"{clip_id}.wav"), "wb") as out:
-            out.setnchannels(1)
-            out.setsampwidth(2)
-            out.setframerate(8000)
-            out.writeframes(frames)
-    return folder
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -158,11 +139,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 answer = routes._next(session, token)
             if answer.pair is None:
                 break
-            clip_bytes = 44 + 2 * int(CLIP_SECONDS * 8000)  # what the clip route would send
-            for which in ("query", "candidate"):
+            for which in ("query", "candidate"):  # what the clip route records
                 with session_scope(factory) as session:
-                    repository.add_served_bytes(session, answer.pair.lease_id, which, clip_bytes)
-            played = round(CLIP_SECONDS * 1000)  # each clip played to its end
+                    repository.add_served_bytes(
+                        session, answer.pair.lease_id, which, SILENT_CLIP_BYTES
+                    )
+            played = round(SILENT_CLIP_SECONDS * 1000)  # each clip played to its end
             body = JudgmentIn(
                 lease_id=answer.pair.lease_id,
                 broad=1,

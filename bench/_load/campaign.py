@@ -1,7 +1,7 @@
 """The campaign under load: created through the organizer API, its assessors invited and
 their consent recorded.
 
-Every clip of the collection gets a short WAV file (:data:`CLIP_SECONDS` of silence), so the
+Every clip of the collection gets a short WAV file (a quarter of a second of silence), so the
 campaign is made as organizers make one (with audio), its pairs can be played, and the
 simulated assessors fetch both clips of every pair they are handed, as the judging page
 does, under the campaign's default listening rule and quality trials.
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import wave
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,15 +18,12 @@ from pathlib import Path
 import httpx
 from sqlalchemy import DateTime, bindparam, text
 
+from bench._common import write_silent_clips
 from bench._load.config import ORGANIZER_TOKEN, LoadConfig
 from bench._load.database import plain_engine
 from bench._load.servers import Servers
 from mtcjudge.ingest.formats import read_runs
 from mtcjudge.mtc.synthetic import generate
-
-#: the length of every clip: a volunteer plays it to its end (the rule asks for no more)
-CLIP_SECONDS = 0.25
-CLIP_RATE = 8000
 
 
 def collection_texts(config: LoadConfig, workdir: Path) -> tuple[str, str | None, str]:
@@ -55,24 +51,10 @@ def collection_texts(config: LoadConfig, workdir: Path) -> tuple[str, str | None
 
 
 def write_clips(runs: str, workdir: Path) -> Path:
-    """One short WAV per query and document of the runs, named by its id; the folder."""
+    """One short silent WAV per query and document of the runs; the folder."""
     runs_path = workdir / "clips-runs.tsv"
     runs_path.write_text(runs)
-    parsed = read_runs(runs_path)
-    ids = set(parsed.queries)
-    for per_query in parsed.lists.values():
-        for documents in per_query.values():
-            ids.update(documents)
-    folder = workdir / "audio"
-    folder.mkdir(exist_ok=True)
-    frames = b"\x00\x00" * int(CLIP_SECONDS * CLIP_RATE)
-    for clip_id in ids:
-        with wave.open(str(folder / f"{clip_id}.wav"), "wb") as out:
-            out.setnchannels(1)
-            out.setsampwidth(2)
-            out.setframerate(CLIP_RATE)
-            out.writeframes(frames)
-    return folder
+    return write_silent_clips(read_runs(runs_path), workdir / "audio")
 
 
 @dataclass

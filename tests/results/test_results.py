@@ -328,6 +328,8 @@ def judged_database(empty_database_url: str) -> tuple[str, str]:
                 Runs(synthetic.runs, "tsv"),
                 Metadata(dict(synthetic.artist), dict(synthetic.genre)),
             )
+            # judged without listening (no audio): the rule and the trials are off
+            campaign.listen_seconds, campaign.quality_rate = 0.0, 0.0
             slug = campaign.slug
             tokens = []
             for name in ("Ada", "Bo"):

@@ -131,10 +131,12 @@ RECORD_EVERY_SECONDS = 1.0
 
 class CountedFileResponse(FileResponse):
     """A file response (Range requests answered by Starlette) that reports the bytes of
-    body it hands to the server: ``record(n)`` runs once the response ends (completed,
-    cut short by the client, or failed) and, for a long transfer, every
-    :data:`RECORD_EVERY_SECONDS` meanwhile. A server that sends files itself (the ASGI
-    ``pathsend`` extension) is counted as sending the whole file."""
+    body it hands to the server through ``record(n)``: for a long transfer every
+    :data:`RECORD_EVERY_SECONDS`, and for the last chunk just before it goes out, so that a
+    client acting on a complete response (a submission right after) finds them recorded.
+    A transfer cut short is recorded as far as it went (the chunk that failed is not
+    counted). A server that sends files itself (the ASGI ``pathsend`` extension) is counted
+    as sending the whole file."""
 
     def __init__(
         self, path: Path, *, record: Callable[[int], Awaitable[None]], **kwargs: object
@@ -146,16 +148,31 @@ class CountedFileResponse(FileResponse):
         pending = 0
         last = time.monotonic()
 
-        async def counting_send(message: Message) -> None:
+        async def flush() -> None:
             nonlocal pending, last
-            await send(message)  # counted once the server took it
-            if message["type"] == "http.response.body":
-                pending += len(message.get("body", b""))
-            elif message["type"] == "http.response.pathsend":
-                pending += os.stat(message["path"]).st_size
-            if pending and time.monotonic() - last >= RECORD_EVERY_SECONDS:
+            if pending:
                 sent, pending, last = pending, 0, time.monotonic()
                 await self._record(sent)
+
+        async def counting_send(message: Message) -> None:
+            nonlocal pending
+            kind = message["type"]
+            final = (kind == "http.response.body" and not message.get("more_body", False)) or (
+                kind == "http.response.pathsend"
+            )
+            if final:
+                if kind == "http.response.pathsend":
+                    pending += os.stat(message["path"]).st_size
+                else:
+                    pending += len(message.get("body", b""))
+                await flush()
+                await send(message)
+                return
+            await send(message)  # counted once the server took it
+            if kind == "http.response.body":
+                pending += len(message.get("body", b""))
+                if time.monotonic() - last >= RECORD_EVERY_SECONDS:
+                    await flush()
 
         try:
             await super().__call__(scope, receive, counting_send)
@@ -163,7 +180,7 @@ class CountedFileResponse(FileResponse):
             if pending:
                 # also when the transfer was cancelled because the client went away
                 with anyio.CancelScope(shield=True):
-                    await self._record(pending)
+                    await flush()
 
 
 async def _record_served(request: Request, lease_id: int, which: str, n: int) -> None:
