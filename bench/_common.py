@@ -5,18 +5,50 @@ from __future__ import annotations
 
 import argparse
 import sys
+import wave
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.formats import Runs, read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.synthetic import generate
 
-__all__ = ["TARGETS", "mirex_or_synthetic", "run_benchmark"]
+__all__ = [
+    "SILENT_CLIP_BYTES",
+    "SILENT_CLIP_SECONDS",
+    "TARGETS",
+    "mirex_or_synthetic",
+    "run_benchmark",
+    "write_silent_clips",
+]
 
 #: the ranking-confidence targets the calibration, projection and stop-margin benchmarks study
 TARGETS = (0.90, 0.95, 0.99)
+
+#: the judging benchmarks' clips: a short silence (16-bit mono WAV at 8 kHz), played to its end
+SILENT_CLIP_SECONDS = 0.25
+_SILENT_CLIP_RATE = 8000
+#: the bytes of one such file (the 44-byte WAV header and the samples)
+SILENT_CLIP_BYTES = 44 + 2 * int(SILENT_CLIP_SECONDS * _SILENT_CLIP_RATE)
+
+
+def write_silent_clips(runs: Runs, folder: Path) -> Path:
+    """A short silent WAV per query and document of ``runs``, named by its id, in ``folder``
+    (created): a campaign made with it has audio for every pair."""
+    ids = set(runs.queries)
+    for per_query in runs.lists.values():
+        for documents in per_query.values():
+            ids.update(documents)
+    folder.mkdir(parents=True, exist_ok=True)
+    frames = b"\x00\x00" * int(SILENT_CLIP_SECONDS * _SILENT_CLIP_RATE)
+    for clip_id in ids:
+        with wave.open(str(folder / f"{clip_id}.wav"), "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(_SILENT_CLIP_RATE)
+            out.writeframes(frames)
+    return folder
 
 
 def run_benchmark(

@@ -7,7 +7,10 @@ same cores. This one runs the routes' work functions (the service calls, the pai
 the response models, each in its own committed transaction, as a request does) one after
 the other on one thread, and reports per judgment the process's CPU time, the wall time
 and the database statements issued, so a change to the request path can be judged on its
-own. It judges a fresh synthetic campaign (or MIREX-shaped runs with ``--data``).
+own. It judges a fresh synthetic campaign (or MIREX-shaped runs with ``--data``) with a
+short WAV per clip, a new campaign's listening rule and hidden quality trials; for each pair
+it records the bytes of both clips as the clip route would (one UPDATE each) before
+submitting.
 
     python bench/judging_path.py --db postgres --judgments 2000 --json out.json
 """
@@ -30,6 +33,11 @@ from typing import Any, TextIO
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
+
+if __package__ in (None, ""):  # run as ``python bench/judging_path.py``: bench.* from the tree
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import SILENT_CLIP_BYTES, SILENT_CLIP_SECONDS, write_silent_clips
 
 DEFAULT_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
@@ -82,10 +90,16 @@ def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir:
         keep_collecting=True,
         judgments_per_pair=args.judgments_per_pair,
     )
+    runs = read_runs(runs_path)
+    audio_dir = write_silent_clips(runs, workdir / "audio")
     tokens = []
     with session_scope(factory) as session:
         campaign, _ = create_campaign(
-            session, spec, read_runs(runs_path), read_metadata(meta_path) if meta_path else None
+            session,
+            spec,
+            runs,
+            read_metadata(meta_path) if meta_path else None,
+            audio_dir=audio_dir,
         )
         for i in range(args.assessors):
             assessor, token = invite_assessor(session, campaign, f"Assessor {i}")
@@ -97,7 +111,7 @@ def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from mtcjudge.db import make_engine, make_sessionmaker, session_scope
-    from mtcjudge.judging import routes
+    from mtcjudge.judging import repository, routes
     from mtcjudge.judging.schemas import JudgmentIn
     from mtcjudge.planner.service import Planner
 
@@ -125,8 +139,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 answer = routes._next(session, token)
             if answer.pair is None:
                 break
+            for which in ("query", "candidate"):  # what the clip route records
+                with session_scope(factory) as session:
+                    repository.add_served_bytes(
+                        session, answer.pair.lease_id, which, SILENT_CLIP_BYTES
+                    )
+            played = round(SILENT_CLIP_SECONDS * 1000)  # each clip played to its end
             body = JudgmentIn(
-                lease_id=answer.pair.lease_id, broad=1, fine=50.0, client_id=str(uuid.uuid4())
+                lease_id=answer.pair.lease_id,
+                broad=1,
+                fine=50.0,
+                client_id=str(uuid.uuid4()),
+                query_listen_ms=played,
+                candidate_listen_ms=played,
             )
             with session_scope(factory) as session:
                 routes._submit(session, token, body)

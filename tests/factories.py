@@ -1,7 +1,13 @@
 """Builders of test data shared by every test folder: campaigns, collections, assessors.
 
 Conftest files hold fixtures only; a test (or a fixture) that needs a campaign builds it with
-one of these:
+one of these.
+
+Every campaign they make has the listening rule and the hidden quality trials OFF
+(``listen_seconds=0``, ``quality_rate=0``), unlike a new campaign (the model's defaults, 5 s
+and 0.1): the tests of other features judge without playing clips and count every hand-out
+as a pool pair. The tests of the rule and of the trials opt in with ``listen_seconds=...``
+and ``quality_rate=...``.
 
 - :func:`build_campaign`: a small campaign written directly with the ORM (3 systems x 2
   queries x k = 3 by default, a short WAV clip per document in :data:`TEST_AUDIO`), for the
@@ -121,6 +127,9 @@ def build_campaign(
         "target": 0.95,
         "lease_minutes": 10,
         "judgments_per_pair": 1,
+        # the rule and the trials are off unless the test asks (see the module's docstring)
+        "listen_seconds": 0.0,
+        "quality_rate": 0.0,
     }
     values.update(settings)
     campaign = Campaign(**values)
@@ -207,10 +216,18 @@ class Judged:
 
 
 def make_campaign(
-    session, *, share: float = 1.0, seed: int = 5, estimator: str = "uniform", **settings
+    session,
+    *,
+    share: float = 1.0,
+    seed: int = 5,
+    estimator: str = "uniform",
+    listen_seconds: float = 0.0,
+    quality_rate: float = 0.0,
+    **settings,
 ) -> Judged:
     """The campaign, with a clip for every document and imported FINE and BROAD judgments of
-    the first ``share`` of the pool pairs (in sorted order)."""
+    the first ``share`` of the pool pairs (in sorted order); the listening rule and the trials
+    off unless asked."""
     synthetic = generate(5, 6, 5, n_genres=3, docs_per_genre=30, n_artists=15, seed=seed)
     pairs = sorted(synthetic.fine)
     judged = set(pairs[: round(share * len(pairs))])
@@ -225,6 +242,8 @@ def make_campaign(
         judgments_broad=broad,
         audio_dir=clips_for(synthetic, TEST_AUDIO / f"synthetic-{seed}"),
     )
+    campaign.listen_seconds = listen_seconds
+    campaign.quality_rate = quality_rate
     session.flush()
     return Judged(campaign, synthetic, judged)
 
@@ -323,10 +342,19 @@ def seed_judged_campaign(url: str, *, share: float) -> str:
         engine.dispose()
 
 
-def seed_open_campaign(url: str, *, name: str, seed: int, n_assessors: int) -> SeededCampaign:
+def seed_open_campaign(
+    url: str,
+    *,
+    name: str,
+    seed: int,
+    n_assessors: int,
+    listen_seconds: float = 0.0,
+    quality_rate: float = 0.0,
+) -> SeededCampaign:
     """Migrate the database at ``url`` and commit an open campaign over a synthetic collection
     (5 systems, 8 queries, k = 4) with a clip for every document (every pair can be handed
-    out), with ``n_assessors`` consented assessors V0, V1, ..."""
+    out), with ``n_assessors`` consented assessors V0, V1, ...; the listening rule and the
+    trials off unless asked."""
     upgrade_database(url)
     synthetic = generate(5, 8, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=seed)
     docs = {
@@ -343,6 +371,8 @@ def seed_open_campaign(url: str, *, name: str, seed: int, n_assessors: int) -> S
                 Metadata(dict(synthetic.artist), dict(synthetic.genre)),
                 audio_dir=audio,
             )
+            campaign.listen_seconds = listen_seconds
+            campaign.quality_rate = quality_rate
             tokens = []
             for i in range(n_assessors):
                 assessor, token = invite_assessor(session, campaign, f"V{i}")

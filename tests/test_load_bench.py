@@ -28,6 +28,12 @@ def test_load_benchmark_smoke(tmp_path: Path) -> None:
     assert figures["lost"] == 0
     assert figures["double_judged"] == 0
     assert figures["double_leased"] == 0
+    # the simulated assessors fetch both clips of each pair (the campaign's default listening
+    # rule is on), and no judgment was refused for it
+    assert figures["clip"]["count"] > 0
+    assert set(figures["status_counts"]["clip"]) == {"200"}
+    assert "422" not in figures["status_counts"]["submit"]
+    assert figures["invariants"]["detail"]["leases_by_kind"]["pool"] > 0
 
 
 def test_app_root_runs_that_checkout_s_own_package(tmp_path: Path) -> None:

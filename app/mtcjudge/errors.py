@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AssessorPaused",
     "AssessorUnknown",
     "CampaignClosed",
     "CampaignNotFound",
@@ -12,6 +13,7 @@ __all__ = [
     "DomainError",
     "InvalidInput",
     "LeaseExpired",
+    "ListeningRequired",
     "NotFound",
     "OrganizerOnly",
     "PairNotLeased",
@@ -92,6 +94,19 @@ class LeaseExpired(DomainError):
 
 class CampaignClosed(Conflict):
     code = "campaign_closed"
+
+
+class AssessorPaused(Conflict):
+    """The organizers set the assessor's judgments aside: nothing more is taken from them."""
+
+    code = "assessor_paused"
+
+
+class ListeningRequired(DomainError):
+    """A judgment breaks the campaign's listening rule (a clip not played long enough)."""
+
+    status = 422
+    code = "listening_required"
 
 
 class ConsentRequired(DomainError):

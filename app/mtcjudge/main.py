@@ -176,7 +176,7 @@ _NOT_FOUND_BY_PATH_PARAMETER = {
     "token": ("not_found", "this invitation link is not valid (unknown token)"),
     "slug": ("campaign_not_found", "no such campaign"),
     "judgment_id": ("not_found", "no such judgment of yours"),
-    "document_id": ("not_found", "this clip is not part of your pairs"),
+    "lease_id": ("not_found", "this clip is not part of your pairs"),
 }
 _HTTP_ERROR_CODES = {
     400: "bad_request",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import time
 import uuid
@@ -127,6 +128,13 @@ async def run_assessor(
                 recorder.later_pairs += 1
                 recorder.same_query_pairs += bool(body["pair"].get("same_query_as_previous"))
             seen_before = True
+        # the page fetches both clips of every pair (their URLs are the lease's)
+        listened = {}
+        for which in ("query", "candidate"):
+            clip = body["pair"][which]
+            if clip.get("audio_url"):
+                await recorder.call("clip", client, "GET", clip["audio_url"])
+            listened[which] = played_ms(clip, body["pair"].get("listen_seconds", 0.0))
         if config.mode == "realistic":
             listen = rng.uniform(config.think_min, config.think_max)
             if await pause(stop, listen):
@@ -137,8 +145,8 @@ async def run_assessor(
             "broad": rng.randrange(3),
             "fine": float(rng.randrange(101)),
             "client_id": client_id,
-            "query_listen_ms": 1000,
-            "candidate_listen_ms": 1000,
+            "query_listen_ms": listened["query"],
+            "candidate_listen_ms": listened["candidate"],
         }
         lease.released = recorder.now()
         # the judging page keeps retrying one submission with the same client_id
@@ -156,6 +164,15 @@ async def run_assessor(
                 break
             await asyncio.sleep(retry_delay(reply, retry))
         held.pop(lease_id, None)
+
+
+def played_ms(clip: dict[str, Any], listen_seconds: float) -> int:
+    """What the page reports of a clip played as the campaign's rule asks: to its end when it
+    is shorter than the rule. (A stress assessor reports it without waiting that long: the
+    server checks the bytes it sent, which are really fetched, and cannot time a listener.)"""
+    duration = clip.get("duration_seconds") or 0.0
+    seconds = min(listen_seconds, duration) if duration > 0 else listen_seconds
+    return max(1000, math.ceil(seconds * 1000))
 
 
 async def pause(stop: asyncio.Event, seconds: float) -> bool:

@@ -1,11 +1,16 @@
 """The campaign under load: created through the organizer API, its assessors invited and
-their consent recorded."""
+their consent recorded.
+
+Every clip of the collection gets a short WAV file (a quarter of a second of silence), so the
+campaign is made as organizers make one (with audio), its pairs can be played, and the
+simulated assessors fetch both clips of every pair they are handed, as the judging page
+does, under the campaign's default listening rule and quality trials.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-import wave
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +18,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import DateTime, bindparam, text
 
+from bench._common import write_silent_clips
 from bench._load.config import ORGANIZER_TOKEN, LoadConfig
 from bench._load.database import plain_engine
 from bench._load.servers import Servers
@@ -45,25 +51,10 @@ def collection_texts(config: LoadConfig, workdir: Path) -> tuple[str, str | None
 
 
 def write_clips(runs: str, workdir: Path) -> Path:
-    """A short silent WAV clip for every document and query of ``runs``: only pairs whose two
-    clips exist and can be read are handed out, so the campaign under load has audio (the
-    simulated assessors do not fetch it)."""
-    directory = workdir / "audio"
-    directory.mkdir(parents=True, exist_ok=True)
-    runs_file = workdir / "runs-for-audio.tsv"
-    runs_file.write_text(runs)
-    parsed = read_runs(runs_file)
-    docs = {d for lists in parsed.lists.values() for per_query in lists.values() for d in per_query}
-    silence = bytes(800)  # 0.05 s of 16-bit mono at 8 kHz
-    for doc in sorted(docs | set(parsed.queries)):
-        path = directory / f"{doc}.wav"
-        if not path.exists():
-            with wave.open(str(path), "wb") as out:
-                out.setnchannels(1)
-                out.setsampwidth(2)
-                out.setframerate(8000)
-                out.writeframes(silence)
-    return directory
+    """One short silent WAV per query and document of the runs; the folder."""
+    runs_path = workdir / "clips-runs.tsv"
+    runs_path.write_text(runs)
+    return write_silent_clips(read_runs(runs_path), workdir / "audio")
 
 
 @dataclass
@@ -79,7 +70,7 @@ async def setup_campaign(
     config: LoadConfig, base_url: str, database_url: str, workdir: Path
 ) -> Campaign:
     runs, metadata, source = collection_texts(config, workdir)
-    audio = write_clips(runs, workdir)
+    audio_dir = write_clips(runs, workdir)
     slug = f"load-{secrets.token_hex(4)}"
     headers = {"Authorization": f"Bearer {ORGANIZER_TOKEN}"}
     async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=300) as client:
@@ -90,7 +81,7 @@ async def setup_campaign(
                 "slug": slug,
                 "runs": runs,
                 "metadata": metadata,
-                "audio_dir": str(audio.resolve()),
+                "audio_dir": str(audio_dir),
                 "k": config.k,
                 "status": "open",
                 "keep_collecting": True,

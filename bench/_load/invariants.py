@@ -23,24 +23,29 @@ def lease_columns(conn: Connection) -> set[str]:
 
 @dataclass(frozen=True)
 class LeaseSql:
-    """How to read leases in this schema: with or without ``state``, by pair ids or pair_id."""
+    """How to read leases in this schema: with or without ``state``, by pair ids or pair_id,
+    and (where leases and judgments have a ``kind``) pool pairs apart from hidden quality
+    trials, which hold no pair and count nowhere."""
 
     live: str
     pair_key: tuple[str, str]
+    pool: str = ""  # the condition on a lease or judgment of a pool pair ("" before kinds)
 
     @classmethod
     def detect(cls, conn: Connection) -> LeaseSql:
         columns = lease_columns(conn)
         live = "expires_at > :now" + (" AND state = 'live'" if "state" in columns else "")
+        pool = " AND kind = 'pool'" if "kind" in columns else ""
         if {"query_id", "document_id"} <= columns:
-            return cls(live, ("query_id", "document_id"))
-        return cls(live, ("pair_id", "0"))
+            return cls(live, ("query_id", "document_id"), pool)
+        return cls(live, ("pair_id", "0"), pool)
 
     def snapshot_sql(self) -> str:
         first, second = self.pair_key
         return (
             f"SELECT 'pair' AS kind, {first} AS a, {second} AS b, COUNT(*) AS n FROM lease "
-            f"WHERE campaign_id = :campaign AND {self.live} GROUP BY {first}, {second} "
+            f"WHERE campaign_id = :campaign AND {self.live}{self.pool} "
+            f"GROUP BY {first}, {second} "
             "HAVING COUNT(*) > :per_pair "
             "UNION ALL "
             "SELECT 'assessor' AS kind, assessor_id AS a, 0 AS b, COUNT(*) AS n FROM lease "
@@ -117,7 +122,7 @@ def check_invariants(database_url: str, campaign: Campaign, recorder: Recorder) 
                 conn.execute(
                     text(
                         "SELECT COUNT(*) FROM (SELECT query_id, document_id FROM judgment "
-                        "WHERE campaign_id = :c GROUP BY query_id, document_id "
+                        f"WHERE campaign_id = :c{lease_sql.pool} GROUP BY query_id, document_id "
                         "HAVING COUNT(*) > :per_pair) t"
                     ),
                     {"c": campaign.id, "per_pair": per_pair},
@@ -127,10 +132,25 @@ def check_invariants(database_url: str, campaign: Campaign, recorder: Recorder) 
             lease_pairs = {
                 int(lease_id): (int(a), int(b))
                 for lease_id, a, b in conn.execute(
-                    text(f"SELECT id, {first}, {second} FROM lease WHERE campaign_id = :c"),
+                    text(
+                        f"SELECT id, {first}, {second} FROM lease "
+                        f"WHERE campaign_id = :c{lease_sql.pool}"
+                    ),
                     {"c": campaign.id},
                 )
             }
+            # hand-outs by kind: pool pairs and hidden quality trials
+            kinds: dict[str, int] = {}
+            if lease_sql.pool:
+                kinds = {
+                    str(kind): int(n)
+                    for kind, n in conn.execute(
+                        text(
+                            "SELECT kind, COUNT(*) FROM lease WHERE campaign_id = :c GROUP BY kind"
+                        ),
+                        {"c": campaign.id},
+                    )
+                }
         final = lease_snapshot(engine, lease_sql, campaign.id, per_pair)
     finally:
         engine.dispose()
@@ -155,6 +175,7 @@ def check_invariants(database_url: str, campaign: Campaign, recorder: Recorder) 
             "assessors_with_two_live_leases": sum(1 for v in snapshot if v[0] == "assessor"),
             "over_leased_pairs_seen_by_clients": len(client_pairs),
             "lease_state_column": " AND state" in lease_sql.live,
+            "leases_by_kind": kinds,
         },
     }
 

@@ -99,7 +99,7 @@ def summarise(
     load_before: float,
 ) -> dict[str, Any]:
     recorder, window = outcome.recorder, outcome.window
-    by_endpoint: dict[str, list[Request]] = {"next": [], "submit": []}
+    by_endpoint: dict[str, list[Request]] = {"next": [], "submit": [], "clip": []}
     for request in recorder.requests:
         by_endpoint[request.endpoint].append(request)
     status_counts = {
@@ -144,6 +144,7 @@ def summarise(
         "judgments_created": created,
         "next": latency_figures(by_endpoint["next"]),
         "submit": latency_figures(by_endpoint["submit"]),
+        "clip": latency_figures(by_endpoint["clip"]),
         # without the opening burst (all the assessors arrive at once): requests started
         # SETTLE_S seconds or more into the load
         "settled_after_s": SETTLE_S,
@@ -195,8 +196,10 @@ def format_report(result: dict[str, Any]) -> str:
         "",
         f"  {'':10s} {'count':>7s} {'p50 ms':>8s} {'p95 ms':>8s} {'p99 ms':>8s} {'max ms':>8s}",
     ]
-    for endpoint in ("next", "submit", "next_settled", "submit_settled"):
-        figures = result[endpoint]
+    for endpoint in ("next", "submit", "clip", "next_settled", "submit_settled"):
+        figures = result.get(endpoint)
+        if figures is None:
+            continue
         cells = [
             f"{figures[key]:8.1f}" if figures[key] is not None else f"{'-':>8s}"
             for key in ("p50_ms", "p95_ms", "p99_ms", "max_ms")

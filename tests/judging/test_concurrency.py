@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +24,10 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.models import Judgment, Lease, Pair, utcnow
-from tests.factories import build_campaign
-from tests.judging.workers import Workers
+from mtcjudge.judging import trials
+from mtcjudge.models import Judgment, Lease, Pair, counted_judgment, utcnow
+from tests.factories import TEST_AUDIO, build_campaign
+from tests.judging.workers import Workers, op_next, op_submit
 
 
 @dataclass
@@ -47,12 +49,12 @@ def scratch_url(empty_database_url: str) -> str:
 def scratch(scratch_url: str) -> Iterator[Callable[..., Scratch]]:
     engines: list[Engine] = []
 
-    def make(**settings: Any) -> Scratch:
+    def make(audio_dir: Path | None = TEST_AUDIO, **settings: Any) -> Scratch:
         engine = make_engine(scratch_url)
         engines.append(engine)
         factory = make_sessionmaker(engine)
         with session_scope(factory) as session:
-            fx = build_campaign(session, **settings)
+            fx = build_campaign(session, audio_dir=audio_dir, **settings)
             campaign_id, tokens = fx.campaign.id, fx.tokens
         return Scratch(scratch_url, engine, factory, campaign_id, tokens)
 
@@ -193,3 +195,156 @@ def test_many_assessors_judging_at_once_respect_every_invariant(scratch, workers
     # and nothing was left out: the whole pool got its judgments
     n_pool = rows(s, select(func.count()).select_from(Pair))[0][0]
     assert sum(per_pair_counts.values()) == per_pair * n_pool
+
+
+# ---------------------------------------------------------------- with hidden quality trials
+#: the clips (a trial is only made of clips that have audio)
+AUDIO = TEST_AUDIO
+
+
+def counted_per_pair(s: Scratch) -> Counter[tuple[int, int]]:
+    stmt = select(Judgment.query_id, Judgment.document_id).where(counted_judgment())
+    return Counter((q, d) for q, d in rows(s, stmt))
+
+
+def warm_up(s: Scratch, token: str) -> None:
+    """Judge the assessor's first hand-outs (pool pairs), after which a trial is due."""
+    for _ in range(trials.WARMUP):
+        lease_id = op_next(s.factory, token)
+        assert lease_id is not None
+        op_submit(s.factory, token, lease_id)
+
+
+def pair_counters(s: Scratch) -> tuple[int, int, int]:
+    judged, leased, changes = rows(
+        s, select(func.sum(Pair.judged), func.sum(Pair.leased), func.sum(Pair.changes))
+    )[0]
+    return int(judged or 0), int(leased or 0), int(changes or 0)
+
+
+@pytest.mark.parametrize("per_pair", [1, 2])
+def test_many_assessors_with_quality_trials_respect_every_invariant(scratch, workers, per_pair):
+    """Every other hand-out a trial (rate 1): the pool is still judged in full, each pair
+    exactly ``per_pair`` times, its counters agree with the rows, and no trial held a pair."""
+    n = 6
+    s = scratch(
+        audio_dir=AUDIO,
+        n_systems=4,
+        n_queries=8,
+        k=3,
+        n_assessors=n,
+        judgments_per_pair=per_pair,
+        quality_rate=1.0,
+    )
+    w = workers(s.url, n)
+    results = oks(w.run([("judge_loop", (token, 400)) for token in s.tokens]))
+    assert len(results) == n
+    assert max(most_held for _, most_held in results) <= per_pair
+    counted = counted_per_pair(s)
+    assert max(counted.values()) <= per_pair
+    n_pool = rows(s, select(func.count()).select_from(Pair))[0][0]
+    assert sum(counted.values()) == per_pair * n_pool  # trials took no pool pair's slot
+    # the counters the claims rely on agree with the rows: trials moved none of them
+    live = Counter(p for _, p in live_leases(s))
+    for pair_id, q, d, n_judged, n_leased in rows(
+        s, select(Pair.id, Pair.query_id, Pair.document_id, Pair.judged, Pair.leased)
+    ):
+        assert n_judged == counted.get((q, d), 0)
+        assert n_leased == live.get(pair_id, 0)
+    # trials were handed out, each answered once, each on a lease without a pair
+    answers = rows(
+        s,
+        select(
+            Judgment.assessor_id,
+            Judgment.query_id,
+            Judgment.document_id,
+            Judgment.kind,
+            Judgment.repeat_of,
+            Lease.kind,
+            Lease.pair_id,
+        ).join(Lease, Lease.id == Judgment.lease_id),
+    )
+    kinds = Counter(row[3] for row in answers)
+    assert kinds["pool"] == per_pair * n_pool
+    assert sum(v for k, v in kinds.items() if k != "pool") > 0
+    for _a, _q, _d, kind, _repeat_of, lease_kind, pair_id in answers:
+        assert kind == lease_kind
+        assert (pair_id is None) == (kind != "pool")
+    keys = [(a, q, d, kind) for a, q, d, kind, *_ in answers]
+    assert len(keys) == len(set(keys))  # one judgment per pair, assessor and kind
+    # no assessor was handed one trial twice
+    trial_leases = rows(
+        s,
+        select(Lease.assessor_id, Lease.query_id, Lease.document_id, Lease.kind).where(
+            Lease.kind != "pool"
+        ),
+    )
+    assert len(trial_leases) == len(set(trial_leases))
+    trial_pairs = rows(s, select(Lease.pair_id).where(Lease.kind != "pool"))
+    assert all(pair_id is None for (pair_id,) in trial_pairs)
+
+
+def test_concurrent_next_of_an_assessor_due_a_trial_leases_one_trial(scratch, workers) -> None:
+    s = scratch(audio_dir=AUDIO, n_systems=4, n_queries=3, k=3, n_assessors=1, quality_rate=1.0)
+    token = s.tokens[0]
+    warm_up(s, token)
+    w = workers(s.url, 6)
+    for _round in range(4):
+        before = pair_counters(s)
+        leases = oks(w.run([("next", (token,))] * 6))
+        assert len(set(leases)) == 1, leases  # one lease, every call answered with it
+        assert len(live_leases(s)) == 1
+        ((kind, pair_id),) = rows(s, select(Lease.kind, Lease.pair_id).where(Lease.id == leases[0]))
+        assert (kind != "pool", pair_id) == (True, None)
+        assert pair_counters(s) == before  # the trial took no slot
+        # five submissions of the trial with new client ids: one judgment, four 409
+        results = w.run([("submit", (token, leases[0]))] * 5 + [("pause", (token,))])
+        assert len(oks(results)) == 2, results  # one submission, and the pause
+        assert sorted(v for k, v in results if k == "error") == [409] * 4, results
+        assert pair_counters(s) == before
+        # then a pool pair (never two trials in a row), judged, and a trial is due again
+        lease_id = op_next(s.factory, token)
+        assert lease_id is not None
+        assert rows(s, select(Lease.kind).where(Lease.id == lease_id))[0][0] == "pool"
+        op_submit(s.factory, token, lease_id)
+    trial_answers = rows(s, select(Judgment.kind).where(Judgment.kind != "pool"))
+    assert len(trial_answers) == 4
+
+
+def test_a_trial_never_takes_the_last_free_pair(scratch, workers) -> None:
+    """The pool has one free pair; an assessor due a trial and a newcomer ask at once: the
+    newcomer gets the pair, the other a trial, every time."""
+    rounds = 6
+    s = scratch(
+        audio_dir=AUDIO,
+        n_systems=4,
+        n_queries=6,
+        k=4,
+        n_assessors=1 + 2 * rounds,
+        quality_rate=1.0,
+    )
+    holder = s.tokens[0]
+    due, newcomers = s.tokens[1 : 1 + rounds], s.tokens[1 + rounds :]
+    for a in due:  # each judged its warm-up: a trial is due
+        warm_up(s, a)
+    # every pair but one judged
+    while True:
+        free = rows(s, select(func.count()).where(Pair.judged + Pair.leased < 1))[0][0]
+        if free <= 1:
+            break
+        lease_id = op_next(s.factory, holder)
+        assert lease_id is not None
+        op_submit(s.factory, holder, lease_id)
+    assert free == 1
+    w = workers(s.url, 2)
+    for a, b in zip(due, newcomers, strict=True):
+        got_a, got_b = oks(w.run([("next", (a,)), ("next", (b,))]))
+        kind_a, pair_a = rows(s, select(Lease.kind, Lease.pair_id).where(Lease.id == got_a))[0]
+        kind_b, pair_b = rows(s, select(Lease.kind, Lease.pair_id).where(Lease.id == got_b))[0]
+        assert (kind_a != "pool", pair_a) == (True, None)
+        assert kind_b == "pool"
+        assert pair_b is not None
+        assert pair_counters(s)[1] == 1  # one slot held: the newcomer's
+        # both give back what they hold; the next two race for the same pair
+        oks(w.run([("pause", (b,)), ("pause", (a,))]))
+        assert pair_counters(s)[1] == 0

@@ -31,18 +31,21 @@ def assessor(db_session, token: str) -> Assessor:
     ).one()
 
 
-def lease(db_session, fx: CampaignFixture, token: str, query_index: int = 0) -> Lease:
-    """Lease the first candidate of a query to the assessor, as the API would."""
+def lease(
+    db_session, fx: CampaignFixture, token: str, query_index: int = 0, candidate: str = ""
+) -> Lease:
+    """Lease the first candidate of a query (or ``candidate``) to the assessor, as the API
+    would."""
     query = fx.queries[query_index]
-    candidate = fx.documents[f"cand{query_index}-1"]
+    candidate_document = fx.documents[candidate or f"cand{query_index}-1"]
     pair = db_session.scalars(
-        select(Pair).where(Pair.query_id == query.id, Pair.document_id == candidate.id)
+        select(Pair).where(Pair.query_id == query.id, Pair.document_id == candidate_document.id)
     ).one()
     row = Lease(
         campaign_id=fx.campaign.id,
         pair_id=pair.id,
         query_id=query.id,
-        document_id=candidate.id,
+        document_id=candidate_document.id,
         assessor_id=assessor(db_session, token).id,
         expires_at=utcnow() + timedelta(minutes=10),
     )
@@ -118,7 +121,8 @@ def test_consent_without_the_checkbox_asks_again(db_session, fx, client) -> None
         ("GET", "/a/{token}"),
         ("GET", "/a/{token}/judge"),
         ("POST", "/a/{token}/consent"),
-        ("GET", "/a/{token}/audio/1"),
+        ("GET", "/a/{token}/lease/1/query"),
+        ("GET", "/a/{token}/lease/1/candidate"),
     ],
 )
 def test_unknown_token_gets_a_friendly_404_page(fx, client, method, path) -> None:
@@ -158,6 +162,7 @@ def test_judging_page_is_a_blind_shell(db_session, fx, client) -> None:
         assert external_id not in html
     for document in fx.documents.values():
         assert f"/audio/{document.id}" not in html
+    assert "/lease/" not in html  # the clips' URLs come from the API, per lease
     # "rank" appears only in the campaign-wide wording, never as a result's rank
     allowed = ("Ranking confidence", "ranking of the systems", "rank the systems")
     stripped = html
@@ -208,64 +213,135 @@ def test_static_assets_are_served(client) -> None:
 # ---------------------------------------------------------------- audio
 
 
+def clip_url(token: str, lease_id: int, which: str) -> str:
+    return f"/a/{token}/lease/{lease_id}/{which}"
+
+
+def served(db_session, lease_id: int) -> tuple[int, int]:
+    db_session.expire_all()
+    row = db_session.get(Lease, lease_id)
+    return row.served_query_bytes, row.served_candidate_bytes
+
+
 def test_audio_of_a_leased_pair_is_served_with_range_support(db_session, fx, client) -> None:
     token = fx.tokens[0]
     row = lease(db_session, fx, token)
     query_document = fx.documents["query0"]
-    for document_id in (query_document.id, row.document_id):
+    expected = {"query": 0, "candidate": 0}
+    for which, document_id in (("query", query_document.id), ("candidate", row.document_id)):
+        url = clip_url(token, row.id, which)
         document = db_session.get(Document, document_id)
         content = Path(document.audio_path).read_bytes()
-        whole = client.get(f"/a/{token}/audio/{document_id}")
+        whole = client.get(url)
         assert whole.status_code == 200
         assert whole.headers["content-type"] == "audio/wav"
         assert whole.headers["accept-ranges"] == "bytes"
         assert whole.content == content
-        part = client.get(f"/a/{token}/audio/{document_id}", headers={"Range": "bytes=0-99"})
+        part = client.get(url, headers={"Range": "bytes=0-99"})
         assert part.status_code == 206
         assert part.headers["content-range"] == f"bytes 0-99/{len(content)}"
         assert part.content == content[:100]
-        tail = client.get(f"/a/{token}/audio/{document_id}", headers={"Range": "bytes=200-"})
+        tail = client.get(url, headers={"Range": "bytes=200-"})
         assert tail.status_code == 206
         assert tail.content == content[200:]
+        # the server's evidence: every byte it sent for the lease, ranges as sent
+        expected[which] = len(content) + 100 + len(content) - 200
+        assert served(db_session, row.id) == (expected["query"], expected["candidate"])
+
+
+def test_a_transfer_cut_short_counts_only_what_was_sent(tmp_path) -> None:
+    """The client goes away after the first chunk: the lease is credited with that chunk
+    only (the count is of what the server took, recorded even when the send fails)."""
+    import anyio
+
+    from mtcjudge.judging.pages import CountedFileResponse
+
+    path = tmp_path / "clip.wav"
+    write_tone(path, 220.0, seconds=2.0, rate=44100)  # several 64 KiB chunks
+    recorded: list[int] = []
+    bodies: list[int] = []
+
+    async def record(n: int) -> None:
+        recorded.append(n)
+
+    async def send(message) -> None:
+        if message["type"] == "http.response.body":
+            if bodies:
+                raise OSError("the client went away")
+            bodies.append(len(message["body"]))
+
+    async def receive():
+        await anyio.sleep(10)
+        return {"type": "http.disconnect"}
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "headers": [],
+        "asgi": {"spec_version": "2.4"},
+    }
+    response = CountedFileResponse(path, record=record, media_type="audio/wav")
+    with pytest.raises(OSError, match="went away"):
+        anyio.run(response, scope, receive, send)
+    assert bodies == [64 * 1024]
+    assert recorded == [64 * 1024]
+    assert path.stat().st_size > 2 * 64 * 1024
+
+
+def test_a_clip_url_names_the_lease_not_the_document(db_session, fx, client) -> None:
+    token = fx.tokens[0]
+    row = lease(db_session, fx, token)
+    pair = client.get(f"/api/a/{token}/next")
+    consent(db_session, token)
+    pair = client.get(f"/api/a/{token}/next").json()["pair"]
+    assert pair["lease_id"] == row.id
+    assert pair["query"]["audio_url"] == clip_url(token, row.id, "query")
+    assert pair["candidate"]["audio_url"] == clip_url(token, row.id, "candidate")
+    # the old route, which named documents, is gone
+    assert client.get(f"/a/{token}/audio/{row.document_id}").status_code == 404
 
 
 def test_audio_of_documents_outside_the_assessors_pairs_is_404(db_session, fx, client) -> None:
     token, other = fx.tokens
     row = lease(db_session, fx, token)
-    not_leased = fx.documents["cand1-3"]
-    response = client.get(f"/a/{token}/audio/{not_leased.id}")
-    assert response.status_code == 404
-    assert "not part of your pairs" in response.text
     # another assessor's lease opens nothing for this one
-    assert client.get(f"/a/{other}/audio/{row.document_id}").status_code == 404
-    assert client.get(f"/a/{other}/audio/{fx.documents['query0'].id}").status_code == 404
-    assert client.get(f"/a/{token}/audio/999999").status_code == 404
+    for which in ("query", "candidate"):
+        response = client.get(clip_url(other, row.id, which))
+        assert response.status_code == 404
+        assert "not part of your pairs" in response.text
+        assert client.get(clip_url(token, row.id + 1, which)).status_code == 404
+        assert client.get(clip_url(token, 999999, which)).status_code == 404
+    assert client.get(f"/a/{token}/lease/{row.id}/other").status_code == 404
+    assert served(db_session, row.id) == (0, 0)
 
 
 def test_audio_of_judged_pairs_stays_playable_for_revision(db_session, fx, client) -> None:
     token = fx.tokens[0]
-    candidate = fx.documents["cand1-2"]
+    done = lease(db_session, fx, token, query_index=1, candidate="cand1-2")
+    done.state = "done"
     db_session.add(
         Judgment(
             campaign_id=fx.campaign.id,
             query_id=fx.queries[1].id,
-            document_id=candidate.id,
+            document_id=done.document_id,
             assessor_id=assessor(db_session, token).id,
             broad=1,
             fine=50.0,
             client_id="c-1",
+            lease_id=done.id,
         )
     )
     db_session.commit()
-    assert client.get(f"/a/{token}/audio/{candidate.id}").status_code == 200
-    assert client.get(f"/a/{token}/audio/{fx.documents['query1'].id}").status_code == 200
-    assert client.get(f"/a/{token}/audio/{fx.documents['query0'].id}").status_code == 404
+    assert client.get(clip_url(token, done.id, "candidate")).status_code == 200
+    assert client.get(clip_url(token, done.id, "query")).status_code == 200
+    assert client.get(clip_url(fx.tokens[1], done.id, "query")).status_code == 404
 
 
 def test_missing_audio_file_is_a_404_not_a_500(db_session, fx, client) -> None:
     token = fx.tokens[0]
     row = lease(db_session, fx, token)
     Path(db_session.get(Document, row.document_id).audio_path).unlink()
-    response = client.get(f"/a/{token}/audio/{row.document_id}")
+    response = client.get(clip_url(token, row.id, "candidate"))
     assert response.status_code == 404
     assert "missing" in response.text
+    assert client.get(clip_url(token, row.id, "query")).status_code == 200

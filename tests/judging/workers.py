@@ -50,7 +50,8 @@ def op_pause(factory: Factory, token: str) -> None:
 
 def op_judge_loop(factory: Factory, token: str, rounds: int) -> tuple[int, int]:
     """next → submit until nothing is left; returns (judgments, most live leases seen on
-    the pair just leased, counted right after the lease was committed)."""
+    the pair just leased, counted right after the lease was committed). A quality trial's
+    lease holds no pair."""
     done, most_held = 0, 0
     for _ in range(rounds):
         lease_id = op_next(factory, token)
@@ -58,9 +59,11 @@ def op_judge_loop(factory: Factory, token: str, rounds: int) -> tuple[int, int]:
             break
         with session_scope(factory) as session:
             pair_id = session.get_one(Lease, lease_id).pair_id
-            held = session.scalar(
-                select(func.count()).where(Lease.pair_id == pair_id, Lease.state == "live")
-            )
+            held: int | None = 0
+            if pair_id is not None:
+                held = session.scalar(
+                    select(func.count()).where(Lease.pair_id == pair_id, Lease.state == "live")
+                )
         most_held = max(most_held, int(held or 0))
         op_submit(factory, token, lease_id)
         done += 1

@@ -329,6 +329,8 @@ def judged_database(empty_database_url: str) -> tuple[str, str]:
                 Metadata(dict(synthetic.artist), dict(synthetic.genre)),
                 audio_dir=clips_for(synthetic, TEST_AUDIO / "agree"),
             )
+            # judged without listening (no audio): the rule and the trials are off
+            campaign.listen_seconds, campaign.quality_rate = 0.0, 0.0
             slug = campaign.slug
             tokens = []
             for name in ("Ada", "Bo"):

@@ -206,14 +206,14 @@ def test_the_largest_id_is_an_ordinary_unknown_one(client: TestClient) -> None:
     token = invite(client)
     response = client.put(f"/api/a/{token}/judgments/{INT32_MAX}", json={"broad": 1, "fine": 5})
     assert_envelope(response, 404, "not_found")
-    clip = client.get(f"/a/{token}/audio/{INT32_MAX}")
+    clip = client.get(f"/a/{token}/lease/{INT32_MAX}/query")
     assert clip.status_code == 404
 
 
-@pytest.mark.parametrize("document_id", ["0", str(INT32_MAX + 1), str(10**30)])
-def test_a_clip_id_that_cannot_exist_is_a_404_page(client: TestClient, document_id: str) -> None:
+@pytest.mark.parametrize("lease_id", ["0", str(INT32_MAX + 1), str(10**30)])
+def test_a_clip_id_that_cannot_exist_is_a_404_page(client: TestClient, lease_id: str) -> None:
     token = invite(client)
-    response = client.get(f"/a/{token}/audio/{document_id}")
+    response = client.get(f"/a/{token}/lease/{lease_id}/candidate")
     assert response.status_code == 404
     assert response.headers["content-type"].startswith("text/html")
     assert "not part of your pairs" in response.text
@@ -346,7 +346,7 @@ def test_every_api_route_answers_503_when_the_database_is_unreachable(
         ("GET", "/a/some-token", {}),
         ("POST", "/a/some-token/consent", {"content": "consent=yes", "headers": FORM}),
         ("GET", "/a/some-token/judge", {}),
-        ("GET", "/a/some-token/audio/3", {}),
+        ("GET", "/a/some-token/lease/3/query", {}),
     ],
 )
 def test_pages_show_a_friendly_503_when_the_database_is_unreachable(
@@ -660,7 +660,10 @@ def test_tokens_are_redacted_from_paths() -> None:
     assert redact_tokens("/a/AbC-12_x/judge") == "/a/<redacted>/judge"
     assert redact_tokens("/api/a/AbC/next?x=1") == "/api/a/<redacted>/next?x=1"
     assert redact_tokens("/a/AbC") == "/a/<redacted>"
-    assert redact_tokens('"GET /a/tok/audio/3 HTTP/1.1"') == '"GET /a/<redacted>/audio/3 HTTP/1.1"'
+    assert (
+        redact_tokens('"GET /a/tok/lease/3/query HTTP/1.1"')
+        == '"GET /a/<redacted>/lease/3/query HTTP/1.1"'
+    )
     assert redact_tokens("/static/a/b.css") == "/static/a/b.css"
     assert redact_tokens("/api/campaigns/a") == "/api/campaigns/a"
 

@@ -1,27 +1,40 @@
 """The assessor's HTML pages: welcome and consent, the judging page, and the audio clips.
 
 The judging page is a shell; its script talks to the JSON API under ``/api/a/{token}/``.
+A clip's URL names the lease it belongs to, never its document (``/a/{token}/lease/{id}/query``
+and ``.../candidate``), so nothing in the page tells a hidden quality trial from a pool pair;
+the clip route counts the bytes it sends onto the lease, the server's own evidence of
+listening (:mod:`mtcjudge.judging.listening`).
 """
 
 from __future__ import annotations
 
+import logging
 import mimetypes
+import os
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import parse_qs
 
+import anyio
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
+from starlette.types import Message, Receive, Scope, Send
 
-from mtcjudge.deps import SessionDep
+from mtcjudge.deps import SessionDep, transaction
 from mtcjudge.errors import InvalidInput, NotFound
 from mtcjudge.judging import repository
-from mtcjudge.judging.params import CHECK_DOCUMENT_ID, CHECK_TOKEN
+from mtcjudge.judging.params import CHECK_LEASE_ID, CHECK_TOKEN
 from mtcjudge.models import Assessor, Campaign
 from mtcjudge.web import templates
 
-__all__ = ["pages_router"]
+__all__ = ["CountedFileResponse", "pages_router"]
+
+logger = logging.getLogger(__name__)
 
 pages_router = APIRouter(include_in_schema=False, dependencies=[CHECK_TOKEN])
 
@@ -111,22 +124,116 @@ def judging_page(request: Request, session: SessionDep, token: str) -> Response:
     )
 
 
-@pages_router.get(
-    "/a/{token}/audio/{document_id}", name="assessor_audio", dependencies=[CHECK_DOCUMENT_ID]
-)
-def audio(session: SessionDep, token: str, document_id: int) -> Response:
-    assessor = _assessor(session, token)
-    document = repository.playable_document(session, assessor.id, document_id)
-    if document is None or not document.audio_path:
+#: while a clip is still being sent, what went out is recorded at least this often (a
+#: submission made before a slow transfer ends then sees the bytes sent so far)
+RECORD_EVERY_SECONDS = 1.0
+
+
+class CountedFileResponse(FileResponse):
+    """A file response (Range requests answered by Starlette) that reports the bytes of
+    body it hands to the server through ``record(n)``: for a long transfer every
+    :data:`RECORD_EVERY_SECONDS`, and for the last chunk just before it goes out, so that a
+    client acting on a complete response (a submission right after) finds them recorded.
+    A transfer cut short is recorded as far as it went (the chunk that failed is not
+    counted). A server that sends files itself (the ASGI ``pathsend`` extension) is counted
+    as sending the whole file."""
+
+    def __init__(
+        self, path: Path, *, record: Callable[[int], Awaitable[None]], **kwargs: object
+    ) -> None:
+        super().__init__(path, **kwargs)  # type: ignore[arg-type]
+        self._record = record
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        pending = 0
+        last = time.monotonic()
+
+        async def flush() -> None:
+            nonlocal pending, last
+            if pending:
+                sent, pending, last = pending, 0, time.monotonic()
+                await self._record(sent)
+
+        async def counting_send(message: Message) -> None:
+            nonlocal pending
+            kind = message["type"]
+            final = (kind == "http.response.body" and not message.get("more_body", False)) or (
+                kind == "http.response.pathsend"
+            )
+            if final:
+                if kind == "http.response.pathsend":
+                    pending += os.stat(message["path"]).st_size
+                else:
+                    pending += len(message.get("body", b""))
+                await flush()
+                await send(message)
+                return
+            await send(message)  # counted once the server took it
+            if kind == "http.response.body":
+                pending += len(message.get("body", b""))
+                if time.monotonic() - last >= RECORD_EVERY_SECONDS:
+                    await flush()
+
+        try:
+            await super().__call__(scope, receive, counting_send)
+        finally:
+            if pending:
+                # also when the transfer was cancelled because the client went away
+                with anyio.CancelScope(shield=True):
+                    await flush()
+
+
+async def _record_served(request: Request, lease_id: int, which: str, n: int) -> None:
+    """One UPDATE adds what was sent to the lease; a failure loses only this evidence (the
+    response is gone already), so it is logged, not raised."""
+    try:
+        await transaction(
+            request, partial(repository.add_served_bytes, lease_id=lease_id, which=which, n=n)
+        )
+    except Exception:
+        logger.warning("could not record %d bytes sent for lease %d", n, lease_id, exc_info=True)
+
+
+def _lease_clip(session: Session, token: str, lease_id: int, which: str) -> tuple[Path, str]:
+    found = repository.lease_clip(session, token, lease_id, which)
+    if found is None:
+        raise NotFound(UNKNOWN_LINK)
+    if found.lease_id is None or not found.audio_path:
         raise NotFound("This clip is not part of your pairs.")
-    path = Path(document.audio_path)
+    path = Path(found.audio_path)
     if not path.is_file():
         raise NotFound(
             "This clip's audio file is missing on the server; please tell the organizer."
         )
-    media_type = _media_type(document.audio_type, path)
-    # FileResponse answers Range requests (206), which lets the browser seek without
-    # downloading the whole clip.
-    return FileResponse(
-        path, media_type=media_type, headers={"Cache-Control": "private, max-age=3600"}
+    return path, _media_type(found.audio_type, path)
+
+
+async def _clip(request: Request, token: str, lease_id: int, which: str) -> Response:
+    work = partial(_lease_clip, token=token, lease_id=lease_id, which=which)
+    path, media_type = await transaction(request, work)
+    # Range requests are answered (206): the browser seeks without downloading the whole
+    # clip. The URL is the lease's, so the browser's cache serves replays of this pair only.
+    return CountedFileResponse(
+        path,
+        record=partial(_record_served, request, lease_id, which),
+        media_type=media_type,
+        headers={"Cache-Control": "private, max-age=3600"},
     )
+
+
+@pages_router.get(
+    "/a/{token}/lease/{lease_id}/query", name="assessor_query_clip", dependencies=[CHECK_LEASE_ID]
+)
+async def query_clip(request: Request, token: str, lease_id: int) -> Response:
+    """The query clip of one of the assessor's leases."""
+    return await _clip(request, token, lease_id, "query")
+
+
+@pages_router.get(
+    "/a/{token}/lease/{lease_id}/candidate",
+    name="assessor_candidate_clip",
+    dependencies=[CHECK_LEASE_ID],
+)
+async def candidate_clip(request: Request, token: str, lease_id: int) -> Response:
+    """The candidate clip of one of the assessor's leases."""
+    return await _clip(request, token, lease_id, "candidate")

@@ -15,7 +15,7 @@ from fastapi import Depends, Path
 
 from mtcjudge.validation import INT32_MAX
 
-__all__ = ["CHECK_DOCUMENT_ID", "CHECK_JUDGMENT_ID", "CHECK_TOKEN", "TOKEN_PATTERN"]
+__all__ = ["CHECK_JUDGMENT_ID", "CHECK_LEASE_ID", "CHECK_TOKEN", "TOKEN_PATTERN"]
 
 #: invitation tokens are ``secrets.token_urlsafe`` texts, stored in a String(64) column
 TOKEN_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -34,10 +34,10 @@ async def _judgment_id(judgment_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) ->
     """Only checks the range."""
 
 
-async def _document_id(document_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) -> None:
+async def _lease_id(lease_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) -> None:
     """Only checks the range."""
 
 
 CHECK_TOKEN = Depends(_token)
 CHECK_JUDGMENT_ID = Depends(_judgment_id)
-CHECK_DOCUMENT_ID = Depends(_document_id)
+CHECK_LEASE_ID = Depends(_lease_id)

@@ -13,17 +13,19 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     DateTime,
     Integer,
+    String,
     and_,
     bindparam,
     case,
+    cast,
     exists,
     func,
     literal,
     or_,
     select,
-    union,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -39,13 +41,19 @@ from mtcjudge.models import (
     PlanEntry,
     PlannerState,
     Query,
+    Result,
     as_utc,
     utcnow,
 )
 from mtcjudge.security import hash_token
+from mtcjudge.validation import INT32_MAX
 
 __all__ = [
     "ClaimCandidate",
+    "LeaseClip",
+    "TrialQuery",
+    "add_served_bytes",
+    "anchor_document",
     "assessor_and_campaign",
     "assessor_by_token",
     "assessor_hold",
@@ -53,8 +61,10 @@ __all__ = [
     "give_back_slot",
     "insert_judgment",
     "insert_lease",
+    "insert_trial_lease",
     "judgment_by_client_id",
     "last_judged_query",
+    "lease_clip",
     "live_lease_of",
     "live_leases_of_others",
     "lock_pair",
@@ -65,14 +75,15 @@ __all__ = [
     "pair_view",
     "pairs_left",
     "planner_state",
-    "playable_document",
     "progress_counts",
     "recent_judgments",
     "record_judgment",
     "record_revision",
     "release_expired",
     "release_lease",
+    "repeat_judgment",
     "take_slot",
+    "trial_query",
 ]
 
 
@@ -108,14 +119,28 @@ def _run(session: Session, statement: Any, params: dict[str, Any] | None = None)
 
 @dataclass(frozen=True)
 class LeaseInfo:
-    """A live lease as the judging path needs it."""
+    """A lease as the judging path needs it. A hidden quality trial (``kind`` other than
+    "pool") has no pair: it takes no pool pair's slot."""
 
     id: int
-    pair_id: int
+    pair_id: int | None
     campaign_id: int
     query_id: int
     document_id: int
     expires_at: datetime
+    kind: str = "pool"
+    repeat_of: int | None = None  # a repeat trial: the judgment it repeats
+    # the server's evidence of listening: bytes of each clip sent for this lease so far
+    served_query_bytes: int = 0
+    served_candidate_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class ClipFile:
+    """A clip of a lease as the listening rule needs it."""
+
+    audio_path: str | None
+    duration_seconds: float | None
 
 
 @dataclass(frozen=True)
@@ -143,9 +168,19 @@ class Context:
     lease_minutes: int
     keep_collecting: bool
     lease: LeaseInfo | None
+    listen_seconds: float = 0.0  # the campaign's listening rule (0: off)
+    quality_rate: float = 0.0  # the campaign's share of hidden quality trials
+    seed: int = 0  # the campaign's seed (quality trials are drawn from it)
+    set_aside: bool = False  # an organizer set the assessor's judgments aside
+    paused: bool = False  # the assessor is handed nothing for now
+    pause_reason: str | None = None  # what they are told, if an organizer wrote it
     last_query: int | None = None
     progress: ProgressCounts | None = None
+    handouts: int = 0  # leases the assessor was ever handed (``next``)
+    last_kind: str | None = None  # the kind of the latest of them (``next``)
     stored_judgment: int | None = None  # id of the judgment already stored for the client id
+    query_clip: ClipFile | None = None  # the named lease's clips (a submit)
+    candidate_clip: ClipFile | None = None
 
 
 _ASSESSOR_ID = bindparam("assessor_id", type_=Integer)
@@ -185,16 +220,26 @@ def _progress_from(row: Any) -> ProgressCounts:
 _CONTEXT_COLUMNS = (
     Assessor.id.label("assessor_id"),
     Assessor.consented_at,
+    Assessor.set_aside_at,
+    Assessor.paused_at,
+    Assessor.pause_reason,
     Campaign.id.label("campaign_id"),
     Campaign.status,
     Campaign.judgments_per_pair,
     Campaign.lease_minutes,
     Campaign.keep_collecting,
+    Campaign.listen_seconds,
+    Campaign.quality_rate,
+    Campaign.seed,
     Lease.id.label("lease_id"),
     Lease.pair_id,
     Lease.query_id,
     Lease.document_id,
     Lease.expires_at,
+    Lease.kind,
+    Lease.repeat_of,
+    Lease.served_query_bytes,
+    Lease.served_candidate_bytes,
 )
 _CONTEXT_WHERE = (Assessor.token_hash == bindparam("token_hash"), Assessor.revoked_at.is_(None))
 _LAST_QUERY_OF_ASSESSOR = (
@@ -205,10 +250,27 @@ _LAST_QUERY_OF_ASSESSOR = (
     .scalar_subquery()
     .label("last_query")
 )
+_EVERY_LEASE = aliased(Lease)
+_HANDOUTS = (
+    select(func.count())
+    .where(_EVERY_LEASE.assessor_id == Assessor.id)
+    .scalar_subquery()
+    .label("handouts")
+)
+_LAST_KIND = (
+    select(_EVERY_LEASE.kind)
+    .where(_EVERY_LEASE.assessor_id == Assessor.id)
+    .order_by(_EVERY_LEASE.id.desc())
+    .limit(1)
+    .scalar_subquery()
+    .label("last_kind")
+)
 _NEXT_CONTEXT = (
     select(
         *_CONTEXT_COLUMNS,
         _LAST_QUERY_OF_ASSESSOR,
+        _HANDOUTS,
+        _LAST_KIND,
         *_progress_columns(Assessor.id, Campaign.id),
     )
     .select_from(Assessor)
@@ -217,6 +279,7 @@ _NEXT_CONTEXT = (
     .outerjoin(PlannerState, PlannerState.campaign_id == Campaign.id)
     .where(*_CONTEXT_WHERE)
 )
+_QUERY_DOC, _CANDIDATE_DOC = aliased(Document), aliased(Document)
 _SUBMIT_CONTEXT = (
     select(
         *_CONTEXT_COLUMNS,
@@ -227,6 +290,10 @@ _SUBMIT_CONTEXT = (
         )
         .scalar_subquery()
         .label("stored_judgment"),
+        _QUERY_DOC.audio_path.label("query_audio_path"),
+        _QUERY_DOC.duration_seconds.label("query_duration"),
+        _CANDIDATE_DOC.audio_path.label("candidate_audio_path"),
+        _CANDIDATE_DOC.duration_seconds.label("candidate_duration"),
     )
     .select_from(Assessor)
     .join(Campaign, Campaign.id == Assessor.campaign_id)
@@ -234,21 +301,30 @@ _SUBMIT_CONTEXT = (
         Lease,
         and_(Lease.id == bindparam("lease_id", type_=Integer), Lease.assessor_id == Assessor.id),
     )
+    .outerjoin(Query, Query.id == Lease.query_id)
+    .outerjoin(_QUERY_DOC, _QUERY_DOC.id == Query.document_id)
+    .outerjoin(_CANDIDATE_DOC, _CANDIDATE_DOC.id == Lease.document_id)
     .where(*_CONTEXT_WHERE)
 )
 
 
+def _lease_info(row: Any, lease_id: Any) -> LeaseInfo:
+    return LeaseInfo(
+        int(lease_id),
+        None if row.pair_id is None else int(row.pair_id),
+        int(row.campaign_id),
+        int(row.query_id),
+        int(row.document_id),
+        as_utc(row.expires_at),
+        str(row.kind),
+        None if row.repeat_of is None else int(row.repeat_of),
+        int(row.served_query_bytes or 0),
+        int(row.served_candidate_bytes or 0),
+    )
+
+
 def _context(row: Any, **extra: Any) -> Context:
-    lease = None
-    if row.lease_id is not None:
-        lease = LeaseInfo(
-            int(row.lease_id),
-            int(row.pair_id),
-            int(row.campaign_id),
-            int(row.query_id),
-            int(row.document_id),
-            as_utc(row.expires_at),
-        )
+    lease = None if row.lease_id is None else _lease_info(row, row.lease_id)
     return Context(
         assessor_id=int(row.assessor_id),
         consented=row.consented_at is not None,
@@ -258,6 +334,12 @@ def _context(row: Any, **extra: Any) -> Context:
         lease_minutes=int(row.lease_minutes),
         keep_collecting=bool(row.keep_collecting),
         lease=lease,
+        listen_seconds=float(row.listen_seconds or 0.0),
+        quality_rate=float(row.quality_rate or 0.0),
+        seed=int(row.seed or 0),
+        set_aside=row.set_aside_at is not None,
+        paused=row.paused_at is not None,
+        pause_reason=row.pause_reason,
         **extra,
     )
 
@@ -268,7 +350,13 @@ def next_context(session: Session, token: str) -> Context | None:
     if row is None:
         return None
     last = None if row.last_query is None else int(row.last_query)
-    return _context(row, last_query=last, progress=_progress_from(row))
+    return _context(
+        row,
+        last_query=last,
+        progress=_progress_from(row),
+        handouts=int(row.handouts or 0),
+        last_kind=row.last_kind,
+    )
 
 
 def submit_context(session: Session, token: str, lease_id: int, client_id: str) -> Context | None:
@@ -279,7 +367,12 @@ def submit_context(session: Session, token: str, lease_id: int, client_id: str) 
     if row is None:
         return None
     stored = None if row.stored_judgment is None else int(row.stored_judgment)
-    return _context(row, stored_judgment=stored)
+    return _context(
+        row,
+        stored_judgment=stored,
+        query_clip=ClipFile(row.query_audio_path, row.query_duration),
+        candidate_clip=ClipFile(row.candidate_audio_path, row.candidate_duration),
+    )
 
 
 def assessor_by_token(session: Session, token: str) -> Assessor | None:
@@ -336,9 +429,12 @@ class LockedPair:
     judged: int  # judgments counted, read under the row's lock
 
 
-def lock_pair(session: Session, pair_id: int) -> LockedPair:
+def lock_pair(session: Session, pair_id: int | None) -> LockedPair | None:
     """Lock the pair's row until the transaction ends (Postgres; SQLite holds the
-    database's write lock already) and read its judgment count."""
+    database's write lock already) and read its judgment count. None for the lease of a
+    quality trial, which holds no pair."""
+    if pair_id is None:
+        return None
     row = _run(session, _LOCK_PAIR, {"pair_id": pair_id}).one()
     return LockedPair(int(row.id), int(row.judged))
 
@@ -514,6 +610,8 @@ JUDGMENT_COLUMNS = (
     Judgment.fine,
     Judgment.revision,
     Judgment.created_at,
+    Judgment.lease_id,
+    Judgment.kind,
 )
 _INSERT_JUDGMENT = {
     name: dialect.insert(Judgment).on_conflict_do_nothing().returning(*JUDGMENT_COLUMNS)
@@ -535,13 +633,14 @@ def give_back_slot(session: Session, pair_id: int) -> None:
 
 
 def release_lease(session: Session, lease: Lease | LeaseInfo, new_state: str) -> bool:
-    """End a live lease (``released`` or ``expired``) and stop counting it on its pair.
-    The caller holds the pair's row. False when it was no longer live."""
+    """End a live lease (``released`` or ``expired``) and stop counting it on its pair (a
+    quality trial's lease holds none: it just ends). The caller holds the pair's row.
+    False when it was no longer live."""
     ended = _run(
         session,
         update(Lease).where(Lease.id == lease.id, Lease.state == "live").values(state=new_state),
     ).rowcount
-    if ended:
+    if ended and lease.pair_id is not None:
         _run(session, update(Pair).where(Pair.id == lease.pair_id).values(leased=Pair.leased - 1))
     return bool(ended)
 
@@ -556,22 +655,22 @@ def lease_state(session: Session, lease_id: int) -> tuple[str, datetime]:
 
 
 _LIVE_LEASE = select(
-    Lease.id, Lease.pair_id, Lease.campaign_id, Lease.query_id, Lease.document_id, Lease.expires_at
+    Lease.id,
+    Lease.pair_id,
+    Lease.campaign_id,
+    Lease.query_id,
+    Lease.document_id,
+    Lease.expires_at,
+    Lease.kind,
+    Lease.repeat_of,
+    Lease.served_query_bytes,
+    Lease.served_candidate_bytes,
 ).where(Lease.assessor_id == bindparam("assessor_id"), Lease.state == "live")
 
 
 def live_lease_of(session: Session, assessor_id: int) -> LeaseInfo | None:
     row = _run(session, _LIVE_LEASE, {"assessor_id": assessor_id}).one_or_none()
-    if row is None:
-        return None
-    return LeaseInfo(
-        int(row.id),
-        int(row.pair_id),
-        int(row.campaign_id),
-        int(row.query_id),
-        int(row.document_id),
-        as_utc(row.expires_at),
-    )
+    return None if row is None else _lease_info(row, row.id)
 
 
 def live_leases_of_others(session: Session, lease: LeaseInfo, now: datetime) -> int:
@@ -676,7 +775,7 @@ class PairView:
     candidate: Clip
 
 
-def _pair_view_statement() -> Any:
+def _pair_view_statement(*, trial: bool) -> Any:
     campaign_id = bindparam("campaign_id", type_=Integer)
     query_id = bindparam("query_id", type_=Integer)
     document_id = bindparam("document_id", type_=Integer)
@@ -686,20 +785,41 @@ def _pair_view_statement() -> Any:
         .where(Query.campaign_id == campaign_id, Query.id <= query_id)
         .scalar_subquery()
     )
-    this_pair = (
-        select(Pair.id)
-        .where(
-            Pair.campaign_id == campaign_id,
-            Pair.query_id == query_id,
-            Pair.document_id == document_id,
+    if trial:
+        # a hidden quality trial shows a number no pool pair of the query has: one past the
+        # query's pairs, counting the assessor's trials of the query up to this one. It
+        # stays the same in the history, and a repeat never shows its original's number.
+        pairs_of_query = (
+            select(func.count())
+            .where(Pair.campaign_id == campaign_id, Pair.query_id == query_id)
+            .scalar_subquery()
         )
-        .scalar_subquery()
-    )
-    candidate_number = (
-        select(func.count())
-        .where(Pair.campaign_id == campaign_id, Pair.query_id == query_id, Pair.id <= this_pair)
-        .scalar_subquery()
-    )
+        trials_so_far = (
+            select(func.count())
+            .where(
+                Lease.assessor_id == bindparam("assessor_id", type_=Integer),
+                Lease.query_id == query_id,
+                Lease.kind != "pool",
+                Lease.id <= bindparam("lease_id", type_=Integer),
+            )
+            .scalar_subquery()
+        )
+        candidate_number = pairs_of_query + trials_so_far
+    else:
+        this_pair = (
+            select(Pair.id)
+            .where(
+                Pair.campaign_id == campaign_id,
+                Pair.query_id == query_id,
+                Pair.document_id == document_id,
+            )
+            .scalar_subquery()
+        )
+        candidate_number = (
+            select(func.count())
+            .where(Pair.campaign_id == campaign_id, Pair.query_id == query_id, Pair.id <= this_pair)
+            .scalar_subquery()
+        )
     return (
         select(
             query_number,
@@ -720,14 +840,32 @@ def _pair_view_statement() -> Any:
     )
 
 
-_PAIR_VIEW = _pair_view_statement()
+_PAIR_VIEW = {trial: _pair_view_statement(trial=trial) for trial in (False, True)}
 
 
-def pair_view(session: Session, campaign_id: int, query_id: int, document_id: int) -> PairView:
+def pair_view(
+    session: Session,
+    campaign_id: int,
+    query_id: int,
+    document_id: int,
+    *,
+    kind: str = "pool",
+    lease_id: int | None = None,
+    assessor_id: int | None = None,
+) -> PairView:
     """One query for the pair's numbers and clips. The numbers name a pair to its assessor
-    and tell nothing about systems or ranks."""
-    params = {"campaign_id": campaign_id, "query_id": query_id, "document_id": document_id}
-    row = _run(session, _PAIR_VIEW, params).one()
+    and tell nothing about systems or ranks; a quality trial (``kind`` other than "pool",
+    with its ``lease_id`` and ``assessor_id``) is numbered as a further candidate of its
+    query, so nothing tells it apart."""
+    params: dict[str, Any] = {
+        "campaign_id": campaign_id,
+        "query_id": query_id,
+        "document_id": document_id,
+    }
+    trial = kind != "pool"
+    if trial:
+        params.update(lease_id=lease_id or 0, assessor_id=assessor_id or 0)
+    row = _run(session, _PAIR_VIEW[trial], params).one()
     return PairView(
         query_number=int(row[0] or 0),
         candidate_number=int(row[1] or 0),
@@ -798,24 +936,6 @@ def mark_consented(session: Session, assessor: Assessor) -> None:
         session.flush()
 
 
-def playable_document(session: Session, assessor_id: int, document_id: int) -> Document | None:
-    """The document if it is the query or the candidate of one of the assessor's leases or
-    judgments, else None: an invitation token opens no other clip."""
-    reachable = union(
-        select(Lease.document_id).where(Lease.assessor_id == assessor_id),
-        select(Query.document_id)
-        .join(Lease, Lease.query_id == Query.id)
-        .where(Lease.assessor_id == assessor_id),
-        select(Judgment.document_id).where(Judgment.assessor_id == assessor_id),
-        select(Query.document_id)
-        .join(Judgment, Judgment.query_id == Query.id)
-        .where(Judgment.assessor_id == assessor_id),
-    ).subquery()
-    return session.scalars(
-        select(Document).where(Document.id == document_id, Document.id.in_(select(reachable.c[0])))
-    ).one_or_none()
-
-
 _PAIR_PLAYABLE = select(Pair.playable).where(Pair.id == bindparam("pair_id"))
 
 
@@ -823,3 +943,293 @@ def pair_playable(session: Session, pair_id: int) -> bool:
     """Whether both clips of the pair can be played, as committed now (read under the pair's
     lock, it cannot change before the transaction ends)."""
     return bool(_run(session, _PAIR_PLAYABLE, {"pair_id": pair_id}).scalar_one())
+
+
+@dataclass(frozen=True)
+class LeaseClip:
+    """What the clip route needs: whose link it is, and the clip of the lease it names."""
+
+    assessor_id: int
+    lease_id: int | None  # None: no such lease of this assessor
+    audio_path: str | None
+    audio_type: str | None
+
+
+def _lease_clip_statement(which: str) -> Any:
+    clip = aliased(Document)
+    document = Query.document_id if which == "query" else Lease.document_id
+    return (
+        select(Assessor.id, Lease.id, clip.audio_path, clip.audio_type)
+        .select_from(Assessor)
+        .outerjoin(
+            Lease,
+            and_(
+                Lease.id == bindparam("lease_id", type_=Integer),
+                Lease.assessor_id == Assessor.id,
+            ),
+        )
+        .outerjoin(Query, Query.id == Lease.query_id)
+        .outerjoin(clip, clip.id == document)
+        .where(*_CONTEXT_WHERE)
+    )
+
+
+_LEASE_CLIP = {which: _lease_clip_statement(which) for which in ("query", "candidate")}
+
+
+def lease_clip(session: Session, token: str, lease_id: int, which: str) -> LeaseClip | None:
+    """The query or candidate clip of one of the assessor's leases (current or past): an
+    invitation token opens the clips of its own leases and no others. None when the link is
+    unknown or revoked."""
+    params = {"token_hash": hash_token(token), "lease_id": lease_id}
+    row = _run(session, _LEASE_CLIP[which], params).one_or_none()
+    if row is None:
+        return None
+    return LeaseClip(int(row[0]), None if row[1] is None else int(row[1]), row[2], row[3])
+
+
+def _add_served_statement(column: Any) -> Any:
+    n = bindparam("n", type_=Integer)
+    # capped at what the column holds (a client fetching a clip over and over again)
+    return (
+        update(Lease)
+        .where(Lease.id == bindparam("lease_id", type_=Integer))
+        .values(
+            {column: case((column > INT32_MAX - n, INT32_MAX), else_=column + n)},
+        )
+        .execution_options(synchronize_session=False)
+    )
+
+
+_ADD_SERVED = {
+    "query": _add_served_statement(Lease.served_query_bytes),
+    "candidate": _add_served_statement(Lease.served_candidate_bytes),
+}
+
+
+def add_served_bytes(session: Session, lease_id: int, which: str, n: int) -> None:
+    """Add ``n`` bytes of the lease's query or candidate clip to what the server sent."""
+    _run(session, _ADD_SERVED[which], {"lease_id": lease_id, "n": min(n, INT32_MAX)})
+
+
+# ---------------------------------------------------------------- hidden quality trials
+@dataclass(frozen=True)
+class TrialQuery:
+    """The query a quality trial is made on (the assessor's current one)."""
+
+    query_id: int
+    document_id: int  # the query's clip
+    has_audio: bool
+    genre: str | None
+    artist: str | None
+    has_reference: bool  # the assessor was handed its reference trial already
+
+
+_TRIAL_QUERY = (
+    select(
+        Query.id,
+        Query.document_id,
+        Document.audio_path.is_not(None),
+        Document.genre,
+        Document.artist,
+        exists()
+        .where(
+            Lease.assessor_id == bindparam("assessor_id", type_=Integer),
+            Lease.query_id == Query.id,
+            Lease.kind == "reference",
+        )
+        .label("has_reference"),
+    )
+    .join(Document, Document.id == Query.document_id)
+    .where(Query.id == bindparam("query_id", type_=Integer))
+)
+
+
+def trial_query(session: Session, assessor_id: int, query_id: int) -> TrialQuery | None:
+    row = _run(session, _TRIAL_QUERY, {"assessor_id": assessor_id, "query_id": query_id}).first()
+    if row is None:
+        return None
+    return TrialQuery(int(row[0]), int(row[1]), bool(row[2]), row[3], row[4], bool(row[5]))
+
+
+def _scrambled(column: Any) -> Any:
+    """A fixed pseudo-random order of ids that a salt (below 2**31) reshuffles: the trials'
+    choices are deterministic (replayable) and differ between assessors and hand-outs."""
+    salt = bindparam("salt", type_=BigInteger)
+    shifted = cast(column, BigInteger) + salt
+    # a multiplier near 2**31 / golden ratio spreads consecutive ids over the whole range
+    return (shifted * literal(1_327_217_885, BigInteger)) % literal(2_147_483_647, BigInteger)
+
+
+def _anchor_statement(*, artist_known: bool) -> Any:
+    query_id = bindparam("query_id", type_=Integer)
+    campaign_id = bindparam("campaign_id", type_=Integer)
+    conditions = [
+        Document.campaign_id == campaign_id,
+        Document.audio_path.is_not(None),
+        Document.genre.is_not(None),
+        Document.genre != bindparam("genre", type_=String),
+        # retrieved by no system for the query, at any rank
+        ~exists().where(
+            Result.campaign_id == campaign_id,
+            Result.query_id == query_id,
+            Result.document_id == Document.id,
+        ),
+        # not a query clip (an assessor may know those)
+        ~exists().where(Query.campaign_id == campaign_id, Query.document_id == Document.id),
+        # not handed to this assessor against this query before
+        ~exists().where(
+            Lease.assessor_id == bindparam("assessor_id", type_=Integer),
+            Lease.query_id == query_id,
+            Lease.document_id == Document.id,
+        ),
+    ]
+    if artist_known:
+        conditions += [
+            Document.artist.is_not(None),
+            Document.artist != bindparam("artist", type_=String),
+        ]
+    return (
+        select(Document.id)
+        .where(*conditions)
+        .order_by(_scrambled(Document.id), Document.id)
+        .limit(1)
+    )
+
+
+_ANCHOR = {known: _anchor_statement(artist_known=known) for known in (False, True)}
+
+
+def anchor_document(
+    session: Session, campaign_id: int, assessor_id: int, query: TrialQuery, salt: int
+) -> int | None:
+    """A clip clearly unlike the query by the campaign's metadata, for an anchor trial: it
+    has audio, a genre other than the query's (so none without genres), another artist
+    (when the query's is known), no system retrieved it for the query, it is no query's
+    clip and the assessor was never handed it against this query."""
+    if query.genre is None:
+        return None
+    params: dict[str, Any] = {
+        "campaign_id": campaign_id,
+        "assessor_id": assessor_id,
+        "query_id": query.query_id,
+        "genre": query.genre,
+        "salt": salt,
+    }
+    if query.artist is not None:
+        params["artist"] = query.artist
+    found = _run(session, _ANCHOR[query.artist is not None], params).scalar()
+    return None if found is None else int(found)
+
+
+def _repeat_statement() -> Any:
+    assessor_id = bindparam("assessor_id", type_=Integer)
+    query_doc, candidate_doc = aliased(Document), aliased(Document)
+    # the assessor's hand-out ``gap`` hand-outs before the coming one: judgments of leases
+    # up to it were made at least that long ago
+    horizon = (
+        select(Lease.id)
+        .where(Lease.assessor_id == assessor_id)
+        .order_by(Lease.id.desc())
+        .offset(bindparam("offset", type_=Integer))
+        .limit(1)
+        .scalar_subquery()
+    )
+    repeated = exists().where(
+        Lease.assessor_id == assessor_id,
+        Lease.query_id == Judgment.query_id,
+        Lease.document_id == Judgment.document_id,
+        Lease.kind == "repeat",
+    )
+    return (
+        select(Judgment.id, Judgment.query_id, Judgment.document_id)
+        .join(Query, Query.id == Judgment.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate_doc, candidate_doc.id == Judgment.document_id)
+        .where(
+            Judgment.assessor_id == assessor_id,
+            Judgment.kind == "pool",
+            Judgment.set_aside.is_(False),
+            Judgment.lease_id <= horizon,
+            query_doc.audio_path.is_not(None),
+            candidate_doc.audio_path.is_not(None),
+            ~repeated,
+        )
+        .order_by(
+            case((Judgment.query_id == bindparam("query_id", type_=Integer), 0), else_=1),
+            _scrambled(Judgment.id),
+            Judgment.id,
+        )
+        .limit(1)
+    )
+
+
+_REPEAT = _repeat_statement()
+
+
+def repeat_judgment(
+    session: Session, assessor_id: int, query_id: int, gap: int, salt: int
+) -> tuple[int, int, int] | None:
+    """(judgment id, query id, document id) of a pool judgment of the assessor made at least
+    ``gap`` hand-outs before the coming one and not repeated yet, of ``query_id`` when it
+    has one; None when there is none."""
+    params = {"assessor_id": assessor_id, "query_id": query_id, "offset": gap - 1, "salt": salt}
+    row = _run(session, _REPEAT, params).first()
+    return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
+
+
+_TRIAL_LEASE_COLUMNS = (
+    "campaign_id",
+    "query_id",
+    "document_id",
+    "assessor_id",
+    "kind",
+    "repeat_of",
+    "state",
+    "leased_at",
+    "expires_at",
+    "selection_rule",
+)
+
+
+def _insert_trial_statement(dialect: Any) -> Any:
+    integer = {"campaign_id", "query_id", "document_id", "assessor_id", "repeat_of"}
+    moment = {"leased_at", "expires_at"}
+    values: list[Any] = []
+    for name in _TRIAL_LEASE_COLUMNS:
+        if name in integer:
+            # typed, so that Postgres does not read a NULL as text
+            values.append(cast(bindparam(name, type_=Integer), Integer))
+        elif name in moment:
+            values.append(bindparam(name, type_=DateTime(timezone=True)))
+        else:
+            values.append(cast(bindparam(name, type_=String), String(16)))
+    same_trial = exists().where(
+        Lease.assessor_id == bindparam("assessor_id", type_=Integer),
+        Lease.query_id == bindparam("query_id", type_=Integer),
+        Lease.document_id == bindparam("document_id", type_=Integer),
+        Lease.kind == bindparam("kind", type_=String),
+    )
+    # one statement: a trial is handed to an assessor at most once, even when two requests
+    # of theirs chose it at the same moment (and the live-lease index keeps one of them)
+    source = select(*values).where(~same_trial)
+    return (
+        dialect.insert(Lease)
+        .from_select(list(_TRIAL_LEASE_COLUMNS), source)
+        .on_conflict_do_nothing()
+        .returning(Lease.id)
+    )
+
+
+_INSERT_TRIAL = {
+    name: _insert_trial_statement(dialect)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
+
+
+def insert_trial_lease(session: Session, values: dict[str, Any]) -> int | None:
+    """Insert the live lease of a quality trial (no pair); None when the assessor already
+    holds a live lease or was handed this trial before."""
+    stmt = _INSERT_TRIAL[session.get_bind().dialect.name]
+    lease_id = _run(session, stmt, values).scalar_one_or_none()
+    return None if lease_id is None else int(lease_id)

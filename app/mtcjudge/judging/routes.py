@@ -22,7 +22,7 @@ from mtcjudge.judging.schemas import (
     ProgressOut,
     RevisionIn,
 )
-from mtcjudge.models import Campaign, Judgment, as_utc
+from mtcjudge.models import Judgment, as_utc
 from mtcjudge.schemas import error_responses
 
 router = APIRouter(
@@ -35,20 +35,29 @@ router = APIRouter(
 _BODY_ERRORS = error_responses(400, 409, 413)
 
 
-def _clip(token: str, clip: repository.Clip) -> ClipOut:
-    if not clip.has_audio:
+def _clip(token: str, lease_id: int | None, which: str, clip: repository.Clip) -> ClipOut:
+    """A clip as the assessor sees it: its URL names the lease, never the document, so
+    nothing tells a quality trial from a pool pair (docs/web-architecture.md)."""
+    if not clip.has_audio or lease_id is None:
         return ClipOut(audio_url=None, duration_seconds=None, audio_type=None)
     return ClipOut(
-        audio_url=f"/a/{token}/audio/{clip.document_id}",
+        audio_url=f"/a/{token}/lease/{lease_id}/{which}",
         duration_seconds=clip.duration_seconds,
         audio_type=clip.audio_type,
     )
 
 
 def _judgment_out(session: Session, token: str, judgment: Judgment | Any) -> JudgmentOut:
-    """A stored judgment (an object, or a row of ``repository.JUDGMENT_COLUMNS``)."""
+    """A stored judgment (an object, or a row of ``repository.JUDGMENT_COLUMNS``); its clips
+    are those of the lease it answered."""
     view = repository.pair_view(
-        session, judgment.campaign_id, judgment.query_id, judgment.document_id
+        session,
+        judgment.campaign_id,
+        judgment.query_id,
+        judgment.document_id,
+        kind=judgment.kind,
+        lease_id=judgment.lease_id,
+        assessor_id=judgment.assessor_id,
     )
     return JudgmentOut(
         query_number=view.query_number,
@@ -58,8 +67,8 @@ def _judgment_out(session: Session, token: str, judgment: Judgment | Any) -> Jud
         fine=judgment.fine,
         created_at=as_utc(judgment.created_at),
         revision=judgment.revision,
-        query=_clip(token, view.query),
-        candidate=_clip(token, view.candidate),
+        query=_clip(token, judgment.lease_id, "query", view.query),
+        candidate=_clip(token, judgment.lease_id, "candidate", view.candidate),
     )
 
 
@@ -73,16 +82,24 @@ def _next(session: Session, token: str) -> NextOut:
     pair = None
     if result.lease is not None:
         lease = result.lease
-        view = repository.pair_view(session, lease.campaign_id, lease.query_id, lease.document_id)
+        view = repository.pair_view(
+            session,
+            lease.campaign_id,
+            lease.query_id,
+            lease.document_id,
+            kind=lease.kind,
+            lease_id=lease.id,
+            assessor_id=result.assessor_id,
+        )
         pair = PairOut(
             query_number=view.query_number,
             candidate_number=view.candidate_number,
             lease_id=lease.id,
             expires_at=as_utc(lease.expires_at),
-            query=_clip(token, view.query),
-            candidate=_clip(token, view.candidate),
+            query=_clip(token, lease.id, "query", view.query),
+            candidate=_clip(token, lease.id, "candidate", view.candidate),
             same_query_as_previous=result.same_query_as_previous,
-            listen_seconds=session.get_one(Campaign, lease.campaign_id).listen_seconds,
+            listen_seconds=result.listen_seconds,
         )
     return NextOut(
         status=result.status,

@@ -24,7 +24,9 @@ __all__ = [
 
 
 class ClipOut(BaseModel):
-    audio_url: str | None
+    audio_url: str | None = Field(
+        description="the clip of this lease (it names the lease, never the clip's document)"
+    )
     duration_seconds: float | None
     audio_type: str | None
 
@@ -38,11 +40,10 @@ class PairOut(BaseModel):
     candidate: ClipOut
     same_query_as_previous: bool
     listen_seconds: float = Field(
-        default=0.0,
         description=(
-            "the campaign's listening rule: each clip must be played for at least "
-            "min(listen_seconds, its duration) seconds before a score; 0 = no rule"
-        ),
+            "the listening rule: play each clip for at least this many seconds, or to its "
+            "end when shorter, before scoring (0: no rule)"
+        )
     )
 
 

@@ -1,10 +1,12 @@
-"""The assessor's loop: claim the most useful free pair, store the judgment, report progress.
+"""The assessor's loop: claim the most useful free pair (or, at the campaign's rate, a hidden
+quality trial), store the judgment once the listening rule is met, report progress.
 
 No engine work and no process lock on this path: the planner (app/mtcjudge/planner) keeps the ranked
 pairs to hand out in the database, and the invariants are enforced by the database — a
 conditional UPDATE of the pair row counts leases and judgments, a partial unique index keeps
-one live lease per assessor, unique keys keep one judgment per pair and assessor and per
-client_id. Services only flush; the request's transaction commits.
+one live lease per assessor (quality trials included), unique keys keep one judgment per pair,
+assessor and kind and per client_id. A quality trial's lease holds no pair, so it never moves
+a pair's counters. Services only flush; the request's transaction commits.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from mtcjudge.errors import (
+    AssessorPaused,
     CampaignClosed,
     Conflict,
     ConsentRequired,
@@ -25,12 +28,15 @@ from mtcjudge.errors import (
     PairNotLeased,
     PairUnplayable,
 )
-from mtcjudge.judging import repository
+from mtcjudge.judging import repository, trials
+from mtcjudge.judging.listening import ClipEvidence, check_listening
 from mtcjudge.models import Assessor, Campaign, Judgment, utcnow
 
 __all__ = [
     "HISTORY_SIZE",
     "LOCALITY",
+    "PAUSED_MESSAGE",
+    "SET_ASIDE_MESSAGE",
     "NextPair",
     "Progress",
     "assessor_for_token",
@@ -48,11 +54,14 @@ HISTORY_SIZE = 10
 LOCALITY = 0.5
 #: candidates tried before giving up on a claim (each lost race skips one pair)
 MAX_CLAIM_ATTEMPTS = 16
-#: what an assessor whose judging an organizer paused (or set aside) is told, when the
-#: organizer gave no message of their own
-HELD_MESSAGE = (
-    "Thank you for your help so far. We have paused your judging for now; the organizers "
-    "will be in touch."
+#: what a paused assessor is told when the organizers wrote nothing
+PAUSED_MESSAGE = (
+    "Thank you for your help! The organizers have paused your judging for now; "
+    "you are welcome to come back to this link later."
+)
+#: what an assessor whose judgments were set aside is told when the organizers wrote nothing
+SET_ASIDE_MESSAGE = (
+    "Thank you for your help! The organizers do not need more judgments from you for now."
 )
 
 
@@ -81,6 +90,8 @@ class NextPair:
     same_query_as_previous: bool
     progress: Progress
     message: str = ""
+    listen_seconds: float = 0.0  # the campaign's listening rule (0: none)
+    assessor_id: int = 0  # whose lease it is
 
 
 def assessor_for_token(
@@ -140,8 +151,18 @@ def _checked(context: repository.Context | None) -> repository.Context:
     return context
 
 
+def _paused_message(context: repository.Context) -> str | None:
+    """What a set-aside or paused assessor is told (None: they may judge)."""
+    if not (context.set_aside or context.paused):
+        return None
+    if context.pause_reason and context.pause_reason.strip():
+        return context.pause_reason.strip()
+    return SET_ASIDE_MESSAGE if context.set_aside else PAUSED_MESSAGE
+
+
 def next_pair(session: Session, token: str) -> NextPair:
-    """The assessor's current lease, or a new lease on the most useful free pair."""
+    """The assessor's current lease, or a new lease: a hidden quality trial when this
+    hand-out draws one, else the most useful free pair."""
     context = _checked(repository.next_context(session, token))
     assert context.progress is not None  # read with the context of a ``next``
     prog = _progress(context.progress)
@@ -149,16 +170,19 @@ def next_pair(session: Session, token: str) -> NextPair:
     closed = _closed_message(context.status)
     if closed is not None:
         return NextPair("done", None, False, prog, closed)
-    hold = repository.assessor_hold(session, context.assessor_id)
-    if hold.held:  # set aside or paused by the organizers: no pair, a kind word
-        if context.lease is not None:  # taken in a race with the organizer: given back
-            repository.lock_pair(session, context.lease.pair_id)
-            repository.release_lease(session, context.lease, "released")
-        return NextPair("done", None, False, prog, hold.pause_reason or HELD_MESSAGE)
     previous_query = context.last_query
     current = context.lease
+    paused = _paused_message(context)
+    if paused is not None:
+        # handed nothing more; the pair they held goes back to the pool
+        if current is not None:
+            repository.lock_pair(session, current.pair_id)
+            repository.release_lease(session, current, "released")
+        return NextPair("done", None, False, prog, paused)
+    rule = context.listen_seconds
     if current is not None and current.expires_at > now:
-        return NextPair("pair", current, current.query_id == previous_query, prog)
+        same = current.query_id == previous_query
+        return NextPair("pair", current, same, prog, "", rule, context.assessor_id)
     if current is not None:  # lapsed: give it back before taking another
         repository.lock_pair(session, current.pair_id)
         repository.release_lease(session, current, "expired")
@@ -170,9 +194,12 @@ def next_pair(session: Session, token: str) -> NextPair:
             prog,
             "The organizers have enough judgments to rank the systems. Thank you!",
         )
-    lease = _claim(session, context, now, previous_query)
+    lease = trials.hand_out(session, context, now)
+    if lease is None:
+        lease = _claim(session, context, now, previous_query)
     if lease is not None:
-        return NextPair("pair", lease, lease.query_id == previous_query, prog)
+        same = lease.query_id == previous_query
+        return NextPair("pair", lease, same, prog, "", rule, context.assessor_id)
     return _nothing_to_hand_out(session, context, prog)
 
 
@@ -306,19 +333,66 @@ def submit_judgment(
     closed = _closed_message(context.status)
     if closed is not None:
         raise CampaignClosed(closed)
+    if context.set_aside:
+        # whatever they sent would be set aside with the rest: they are thanked instead
+        raise AssessorPaused(_paused_message(context) or SET_ASIDE_MESSAGE)
     _check_scores(broad, fine)
     lease = context.lease
     if lease is None:
         raise PairNotLeased("this pair is not leased to you: load the next pair")
+    assert context.query_clip is not None  # read with the lease
+    assert context.candidate_clip is not None
+    check_listening(
+        context.listen_seconds,
+        (
+            ClipEvidence(
+                "query",
+                context.query_clip.audio_path,
+                context.query_clip.duration_seconds,
+                query_listen_ms,
+                lease.served_query_bytes,
+            ),
+            ClipEvidence(
+                "candidate",
+                context.candidate_clip.audio_path,
+                context.candidate_clip.duration_seconds,
+                candidate_listen_ms,
+                lease.served_candidate_bytes,
+            ),
+        ),
+    )
+    now = utcnow()
+    values = {
+        "campaign_id": context.campaign_id,
+        "query_id": lease.query_id,
+        "document_id": lease.document_id,
+        "assessor_id": context.assessor_id,
+        "broad": broad,
+        "fine": float(fine),
+        "client_id": client_id,
+        "source": "assessor",
+        "query_listen_ms": query_listen_ms,
+        "candidate_listen_ms": candidate_listen_ms,
+        "lease_id": lease.id,
+        "kind": lease.kind,
+        "repeat_of": lease.repeat_of,
+        "served_query_bytes": lease.served_query_bytes,
+        "served_candidate_bytes": lease.served_candidate_bytes,
+        "revision": 0,
+        "created_at": now,
+        "updated_at": now,
+    }
+    if lease.pair_id is None:
+        return _submit_trial(session, context, lease, values, client_id)
     pair = repository.lock_pair(session, lease.pair_id)
+    assert pair is not None  # a pool pair's lease
     _refuse_unplayable(session, pair.id)
     # after the pair's row, as an organizer setting the assessor aside locks them: either
     # the set-aside sees this judgment, or this submission sees the set-aside
     if repository.assessor_hold(session, context.assessor_id, shared_lock=True).set_aside:
-        raise Conflict(HELD_MESSAGE)
+        raise AssessorPaused(SET_ASIDE_MESSAGE)
     # under the pair's lock the lease's state cannot change any more
     state, expires_at = repository.lease_state(session, lease.id)
-    now = utcnow()
     per_pair = context.judgments_per_pair
     live = state == "live"
     held = live and expires_at > now
@@ -330,25 +404,7 @@ def submit_judgment(
         raise LeaseExpired(
             "your time on this pair ran out and it was given to someone else: here is a new one"
         )
-    judgment = repository.insert_judgment(
-        session,
-        {
-            "campaign_id": context.campaign_id,
-            "query_id": lease.query_id,
-            "document_id": lease.document_id,
-            "assessor_id": context.assessor_id,
-            "broad": broad,
-            "fine": float(fine),
-            "client_id": client_id,
-            "source": "assessor",
-            "query_listen_ms": query_listen_ms,
-            "candidate_listen_ms": candidate_listen_ms,
-            "lease_id": lease.id,
-            "revision": 0,
-            "created_at": now,
-            "updated_at": now,
-        },
-    )
+    judgment = repository.insert_judgment(session, values)
     if judgment is None:  # a unique key said no: this client_id, or this pair, is stored
         existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
         if existing is not None:
@@ -373,6 +429,26 @@ def _refuse_unplayable(session: Session, pair_id: int) -> None:
         )
 
 
+def _submit_trial(
+    session: Session,
+    context: repository.Context,
+    lease: repository.LeaseInfo,
+    values: dict[str, Any],
+    client_id: str,
+) -> tuple[Any, bool]:
+    """Store the answer to a quality trial: no pair to lock or count. Its lease is answered
+    once (the unique key on the assessor's judgments of a kind), late or not, unless it was
+    answered already; the volunteer is told what they would be told of a pool pair."""
+    judgment = repository.insert_judgment(session, values)
+    if judgment is None:
+        existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
+        if existing is not None:
+            return existing, False
+        raise Conflict("you have already judged this pair: revise it from your recent judgments")
+    repository.mark_lease(session, lease.id, "done")
+    return judgment, True
+
+
 def _stored(session: Session, context: repository.Context, client_id: str) -> Any:
     existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
     assert existing is not None  # seen by the context's read in this transaction
@@ -394,15 +470,19 @@ def revise_judgment(
         raise NotFound("no such judgment of yours")
     if judgment.id not in recent_ids:
         raise Conflict(f"only your last {HISTORY_SIZE} judgments can be revised")
-    pair = repository.pair_of(session, campaign.id, judgment.query_id, judgment.document_id)
-    if pair is not None:
-        repository.lock_pair(session, pair.id)
+    # a quality trial's answer touches no pair: the planner never reads it
+    pool = judgment.kind == "pool"
+    if pool:
+        pair = repository.pair_of(session, campaign.id, judgment.query_id, judgment.document_id)
+        if pair is not None:
+            repository.lock_pair(session, pair.id)
     judgment.broad = broad
     judgment.fine = float(fine)
     judgment.revision += 1
     judgment.updated_at = utcnow()
     session.flush()
-    repository.record_revision(session, campaign.id, judgment.query_id, judgment.document_id)
+    if pool:
+        repository.record_revision(session, campaign.id, judgment.query_id, judgment.document_id)
     return judgment
 
 

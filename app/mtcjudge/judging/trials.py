@@ -1,0 +1,144 @@
+"""Hidden quality trials: which hand-outs are trials, and which trial.
+
+At the campaign's ``quality_rate`` an assessor is handed, instead of a pool pair, a trial
+that looks exactly like one (docs/web-architecture.md, "Hidden quality trials"):
+
+- **reference**: the query clip against itself (the assessor's current query);
+- **anchor**: the current query against a clip clearly unlike it by the campaign's
+  metadata (another genre, another artist) that no system retrieved for it;
+- **repeat**: a pool pair the assessor judged at least :data:`REPEAT_GAP` hand-outs ago
+  (their current query's when it has one).
+
+A trial's lease has no pair: it takes no pool pair's slot and never moves a pair's
+counters; its answer is stored as a judgment of its kind, counted nowhere.
+
+Whether a hand-out is a trial is a draw, replayable from the campaign's seed, the
+assessor and the number of the hand-out: no trial in an assessor's first
+:data:`WARMUP` hand-outs, never two in a row, and otherwise a trial with the probability
+that makes the share of trials the campaign's rate (``rate / (1 - rate)`` after a pool
+pair gives a long-run share of ``rate``; rates from 0.5 make every other hand-out a trial).
+When no trial can be made (no reference or anchor left for the query, no judgment old
+enough to repeat), the hand-out is a pool pair: the share of trials is then lower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timedelta
+
+from sqlalchemy.orm import Session
+
+from mtcjudge.judging import repository
+
+__all__ = [
+    "KINDS",
+    "REPEAT_GAP",
+    "WARMUP",
+    "hand_out",
+    "trial_due",
+    "unit_draw",
+]
+
+#: an assessor's first hand-outs are pool pairs: they learn the task first
+WARMUP = 3
+#: a repeat is of a judgment made at least this many hand-outs before
+REPEAT_GAP = 10
+#: the kinds of trial, tried in an order drawn for each hand-out
+KINDS = ("reference", "anchor", "repeat")
+
+
+def unit_draw(seed: int, assessor_id: int, handout: int, purpose: str) -> float:
+    """A number in [0, 1) fixed by the campaign's seed, the assessor, the hand-out's number
+    and what it is drawn for: the same hand-out always draws the same."""
+    text = f"{seed}:{assessor_id}:{handout}:{purpose}".encode()
+    digest = hashlib.blake2b(text, digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+def trial_due(rate: float, handouts: int, last_was_trial: bool, draw: float) -> bool:
+    """Whether the coming hand-out (the assessor has had ``handouts``) is a quality trial."""
+    if rate <= 0 or handouts < WARMUP or last_was_trial:
+        return False
+    if rate >= 0.5:
+        return True
+    return draw < rate / (1.0 - rate)
+
+
+def hand_out(
+    session: Session, context: repository.Context, now: datetime
+) -> repository.LeaseInfo | None:
+    """Lease a quality trial to the assessor if this hand-out is one and one can be made;
+    None otherwise (the caller claims a pool pair). When a concurrent request of the same
+    assessor leased something first, that lease."""
+    draw = unit_draw(context.seed, context.assessor_id, context.handouts, "trial")
+    last_was_trial = context.last_kind is not None and context.last_kind != "pool"
+    if not trial_due(context.quality_rate, context.handouts, last_was_trial, draw):
+        return None
+    if context.last_query is None:
+        return None  # trials are made on the query the assessor is on
+    query = repository.trial_query(session, context.assessor_id, context.last_query)
+    if query is None or not query.has_audio:
+        return None
+    salt = int(unit_draw(context.seed, context.assessor_id, context.handouts, "salt") * 2**31)
+    start = int(unit_draw(context.seed, context.assessor_id, context.handouts, "kind") * 3)
+    expires_at = now + timedelta(minutes=context.lease_minutes)
+    for kind in KINDS[start:] + KINDS[:start]:
+        chosen = _choose(session, context, query, kind, salt)
+        if chosen is None:
+            continue
+        document_id, query_id, repeat_of = chosen
+        values = {
+            "campaign_id": context.campaign_id,
+            "query_id": query_id,
+            "document_id": document_id,
+            "assessor_id": context.assessor_id,
+            "kind": kind,
+            "repeat_of": repeat_of,
+            "state": "live",
+            "leased_at": now,
+            "expires_at": expires_at,
+            "selection_rule": "quality",
+        }
+        lease_id = repository.insert_trial_lease(session, values)
+        if lease_id is not None:
+            return repository.LeaseInfo(
+                lease_id,
+                None,
+                context.campaign_id,
+                query_id,
+                document_id,
+                expires_at,
+                kind,
+                repeat_of,
+            )
+        # a concurrent request of this assessor leased something, or this very trial
+        live = repository.live_lease_of(session, context.assessor_id)
+        if live is not None:
+            return live
+    return None
+
+
+def _choose(
+    session: Session,
+    context: repository.Context,
+    query: repository.TrialQuery,
+    kind: str,
+    salt: int,
+) -> tuple[int, int, int | None] | None:
+    """(candidate document, query, judgment repeated) of a trial of ``kind``, or None."""
+    if kind == "reference":
+        if query.has_reference:
+            return None
+        return query.document_id, query.query_id, None
+    if kind == "anchor":
+        found = repository.anchor_document(
+            session, context.campaign_id, context.assessor_id, query, salt
+        )
+        return None if found is None else (found, query.query_id, None)
+    repeat = repository.repeat_judgment(
+        session, context.assessor_id, query.query_id, REPEAT_GAP, salt
+    )
+    if repeat is None:
+        return None
+    judgment_id, query_id, document_id = repeat
+    return document_id, query_id, judgment_id
