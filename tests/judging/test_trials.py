@@ -167,8 +167,9 @@ def test_a_reference_trial_looks_exactly_like_a_pool_pair(db_session, client) ->
     stored = db_session.get(Judgment, answer["judgment"]["id"])
     assert (stored.kind, stored.lease_id, stored.fine) == ("reference", trial["lease_id"], 97.0)
     # and the clip route serves the trial's clips like any other
-    assert client.get(trial["query"]["audio_url"]).status_code == 404  # the test files do not exist
-    assert "missing" in client.get(trial["query"]["audio_url"]).text
+    served = client.get(trial["query"]["audio_url"])
+    assert served.status_code == 200
+    assert served.headers["content-type"] == "audio/wav"
 
 
 def test_trials_never_touch_the_pool_and_are_never_counted(db_session, client) -> None:

@@ -27,6 +27,7 @@ from mtcjudge import audit
 from mtcjudge.campaigns import repository
 from mtcjudge.errors import InvalidInput, NotFound
 from mtcjudge.judging import repository as judging
+from mtcjudge.judging.service import PAUSED_MESSAGE
 from mtcjudge.models import Assessor, AssessorReliability, Campaign, as_utc, utcnow
 from mtcjudge.validation import text_problem
 
@@ -49,11 +50,8 @@ __all__ = [
 ]
 
 #: what a paused assessor is told when the organizer gave no message (and after an
-#: automatic pause)
-DEFAULT_PAUSE_MESSAGE = (
-    "Thank you for your help so far. We have paused your judging for now; the organizers "
-    "will be in touch."
-)
+#: automatic pause): the judging service's words
+DEFAULT_PAUSE_MESSAGE = PAUSED_MESSAGE
 PAUSE_MESSAGE_MAX = 1000
 #: who pauses an assessor automatically, as the audit log shows it
 AUTO_PAUSE_ACTOR = audit.Actor("automatic pause (failed quality trials)")

@@ -54,10 +54,11 @@ HISTORY_SIZE = 10
 LOCALITY = 0.5
 #: candidates tried before giving up on a claim (each lost race skips one pair)
 MAX_CLAIM_ATTEMPTS = 16
-#: what a paused assessor is told when the organizers wrote nothing
+#: what a paused assessor is told when the organizers wrote nothing (and after an automatic
+#: pause)
 PAUSED_MESSAGE = (
-    "Thank you for your help! The organizers have paused your judging for now; "
-    "you are welcome to come back to this link later."
+    "Thank you for your help so far. We have paused your judging for now; the organizers "
+    "will be in touch."
 )
 #: what an assessor whose judgments were set aside is told when the organizers wrote nothing
 SET_ASIDE_MESSAGE = (
