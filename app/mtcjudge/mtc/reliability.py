@@ -182,7 +182,7 @@ class Thresholds:
         The harsh/lenient flag: the offset lies beyond the limit with this probability.
     """
 
-    alpha: float = 0.01
+    alpha: float = 0.05
     reference_cut: float = 0.6
     anchor_cut: float = 0.4
     reference_fail: float = 0.1
@@ -222,21 +222,26 @@ _RATES = (0.3, 0.5, 0.7, 0.9)
 #: prior weight of "no difference" in every mixture: no evidence counts more than 2 to 1
 #: for an assessor
 _NULL_WEIGHT = 0.5
-_NARROW = (0.3, 0.4, 0.5, 0.6, 0.7)
-_MEDIUM = (0.2, 0.35, 0.5, 0.65, 0.8)
+#: the careless account's running normal: prior pseudo-answers at 0.5 with this spread
+_CARELESS_PRIOR = 2.0
+_CARELESS_SD = 0.25
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+#: the width of one FINE level on [0, 1]
+_LEVEL = 0.01
 #: prior pseudo-answers of the careful spread factor learnt from an assessor's residuals
-_SPREAD_PRIOR = 10.0
+_SPREAD_PRIOR = 2.0
 
 
-def _log_truncnorm(x: FloatArray, mean: FloatArray, sd: FloatArray) -> FloatArray:
-    """Log density on [0, 1] of a normal truncated to [0, 1]."""
+def _log_level(x: FloatArray, mean: FloatArray, sd: FloatArray) -> FloatArray:
+    """Log probability of the FINE level ``x`` (a bin of width 0.01) under a normal censored
+    at 0 and 1: a score of 0 or 100 takes the whole tail beyond it, as volunteers' scores
+    pile up at the ends of the scale."""
     z = (x - mean) / sd
-    hi = (1.0 - mean) / sd
-    lo = (0.0 - mean) / sd
-    # log(Phi(hi) - Phi(lo)) stably
-    log_mass = log_ndtr(hi) + np.log1p(-np.exp(np.minimum(log_ndtr(lo) - log_ndtr(hi), -1e-16)))
-    return np.asarray(-0.5 * z * z - _LOG_SQRT_2PI - np.log(sd) - log_mass, dtype=np.float64)
+    interior = -0.5 * z * z - _LOG_SQRT_2PI - np.log(sd) + math.log(_LEVEL)
+    low = log_ndtr((_LEVEL / 2 - mean) / sd)
+    high = log_ndtr((mean - (1.0 - _LEVEL / 2)) / sd)
+    out = np.where(x <= _LEVEL / 2, low, np.where(x >= 1.0 - _LEVEL / 2, high, interior))
+    return np.asarray(out, dtype=np.float64)
 
 
 def _bernoulli_evidence(
@@ -277,13 +282,25 @@ def _content_evidence(
     z2_before = np.concatenate(([0.0], np.cumsum(z2)[:-1]))
     factor = (_SPREAD_PRIOR + z2_before) / (_SPREAD_PRIOR + np.arange(n))
     sd = np.sqrt(factor * spread2 + 1.0 / precision)
-    total_careful = float(_log_truncnorm(scores, centre + offset, sd).sum())
-    # careless densities (content-free): uniform, narrow and medium bumps
-    logs = [math.log(0.4) - total_careful]  # uniform: log density 0
-    for centres, bump_sd, share in ((_NARROW, 0.05, 0.3), (_MEDIUM, 0.15, 0.3)):
-        for c in centres:
-            dens = _log_truncnorm(scores, np.full(n, c), np.full(n, bump_sd))
-            logs.append(math.log(share / len(centres)) + float(dens.sum()) - total_careful)
+    total_careful = float(_log_level(scores, centre + offset, sd).sum())
+    # careless: scores drawn from one distribution whatever the pair, learnt the same way
+    # from the answers before each one (a normal around their running mean, with a running
+    # spread), or uniform. The careful account wins only as far as the expectation helps to
+    # predict the scores: where it says little, neither account gains.
+    count = np.arange(n, dtype=np.float64)
+    sums = np.concatenate(([0.0], np.cumsum(scores)[:-1]))
+    squares = np.concatenate(([0.0], np.cumsum(scores**2)[:-1]))
+    level = (_CARELESS_PRIOR * 0.5 + sums) / (_CARELESS_PRIOR + count)
+    spread = np.sqrt(
+        (
+            _CARELESS_PRIOR * _CARELESS_SD**2
+            + np.maximum(squares - sums**2 / np.maximum(count, 1.0), 0.0)
+        )
+        / (_CARELESS_PRIOR + count)
+    )
+    learnt = float(_log_level(scores, level, np.maximum(spread, 0.01)).sum())
+    uniform = n * math.log(1.0 / 101.0)
+    logs = [math.log(0.7) + learnt - total_careful, math.log(0.3) + uniform - total_careful]
     final = (_SPREAD_PRIOR + float(z2.sum())) / (_SPREAD_PRIOR + n)
     return float(logsumexp(logs)), final
 
