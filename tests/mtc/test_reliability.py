@@ -12,6 +12,7 @@ from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.reliability import (
     DEFAULT_THRESHOLDS,
     Answer,
+    Reliability,
     Thresholds,
     assess,
     expected_moments,
@@ -87,6 +88,12 @@ def session(
     return answers
 
 
+def metric(result: Reliability, name: str) -> float:
+    value = result.metrics[name]
+    assert value is not None, name
+    return float(value)
+
+
 def test_no_answers_no_flag() -> None:
     result = assess([])
     assert not result.flagged
@@ -123,7 +130,7 @@ def test_the_signals_are_what_the_answers_say() -> None:
 def test_careful_assessors_are_not_flagged(seed: int) -> None:
     result = assess(session("careful", 120, seed, listen=1.0))
     assert not result.flagged, result.reasons
-    assert result.metrics["evidence"] < 0
+    assert metric(result, "evidence") < 0
 
 
 def test_careful_assessor_is_not_flagged_for_one_early_slip() -> None:
@@ -141,7 +148,7 @@ def test_random_clickers_are_flagged_with_reasons(seed: int) -> None:
     assert result.flagged
     assert result.reasons
     assert all(r.endswith(".") for r in result.reasons)
-    assert result.metrics["evidence"] >= np.log10(1 / DEFAULT_THRESHOLDS.alpha)
+    assert metric(result, "evidence") >= np.log10(1 / DEFAULT_THRESHOLDS.alpha)
 
 
 def test_always_the_middle_is_flagged_and_the_trials_say_why() -> None:
@@ -165,14 +172,14 @@ def test_not_listening_is_flagged_quickly() -> None:
 def test_a_harsh_assessor_is_flagged_for_the_offset_only() -> None:
     result = assess(session("careful", 150, 3, offset=-0.45, listen=1.0))
     assert result.flagged
-    assert result.metrics["offset"] < -0.2
+    assert metric(result, "offset") < -0.2
     assert any("lower than expected" in r for r in result.reasons)
     assert not result.failed_trials
 
 
 def test_offsets_shrink_with_few_answers() -> None:
     few = assess([Answer("pool", 0.9, 2, expected=0.5, query=1)])
-    assert 0 < few.metrics["offset"] < 0.2  # shrunk from 0.4
+    assert 0 < metric(few, "offset") < 0.2  # shrunk from 0.4
     assert not few.flagged
 
 
