@@ -26,6 +26,8 @@ reported listening 0 when the campaign's listening rule is off).
 
 Scenarios, each on every collection with the same seed:
 
+* ``exact``: every answer is the true score (no assessor noise at all: what
+  ``bench/calibration.py`` replays), the reference for what careful assessors' noise costs;
 * ``clean``: careful assessors only (the baseline of the judgments);
 * ``mixed``: careful assessors and one of each other type, nobody set aside; run past the
   stop until every assessor has given :data:`MIN_ANSWERS` answers (or the pool is
@@ -99,7 +101,7 @@ DESCRIPTION = (
     "flagged assessors aside, against a clean campaign."
 )
 TYPES = ("careful", "random", "middle", "harsh", "lenient", "fatigue", "zero_listening")
-SCENARIOS = ("clean", "mixed", "random20 kept", "random20 set aside")
+SCENARIOS = ("exact", "clean", "mixed", "random20 kept", "random20 set aside")
 #: the product's default share of hand-outs that are hidden quality trials
 QUALITY_RATE = 0.1
 #: each assessor is assessed every this many of their answers
@@ -175,6 +177,8 @@ class Assessor:
         if self.kind == "zero_listening":
             score = float(np.clip(rng.normal(self.centre, 0.15), 0, 1))
             return round(score * 100) / 100, band(score)
+        if self.kind == "exact":
+            return round(truth * 100) / 100, band(truth)
         score = round(self.view(truth, pair) * 100) / 100
         grade = band(score)
         if rng.uniform() < 0.03:  # a slip to a neighbouring grade
@@ -201,6 +205,8 @@ def band(score: float) -> int:
 
 def population(kind: str, n: int) -> list[str]:
     """The assessor types of a scenario's ``n`` assessors."""
+    if kind == "exact":
+        return ["exact"] * n
     if kind == "clean":
         return ["careful"] * n
     if kind == "mixed":
@@ -253,6 +259,9 @@ class Task:
     rule_on: bool = False
     seed: int = 0
     thresholds: Thresholds = DEFAULT_THRESHOLDS
+    #: an experiment (docs/experiments/2026-11-27-assessor-noise.md): judged pairs keep this
+    #: standard deviation (FINE points) in the score distributions instead of 0
+    judged_sd: float = 0.0
 
     @property
     def cost(self) -> float:
@@ -431,7 +440,16 @@ class Campaign:
                 answered.append(a)
         if pairs:
             engine.judge(np.asarray(pairs, dtype=np.intp), np.asarray(values))
+            self._widen()
         return list(dict.fromkeys(answered))
+
+    def _widen(self) -> None:
+        """The experiment of :attr:`Task.judged_sd`: every judged pair keeps a variance."""
+        if self.task.judged_sd <= 0:
+            return
+        sd = self.task.judged_sd / 100.0 * float(self.scale.lmax)
+        self.engine.var[self.engine.judged] = sd * sd
+        self.engine.rebuild()
 
     def _pick(self, a: Assessor, queue: list[int], used: set[int]) -> int | None:
         """The assessor's next pair: the first planned one of their query while it is in
@@ -522,6 +540,7 @@ class Campaign:
             judged_values=jv,
             audit_drawn=None if drawn is None else drawn.copy(),
         )
+        self._widen()
 
 
 def run_task(task: Task) -> CampaignRecord:
@@ -533,7 +552,7 @@ def flag_summary(records: Sequence[CampaignRecord], within: int = WITHIN) -> dic
     """Per assessor type: share flagged, answers until flagged, share flagged within
     ``within`` answers among those who gave that many."""
     out: dict[str, Any] = {}
-    for kind in TYPES:
+    for kind in (*TYPES, "exact"):
         people = [a for r in records for a in r.assessors if a.kind == kind]
         if not people:
             continue
@@ -690,6 +709,7 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
                         n_assessors=args.assessors,
                         rule_on=rule_on,
                         seed=args.seed * 1000 + i,
+                        judged_sd=args.judged_sd,
                     )
                 )
             if args.mirex is not None:
@@ -700,6 +720,7 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
                         n_assessors=args.assessors,
                         rule_on=rule_on,
                         seed=args.seed * 1000 + 999,
+                        judged_sd=args.judged_sd,
                     )
                 )
     return sorted(tasks, key=lambda t: -t.cost)
@@ -735,6 +756,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_THRESHOLDS.alpha,
         help=f"the flag rule's alpha ({DEFAULT_THRESHOLDS.alpha})",
     )
+    parser.add_argument(
+        "--judged-sd",
+        type=float,
+        default=0.0,
+        metavar="POINTS",
+        help="experiment: judged pairs keep this standard deviation (FINE points) in the "
+        "score distributions, as if assessors' noise widened the confidence (0: the product)",
+    )
     parser.add_argument("--workers", type=_positive, default=2, help="processes (2)")
     parser.add_argument(
         "--quick",
@@ -766,6 +795,8 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"--mirex {args.mirex}: no runs.tsv there")
     if not 0.0 < args.alpha < 1.0:
         raise UsageError(f"--alpha must be in (0, 1), got {args.alpha}")
+    if not 0.0 <= args.judged_sd <= 100.0:
+        raise UsageError(f"--judged-sd must be between 0 and 100, got {args.judged_sd}")
     check_output_file("--json", args.json)
     if args.quick and args.assessors == 10:
         args.assessors = 5
@@ -814,6 +845,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
                 "scenarios": args.scenario,
                 "listening_rule": args.listening_rule,
                 "alpha": args.alpha,
+                "judged_sd": args.judged_sd,
                 "quality_rate": QUALITY_RATE,
                 "estimator": DEFAULT_ESTIMATOR,
                 "target": TARGET,
