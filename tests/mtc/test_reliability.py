@@ -169,8 +169,10 @@ def test_not_listening_is_flagged_quickly() -> None:
     assert not any("Listened" in r for r in unknown.reasons)
 
 
-def test_a_harsh_assessor_is_flagged_for_the_offset_only() -> None:
-    result = assess(session("careful", 150, 3, offset=-0.45, listen=1.0))
+def test_a_harsh_assessor_is_flagged_for_the_offset_only_when_asked() -> None:
+    answers = session("careful", 150, 3, offset=-0.45, listen=1.0)
+    assert not assess(answers).flagged  # no offset flag by default
+    result = assess(answers, Thresholds(offset_limit=0.2))
     assert result.flagged
     assert metric(result, "offset") < -0.2
     assert any("lower than expected" in r for r in result.reasons)

@@ -22,8 +22,9 @@ evidence can count more than a factor 2 *for* an assessor who is careless in ano
 Under the careful account each ratio is a nonnegative martingale with mean 1, so by Ville's
 inequality the probability that their product *ever* reaches ``1 / alpha`` is at most
 ``alpha``, however often it is looked at: a careful assessor is flagged with probability at
-most :attr:`Thresholds.alpha` (1 %) over their whole session, as far as the careful account
-describes them. That last condition is what ``mtcjudge bench assessors`` measures.
+most :attr:`Thresholds.alpha` (5 %, the issue's allowance) over their whole session, as far
+as the careful account describes them. That last condition is what
+``mtcjudge bench assessors`` measures.
 
 The evidence:
 
@@ -38,11 +39,13 @@ The evidence:
 * **BROAD/FINE coherence**: a BROAD grade two steps from the FINE score's band;
 * **listening**: reported listening below half of what the campaign's rule asks.
 
-A second, separate flag says an assessor is much **harsher or more lenient** than expected
-(the posterior of their offset lies beyond :attr:`Thresholds.offset_limit` with probability
-:attr:`Thresholds.offset_credibility`), with the offsets of the queries they judged allowed
-for: when one assessor judges a whole query, their offset and the query's cannot be told
-apart, and the rule does not try.
+An optional second flag (off by default: :attr:`Thresholds.offset_limit` None) says an
+assessor is much **harsher or more lenient** than expected (the posterior of their offset
+lies beyond the limit with probability :attr:`Thresholds.offset_credibility`), with the
+offsets of the queries they judged allowed for. It is off because one assessor's answers
+cannot tell their offset from the expectation's own bias, which is large early in a
+campaign, before the engine has learnt its offsets (docs/quality.md); the offset is always
+reported.
 
 Expectations
 ------------
@@ -138,7 +141,8 @@ class Reliability:
 
     ``flagged``: the evidence says unreliable, for the ``reasons`` (plain sentences).
     ``failed_trials``: flagged, and the hidden quality trials alone weigh at least
-    ``sqrt(1 / alpha)`` (10 to 1) towards careless (a campaign's auto-pause acts on it).
+    ``sqrt(1 / alpha)`` (4.5 to 1 at the default alpha) towards careless (a campaign's
+    auto-pause acts on it).
     ``metrics``: the signals (docs/quality.md lists them).
     """
 
@@ -176,10 +180,14 @@ class Thresholds:
         careful assessor does so at most.
     offset_prior_sd : float
         Prior spread of careful assessors' offsets (the offset's shrinkage).
+    expectation_bias_sd : float
+        How far the expectation may be off for all of a campaign's pairs alike (M_out before
+        the engine learns its offsets): the careful account learns it with the offset.
     query_sd : float
         Spread of the queries' own offsets, not learnt when one assessor judges a query.
-    offset_limit, offset_credibility : float
-        The harsh/lenient flag: the offset lies beyond the limit with this probability.
+    offset_limit, offset_credibility : float or None
+        The harsh/lenient flag: the offset lies beyond the limit with this probability
+        (None: no such flag, the default).
     """
 
     alpha: float = 0.05
@@ -195,7 +203,8 @@ class Thresholds:
     careful_low_listen: float = 0.1
     offset_prior_sd: float = 0.1
     query_sd: float = 0.15
-    offset_limit: float = 0.2
+    expectation_bias_sd: float = 0.25
+    offset_limit: float | None = None
     offset_credibility: float = 0.99
 
     def __post_init__(self) -> None:
@@ -208,8 +217,10 @@ class Thresholds:
         for name in ("careful_sd", "model_sd", "repeat_sd", "offset_prior_sd"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
-        if self.query_sd < 0 or self.offset_limit < 0:
-            raise ValueError("query_sd and offset_limit must be >= 0")
+        if self.query_sd < 0 or self.expectation_bias_sd < 0:
+            raise ValueError("query_sd and expectation_bias_sd must be >= 0")
+        if self.offset_limit is not None and self.offset_limit < 0:
+            raise ValueError("offset_limit must be >= 0")
         if not 0.5 <= self.offset_credibility < 1.0:
             raise ValueError("offset_credibility must be in [0.5, 1)")
 
@@ -222,9 +233,9 @@ _RATES = (0.3, 0.5, 0.7, 0.9)
 #: prior weight of "no difference" in every mixture: no evidence counts more than 2 to 1
 #: for an assessor
 _NULL_WEIGHT = 0.5
-#: the careless account's running normal: prior pseudo-answers at 0.5 with this spread
+#: the careless account's running normal: prior pseudo-answers at 0.5, with the careful
+#: account's starting spread
 _CARELESS_PRIOR = 2.0
-_CARELESS_SD = 0.25
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 #: the width of one FINE level on [0, 1]
 _LEVEL = 0.01
@@ -265,37 +276,63 @@ def _bernoulli_evidence(
 
 
 def _content_evidence(
-    scores: FloatArray, centre: FloatArray, spread2: FloatArray, prior_sd: float
+    scores: FloatArray,
+    centre: FloatArray,
+    spread2: FloatArray,
+    groups: list[object],
+    th: Thresholds,
 ) -> tuple[float, float]:
     """Log mixture likelihood ratio of pool scores that ignore the pair, against careful
-    scores that follow ``centre`` with variance ``spread2`` up to an offset (normal prior,
-    ``prior_sd``) and a spread factor, both learnt from the answers before each one.
+    scores that follow ``centre`` with variance ``spread2`` up to the assessor's offset
+    (prior sd ``offset_prior_sd``), the offset of the pair's query (``query_sd``: one
+    assessor often judges a whole query, whose own offset nobody else has taught the
+    expectation) and a spread factor, all learnt from the answers before each one.
 
     Returns (log ratio, the spread factor learnt from every answer)."""
     n = scores.shape[0]
     r = scores - centre
     inv = 1.0 / spread2
-    # prequential plug-in: the offset and the spread factor before answer i
-    precision = 1.0 / prior_sd**2 + np.concatenate(([0.0], np.cumsum(inv)[:-1]))
-    offset = np.concatenate(([0.0], np.cumsum(r * inv)[:-1])) / precision
-    z2 = (r - offset) ** 2 * inv
+    tau_a2 = th.offset_prior_sd**2 + th.expectation_bias_sd**2
+    tau_q2 = th.query_sd**2
+    # per query: sum of weights and of weighted residuals of the answers so far
+    weight: dict[object, float] = {}
+    total: dict[object, float] = {}
+    mean = np.empty(n)
+    extra = np.empty(n)
+    for i in range(n):
+        g = groups[i]
+        # the assessor's offset from every query so far (each with its own offset)
+        precision_a, weighted_a = 1.0 / tau_a2, 0.0
+        for key, w in weight.items():
+            v = 1.0 / w + (tau_q2 if key is not None else 0.0)
+            precision_a += 1.0 / v
+            weighted_a += total[key] / w / v
+        a, var_a = weighted_a / precision_a, 1.0 / precision_a
+        q, var_q = 0.0, 0.0
+        if g is not None:
+            w_g = weight.get(g, 0.0)
+            var_q = 1.0 / (w_g + 1.0 / tau_q2)
+            q = (total.get(g, 0.0) - a * w_g) * var_q
+        mean[i], extra[i] = centre[i] + a + q, var_a + var_q
+        key = g if g is not None else ("answer", i)
+        weight[key] = weight.get(key, 0.0) + inv[i]
+        total[key] = total.get(key, 0.0) + r[i] * inv[i]
+    z2 = (scores - mean) ** 2 * inv
     z2_before = np.concatenate(([0.0], np.cumsum(z2)[:-1]))
     factor = (_SPREAD_PRIOR + z2_before) / (_SPREAD_PRIOR + np.arange(n))
-    sd = np.sqrt(factor * spread2 + 1.0 / precision)
-    total_careful = float(_log_level(scores, centre + offset, sd).sum())
+    sd = np.sqrt(factor * spread2 + extra)
+    total_careful = float(_log_level(scores, mean, sd).sum())
     # careless: scores drawn from one distribution whatever the pair, learnt the same way
     # from the answers before each one (a normal around their running mean, with a running
-    # spread), or uniform. The careful account wins only as far as the expectation helps to
-    # predict the scores: where it says little, neither account gains.
+    # spread that starts where the careful account's does), or uniform. The careful account
+    # wins only as far as the expectation helps to predict the scores: where it says
+    # little, neither account gains.
     count = np.arange(n, dtype=np.float64)
     sums = np.concatenate(([0.0], np.cumsum(scores)[:-1]))
     squares = np.concatenate(([0.0], np.cumsum(scores**2)[:-1]))
     level = (_CARELESS_PRIOR * 0.5 + sums) / (_CARELESS_PRIOR + count)
     spread = np.sqrt(
-        (
-            _CARELESS_PRIOR * _CARELESS_SD**2
-            + np.maximum(squares - sums**2 / np.maximum(count, 1.0), 0.0)
-        )
+        (_CARELESS_PRIOR * spread2 + np.maximum(squares - sums**2 / np.maximum(count, 1.0), 0.0))
         / (_CARELESS_PRIOR + count)
     )
     learnt = float(_log_level(scores, level, np.maximum(spread, 0.01)).sum())
@@ -422,7 +459,7 @@ def assess(answers: Sequence[Answer], thresholds: Thresholds = DEFAULT_THRESHOLD
     )
     groups = [a.query for a in with_centre]
     if with_centre:
-        ev_content, spread_factor = _content_evidence(scores, centre, spread2, th.offset_prior_sd)
+        ev_content, spread_factor = _content_evidence(scores, centre, spread2, groups, th)
         offset, offset_sd = _offset_posterior(scores - centre, spread2, groups, th)
     else:
         ev_content, offset, offset_sd, spread_factor = 0.0, None, None, None
@@ -450,7 +487,8 @@ def assess(answers: Sequence[Answer], thresholds: Thresholds = DEFAULT_THRESHOLD
     # ---- harsh or lenient
     z = float(_norm_ppf(th.offset_credibility))
     off_flag = (
-        offset is not None
+        th.offset_limit is not None
+        and offset is not None
         and offset_sd is not None
         and abs(offset) - z * offset_sd > th.offset_limit
     )
