@@ -550,15 +550,17 @@ def run_task(task: Task) -> CampaignRecord:
 # ---------------------------------------------------------------------------- summaries
 def flag_summary(records: Sequence[CampaignRecord], within: int = WITHIN) -> dict[str, Any]:
     """Per assessor type: share flagged, answers until flagged, share flagged within
-    ``within`` answers among those who gave that many."""
+    ``within`` answers among those who gave that many (or were flagged before)."""
     out: dict[str, Any] = {}
     for kind in (*TYPES, "exact"):
         people = [a for r in records for a in r.assessors if a.kind == kind]
         if not people:
             continue
         flagged = [a for a in people if a.flagged_at is not None]
-        long = [a for a in people if a.answers >= within]
-        early = [a for a in long if a.flagged_at is not None and a.flagged_at <= within]
+        # who could be judged on their first ``within`` answers: those who gave that many,
+        # or were flagged (and perhaps set aside) before
+        early = [a for a in people if a.flagged_at is not None and a.flagged_at <= within]
+        long = [a for a in people if a.answers >= within or a in early]
         at = [a.flagged_at for a in flagged if a.flagged_at is not None]
         out[kind] = {
             "assessors": len(people),
@@ -671,7 +673,8 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
         file=out,
     )
     print(
-        f"\n  n: assessors; >={WITHIN}: those who gave at least {WITHIN} answers; in {WITHIN}: "
+        f"\n  n: assessors; >={WITHIN}: those who gave at least {WITHIN} answers or were "
+        f"flagged before; in {WITHIN}: "
         f"flagged within their first {WITHIN}; median/max at: answers until flagged;\n  trials: "
         "flagged with the quality trials weighing (auto-pause); judgments: pool judgments made "
         "until the stop, set-aside ones included",

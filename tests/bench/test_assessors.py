@@ -69,18 +69,19 @@ def test_flag_figures_per_type() -> None:
                 person("random", 40, 12),
                 person("random", 40, 35),
                 person("random", 10, None),
+                person("random", 5, 5),  # flagged after 5 answers and set aside
             ],
         )
     ]
     flags = assessors.flag_summary(records)
     assert flags["careful"]["share_flagged"] == 0.0
     random = flags["random"]
-    assert random["assessors"] == 3
-    assert random["flagged"] == 2
-    assert random["gave_30"] == 2
-    assert random["flagged_within_30"] == 1
-    assert random["share_flagged_within_30"] == 0.5
-    assert random["median_answers_until_flagged"] == pytest.approx(23.5)
+    assert random["assessors"] == 4
+    assert random["flagged"] == 3
+    assert random["gave_30"] == 3
+    assert random["flagged_within_30"] == 2
+    assert random["share_flagged_within_30"] == pytest.approx(2 / 3)
+    assert random["median_answers_until_flagged"] == 12
 
 
 def test_ranking_figures_against_the_clean_campaign() -> None:
