@@ -440,16 +440,28 @@ class Campaign:
                 answered.append(a)
         if pairs:
             engine.judge(np.asarray(pairs, dtype=np.intp), np.asarray(values))
-            self._widen()
+            self._widen(pairs)
         return list(dict.fromkeys(answered))
 
-    def _widen(self) -> None:
-        """The experiment of :attr:`Task.judged_sd`: every judged pair keeps a variance."""
+    def _widen(self, pairs: Sequence[int] | None = None) -> None:
+        """The experiment of :attr:`Task.judged_sd`: every judged pair keeps a variance.
+
+        After a judgment only the queries of ``pairs`` changed (the engine set their judged
+        variances to 0): they are updated by difference; None: every query, rebuilt."""
         if self.task.judged_sd <= 0:
             return
+        engine = self.engine
         sd = self.task.judged_sd / 100.0 * float(self.scale.lmax)
-        self.engine.var[self.engine.judged] = sd * sd
-        self.engine.rebuild()
+        if pairs is None:
+            engine.var[engine.judged] = sd * sd
+            engine.rebuild()
+            return
+        for q in np.unique(self.collection.pair_query[np.asarray(pairs, dtype=np.intp)]):
+            sl = self.collection.pairs_of_query(int(q))
+            var = engine.var[sl].copy()
+            var[engine.judged[sl]] = sd * sd
+            engine._replace_query(int(q), engine.mean[sl].copy(), var)
+        engine._evaluation = None
 
     def _pick(self, a: Assessor, queue: list[int], used: set[int]) -> int | None:
         """The assessor's next pair: the first planned one of their query while it is in
