@@ -15,10 +15,12 @@ Two accounts of an assessor are weighed against each other:
   careful assessor fails them.
 
 Each kind of evidence gives a likelihood ratio of *careless* against *careful*, computed in
-the order the answers came (the careful model's offset and spread are learnt from the
-answers before each one, a prequential plug-in), and mixed over the careless account's
-unknown parameters with half the prior weight on "no difference" (so that no kind of
-evidence can count more than a factor 2 *for* an assessor who is careless in another way).
+the order the answers came (each account's parameters, such as the careful offset, the
+offset of the query and a campaign-wide bias of the expectation, or the careless level and
+spread, are learnt from the answers before each one: a prequential plug-in), and mixed over
+the careless account's unknown parameters. Repeats, coherence and listening are behaviours
+a careless assessor may or may not show: their mixtures give half the prior weight to "no
+difference", so that they count at most a factor 2 *for* such an assessor.
 Under the careful account each ratio is a nonnegative martingale with mean 1, so by Ville's
 inequality the probability that their product *ever* reaches ``1 / alpha`` is at most
 ``alpha``, however often it is looked at: a careful assessor is flagged with probability at
@@ -34,8 +36,9 @@ The evidence:
 * **repeats**: the distance between a repeated pair's two scores;
 * **pool answers** against what is expected of the pair (the mean of the other assessors'
   scores where there are some, else the estimator's expectation without this judgment):
-  careful answers follow it up to a learnt offset and spread, careless ones are drawn from a
-  distribution that ignores the pair (uniform, or concentrated around one value);
+  careful answers follow it up to learnt offsets and spread, careless ones are drawn from a
+  distribution that ignores the pair (learnt: a normal around their running mean, or
+  uniform), on FINE levels whose ends (0 and 100) take the tails;
 * **BROAD/FINE coherence**: a BROAD grade two steps from the FINE score's band;
 * **listening**: reported listening below half of what the campaign's rule asks.
 
