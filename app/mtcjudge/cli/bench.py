@@ -36,6 +36,7 @@ BENCHMARKS = {
     "calibration": ("is each estimator's claimed confidence honest, on a suite of replays", None),
     "stop_margins": ("a stricter or looser stop, read from a calibration run's curves", None),
     "claim_shape": ("sign errors against the claimed distributions' shape, in replays", None),
+    "assessors": ("who the reliability flag catches, and careless assessors' cost", None),
 }
 
 

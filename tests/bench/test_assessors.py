@@ -1,0 +1,151 @@
+"""bench/assessors.py: a tiny simulated campaign per scenario, and the bookkeeping of the
+figures (no MIREX data needed)."""
+
+from __future__ import annotations
+
+import json
+from types import ModuleType
+
+import pytest
+
+from mtcjudge.cli import main
+from mtcjudge.cli.bench import benchmark_module
+
+
+def _bench_module() -> ModuleType:
+    module = benchmark_module("assessors")
+    if module is None:
+        raise RuntimeError("bench/assessors.py is missing from the checkout")
+    return module
+
+
+assessors = _bench_module()
+
+
+def person(kind: str, answers: int, flagged_at: int | None) -> object:
+    return assessors.AssessorRecord(
+        kind=kind,
+        answers=answers,
+        pool=answers,
+        flagged_at=flagged_at,
+        failed_trials_at=None,
+        reasons=[],
+        metrics={},
+    )
+
+
+def campaign(scenario: str, collection: str, wrong: int, answers: int, people: list) -> object:
+    return assessors.CampaignRecord(
+        collection=collection,
+        kind="suite",
+        scenario=scenario,
+        rule_on=False,
+        n_systems=5,
+        pool=100,
+        pairs=10,
+        wrong=wrong,
+        allowed=0.5,
+        confidence=0.95,
+        judgments_at_stop=answers,
+        pool_answers=answers,
+        trials=3,
+        set_aside_judgments=0,
+        stop="confidence",
+        seconds=0.0,
+        assessors=people,
+    )
+
+
+def test_flag_figures_per_type() -> None:
+    records = [
+        campaign(
+            "mixed",
+            "a",
+            1,
+            50,
+            [
+                person("careful", 40, None),
+                person("careful", 20, None),
+                person("random", 40, 12),
+                person("random", 40, 35),
+                person("random", 10, None),
+                person("random", 5, 5),  # flagged after 5 answers and set aside
+            ],
+        )
+    ]
+    flags = assessors.flag_summary(records)
+    assert flags["careful"]["share_flagged"] == 0.0
+    random = flags["random"]
+    assert random["assessors"] == 4
+    assert random["flagged"] == 3
+    assert random["gave_30"] == 3
+    assert random["flagged_within_30"] == 2
+    assert random["share_flagged_within_30"] == pytest.approx(2 / 3)
+    assert random["median_answers_until_flagged"] == 12
+
+
+def test_ranking_figures_against_the_clean_campaign() -> None:
+    records = [
+        campaign("clean", "a", 0, 100, []),
+        campaign("clean", "b", 1, 50, []),
+        campaign("random20 set aside", "a", 1, 120, []),
+        campaign("random20 set aside", "b", 0, 60, []),
+    ]
+    ranking = assessors.ranking_summary(records)
+    aside = ranking["random20 set aside"]
+    assert aside["wrong"] == 1
+    assert aside["allowed"] == pytest.approx(1.0)
+    assert aside["honest"]
+    assert aside["judgments_vs_clean"] == pytest.approx(180 / 150)
+    assert ranking["clean"]["judgments_vs_clean"] == pytest.approx(1.0)
+
+
+def test_population_of_each_scenario() -> None:
+    assert assessors.population("clean", 5) == ["careful"] * 5
+    mixed = assessors.population("mixed", 10)
+    assert set(mixed) == set(assessors.TYPES)
+    assert assessors.population("random20", 10).count("random") == 2
+
+
+def test_a_tiny_run_flags_random_clickers(tmp_path) -> None:
+    out = tmp_path / "assessors.json"
+    code = main(
+        [
+            "bench",
+            "assessors",
+            "--quick",
+            "--collections",
+            "1",
+            "--workers",
+            "1",
+            "--scenario",
+            "clean",
+            "--scenario",
+            "random20 set aside",
+            "--json",
+            str(out),
+        ]
+    )
+    assert code == 0
+    payload = json.loads(out.read_text())
+    assert payload["settings"]["estimator"] == "joint"
+    summary = payload["summary"]["listening rule off"]
+    ranking = summary["all"]["ranking"]
+    assert set(ranking) == {"clean", "random20 set aside"}
+    assert ranking["clean"]["judgments_vs_clean"] == pytest.approx(1.0)
+    assert ranking["clean"]["set_aside_judgments"] == 0
+    flags = summary["all"]["flags"]
+    # a random clicker who does not listen is caught, and set aside with their judgments
+    assert flags["random"]["share_flagged"] == 1.0
+    assert ranking["random20 set aside"]["set_aside_judgments"] > 0
+    records = payload["records"]
+    assert {r["scenario"] for r in records} == {"clean", "random20 set aside"}
+    for r in records:
+        assert r["pairs"] > 0
+        assert r["wrong"] <= r["pairs"]
+
+
+def test_bad_options_exit_2(tmp_path, capsys) -> None:
+    assert main(["bench", "assessors", "--mirex", str(tmp_path)]) == 2
+    assert "no runs.tsv" in capsys.readouterr().err
+    assert main(["bench", "assessors", "--alpha", "2", "--collections", "1"]) == 2
