@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Row, and_, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from mtcjudge.models import (
     Campaign,
@@ -26,6 +26,7 @@ from mtcjudge.models import (
 )
 
 __all__ = [
+    "answer_rows",
     "audio_paths",
     "busy_pairs",
     "campaigns_to_plan",
@@ -33,6 +34,7 @@ __all__ = [
     "collection_rows",
     "documents_with_audio",
     "ensure_planner_state",
+    "imported_scores",
     "insert_pairs",
     "judgment_counts",
     "pair_changes",
@@ -442,4 +444,53 @@ def unplayable_count(session: Session, campaign_id: int) -> int:
             select(func.count()).where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
         )
         or 0
+    )
+
+
+def answer_rows(session: Session, campaign_id: int) -> list[Any]:
+    """Every judgment of the campaign's assessors (pool pairs and quality trials, set aside
+    or not), each with its lease's hand-out time and its two clips' durations, by assessor
+    and in the order given: what the reliability of each assessor is assessed from."""
+    query_doc, candidate_doc = aliased(Document), aliased(Document)
+    return list(
+        session.execute(
+            select(
+                Judgment.id,
+                Judgment.assessor_id,
+                Judgment.kind,
+                Judgment.fine,
+                Judgment.broad,
+                Judgment.query_id,
+                Judgment.document_id,
+                Judgment.repeat_of,
+                Judgment.query_listen_ms,
+                Judgment.candidate_listen_ms,
+                Judgment.set_aside,
+                Judgment.created_at,
+                Lease.leased_at,
+                query_doc.duration_seconds.label("query_seconds"),
+                candidate_doc.duration_seconds.label("candidate_seconds"),
+            )
+            .join(Query, Query.id == Judgment.query_id)
+            .join(query_doc, query_doc.id == Query.document_id)
+            .join(candidate_doc, candidate_doc.id == Judgment.document_id)
+            .outerjoin(Lease, Lease.id == Judgment.lease_id)
+            .where(Judgment.campaign_id == campaign_id, Judgment.assessor_id.is_not(None))
+            .order_by(Judgment.assessor_id, Judgment.created_at, Judgment.id)
+        ).all()
+    )
+
+
+def imported_scores(session: Session, campaign_id: int) -> list[Any]:
+    """(query id, document id, FINE) of the campaign's imported pool judgments: the other
+    judges an assessor's scores are compared with, beside the other assessors."""
+    return list(
+        session.execute(
+            select(Judgment.query_id, Judgment.document_id, Judgment.fine).where(
+                Judgment.campaign_id == campaign_id,
+                Judgment.assessor_id.is_(None),
+                Judgment.fine.is_not(None),
+                counted_judgment(),
+            )
+        ).all()
     )

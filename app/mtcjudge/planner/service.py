@@ -37,6 +37,7 @@ from mtcjudge.mtc.projection import Projection, project
 from mtcjudge.planner import repository
 from mtcjudge.planner.build import CampaignEngine, build_engine, settings_key
 from mtcjudge.planner.pool import ensure_pool, refresh_playable
+from mtcjudge.planner.reliability import RELIABILITY_SECONDS, refresh_reliability
 from mtcjudge.results import repository as results_repository
 from mtcjudge.results.document import engine_results, projection_targets, stored_json
 
@@ -144,6 +145,10 @@ class _CampaignPlan:
     # the documents whose clip could not be played at the last look, and when that was
     bad_clips: frozenset[int] | None = None
     audio_checked_at: float = -math.inf
+    # the judgment rows (count, last change) the assessors' reliability was last assessed
+    # on, and when that was looked at
+    reliability_key: tuple[int, datetime | None] | None = None
+    reliability_checked_at: float = -math.inf
 
     def projection_landed(self) -> bool:
         """Take in a projection that has finished since the last tick; True if one did."""
@@ -292,6 +297,56 @@ def plan_campaign(
     force: bool = False,
     projector: Projector | None = None,
     audio_check_seconds: float = AUDIO_CHECK_SECONDS,
+    reliability_seconds: float = RELIABILITY_SECONDS,
+) -> _CampaignPlan | None:
+    """One planning step for a campaign (:func:`_plan_step`), then, at most every
+    ``reliability_seconds`` and only when judgments or quality-trial answers changed, the
+    assessors' reliability (:func:`mtcjudge.planner.reliability.refresh_reliability`)."""
+    plan = _plan_step(
+        session_factory,
+        campaign_id,
+        cached,
+        owner=owner,
+        plan_size=plan_size,
+        force=force,
+        projector=projector,
+        audio_check_seconds=audio_check_seconds,
+    )
+    if plan is not None and time.monotonic() - plan.reliability_checked_at >= reliability_seconds:
+        _assess_reliability(session_factory, campaign_id, plan, owner)
+    return plan
+
+
+def _assess_reliability(
+    session_factory: sessionmaker[Session], campaign_id: int, plan: _CampaignPlan, owner: str | None
+) -> None:
+    plan.reliability_checked_at = time.monotonic()
+    with session_scope(session_factory) as session:
+        key = results_repository.judgment_rows(session, campaign_id)
+    if key == plan.reliability_key:
+        return
+
+    def still_mine(session: Session) -> bool:
+        return owner is None or repository.still_planner(session, campaign_id, owner)
+
+    try:
+        refresh_reliability(session_factory, campaign_id, plan.state, still_mine=still_mine)
+    except Exception:  # the plan goes on; the pages keep the last verdicts
+        log.exception("assessing the assessors of campaign %s failed", campaign_id)
+        return
+    plan.reliability_key = key
+
+
+def _plan_step(
+    session_factory: sessionmaker[Session],
+    campaign_id: int,
+    cached: _CampaignPlan | None,
+    *,
+    owner: str | None,
+    plan_size: int,
+    force: bool,
+    projector: Projector | None,
+    audio_check_seconds: float,
 ) -> _CampaignPlan | None:
     """One planning step for a campaign: read, compute, write (two short transactions,
     the computation in between holds no connection). Returns the state to keep.
@@ -420,6 +475,9 @@ class Planner:
     audio_check_seconds : float
         How often each campaign's clips are looked at again (pairs whose file went missing
         or unreadable stop being handed out; 0: every tick).
+    reliability_seconds : float
+        How often, at most, the assessors' reliability is assessed again while answers come
+        in (:mod:`mtcjudge.planner.reliability`; 0: every tick that finds new answers).
     """
 
     def __init__(
@@ -431,8 +489,10 @@ class Planner:
         owner: str | None = None,
         projector: Projector | None = None,
         audio_check_seconds: float = AUDIO_CHECK_SECONDS,
+        reliability_seconds: float = RELIABILITY_SECONDS,
     ) -> None:
         self.session_factory = session_factory
+        self.reliability_seconds = reliability_seconds
         self.interval = interval
         self.lease_seconds = lease_seconds
         self.audio_check_seconds = audio_check_seconds
@@ -463,6 +523,7 @@ class Planner:
                 force=force,
                 projector=self.projector,
                 audio_check_seconds=self.audio_check_seconds,
+                reliability_seconds=self.reliability_seconds,
             )
             if result is None:
                 self._plans.pop(campaign_id, None)
