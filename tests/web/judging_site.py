@@ -18,7 +18,15 @@ from scipy.signal import lfilter, resample_poly
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.main import create_app
-from mtcjudge.models import Assessor, Campaign, Document, Query, Result, System
+from mtcjudge.models import (
+    DEFAULT_QUALITY_RATE,
+    Assessor,
+    Campaign,
+    Document,
+    Query,
+    Result,
+    System,
+)
 from mtcjudge.security import hash_token
 from tests.support import serve_in_thread, write_tone
 
@@ -32,6 +40,7 @@ def seed(
     audio_dir: Path,
     *,
     listen_seconds: float = 0.0,
+    quality_rate: float = DEFAULT_QUALITY_RATE,
     clip_seconds: float = 4.0,
     quiet_candidates: bool = False,
     candidate_amplitude: float | None = None,
@@ -39,7 +48,9 @@ def seed(
 ) -> None:
     """3 systems x 2 queries x k=3 over real WAV clips, one assessor who has not consented.
 
-    ``listen_seconds`` is the campaign's listening rule (off by default here); clips last
+    ``listen_seconds`` is the campaign's listening rule (off by default here);
+    ``quality_rate`` the share of hand-outs that are hidden quality trials (a new campaign's
+    default; none in an assessor's first ``trials.WARMUP`` hand-outs); clips last
     ``clip_seconds``; with ``quiet_candidates`` the candidates are 14 dB quieter than the
     queries (sine amplitudes LOUD and QUIET); ``candidate_amplitude`` sets theirs; with
     ``notes`` each clip is a run of plucked notes (a waveform worth looking at) instead of a
@@ -57,6 +68,7 @@ def seed(
                 policy="confidence",
                 target=0.95,
                 listen_seconds=listen_seconds,
+                quality_rate=quality_rate,
             )
             session.add(campaign)
             session.flush()

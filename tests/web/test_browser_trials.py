@@ -2,147 +2,64 @@
 handed a reference trial (the query against itself) and it is played, scored and stored
 exactly as a pool pair is, under the campaign's listening rule.
 
-A uvicorn server runs in a thread on its own database (SQLite, or a Postgres schema when
-``TEST_DATABASE_URL`` is set); Chromium drives the page through Playwright.
+The site is :mod:`tests.web.judging_site`'s (uvicorn in a thread on its own database:
+SQLite, or a Postgres schema when ``TEST_DATABASE_URL`` is set), here with every hand-out
+after the warm-up a trial; Chromium drives the page through Playwright, as a volunteer
+does: consent, the volume check, then each pair's clips played (Web Audio) past the rule,
+scored with the keyboard and submitted.
 """
 
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from sqlalchemy import select
 
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.db import make_engine, make_sessionmaker, session_scope
 from mtcjudge.judging import trials
-from mtcjudge.main import create_app
-from mtcjudge.models import (
-    Assessor,
-    Campaign,
-    Document,
-    Judgment,
-    Lease,
-    Query,
-    Result,
-    System,
-    utcnow,
+from mtcjudge.models import Judgment, Lease, Query
+from tests.support import CHROMIUM, chromium_page
+from tests.web.judging_site import (
+    TOKEN,
+    LiveServer,
+    player,
+    serve,
+    start_judging,
+    wait_ready,
+    wait_until,
 )
-from mtcjudge.security import hash_token
-from tests.support import CHROMIUM, chromium_page, serve_in_thread, write_tone
 
-TOKEN = "hidden-check-token"
 #: the campaign's listening rule: each clip played this long before a score is taken
 LISTEN_SECONDS = 0.5
+#: every clip lasts this long (longer than the rule, so the rule is what gates Submit)
+CLIP_SECONDS = 3.0
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
 )
 
 
-def seed(url: str, audio_dir: Path) -> None:
-    """3 systems x 2 queries x k=3 over real WAV clips (no genres: the trial is the
-    reference), every hand-out after the warm-up a trial, one consented assessor."""
-    engine = make_engine(url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            campaign = Campaign(
-                slug="listening",
-                name="Listening campaign",
-                status="open",
-                k=3,
-                estimator="uniform",
-                target=1.0,
-                listen_seconds=LISTEN_SECONDS,
-                quality_rate=1.0,
-            )
-            session.add(campaign)
-            session.flush()
-            documents: dict[str, Document] = {}
-
-            def document(external_id: str) -> Document:
-                if external_id not in documents:
-                    path = audio_dir / f"{external_id}.wav"
-                    write_tone(path, 220.0 * 2 ** (len(documents) / 12), seconds=3.0)
-                    documents[external_id] = Document(
-                        campaign_id=campaign.id,
-                        external_id=external_id,
-                        audio_path=str(path),
-                        audio_type="audio/wav",
-                        duration_seconds=3.0,
-                    )
-                    session.add(documents[external_id])
-                    session.flush()
-                return documents[external_id]
-
-            queries = []
-            for q in range(2):
-                query = Query(campaign_id=campaign.id, document_id=document(f"query-{q}").id)
-                session.add(query)
-                queries.append(query)
-            systems = [System(campaign_id=campaign.id, name=f"SYSTEM-{s}") for s in range(3)]
-            session.add_all(systems)
-            session.flush()
-            for s, system in enumerate(systems):
-                for q, query in enumerate(queries):
-                    for rank in range(1, 4):
-                        session.add(
-                            Result(
-                                campaign_id=campaign.id,
-                                system_id=system.id,
-                                query_id=query.id,
-                                rank=rank,
-                                document_id=document(f"cand-{q}-{(s + rank) % 4}").id,
-                            )
-                        )
-            session.add(
-                Assessor(
-                    campaign_id=campaign.id,
-                    name="Ada",
-                    token_hash=hash_token(TOKEN),
-                    consented_at=utcnow(),
-                )
-            )
-    finally:
-        engine.dispose()
-
-
-@dataclass
-class LiveServer:
-    base_url: str
-    database_url: str
-
-
 @pytest.fixture
 def live_server(empty_database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
-    upgrade_database(empty_database_url)
-    audio_dir = tmp_path / "audio"
-    audio_dir.mkdir()
-    seed(empty_database_url, audio_dir)
-    app = create_app(Settings(database_url=empty_database_url))
-    with serve_in_thread(app) as base:
-        yield LiveServer(base, empty_database_url)
-
-
-def wait_until(page: Any, expression: str, timeout: float = 10.0) -> None:
-    """Poll a JavaScript expression from outside the page (the page's CSP forbids eval)."""
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
-        time.sleep(0.05)
-
-
-QUERY_AUDIO = "document.querySelector('#main-query-player audio')"
-CANDIDATE_AUDIO = "document.querySelector('#main-candidate-player audio')"
+    """3 systems x 2 queries x k=3 over real WAV clips (no genres: the trial is the
+    reference), every hand-out after the warm-up a trial, under a listening rule."""
+    with serve(
+        empty_database_url,
+        tmp_path,
+        listen_seconds=LISTEN_SECONDS,
+        quality_rate=1.0,
+        clip_seconds=CLIP_SECONDS,
+    ) as server:
+        yield server
 
 
 def judge_shown_pair(page: Any, judged_before: int, previous: int | None) -> dict[str, Any]:
-    """Play both clips past the rule, score with the keyboard, submit; what the page showed
+    """Score with the keyboard, play both clips past the rule, submit; what the page showed
     (once it shows a lease other than ``previous``)."""
     from playwright.sync_api import expect
 
@@ -150,20 +67,38 @@ def judge_shown_pair(page: Any, judged_before: int, previous: int | None) -> dic
     expect(judge).to_have_attribute("data-state", "pair")
     if previous is not None:
         expect(judge).not_to_have_attribute("data-lease-id", str(previous))
-    wait_until(page, f"{QUERY_AUDIO}.readyState >= 1 && {CANDIDATE_AUDIO}.readyState >= 1")
+    expect(judge).not_to_have_attribute("data-lease-id", "")
+    wait_ready(page)
     shown = {
         "lease_id": int(judge.get_attribute("data-lease-id") or 0),
         "label": page.locator("#pair-label").inner_text(),
-        "query_url": page.evaluate(f"{QUERY_AUDIO}.getAttribute('src')"),
-        "candidate_url": page.evaluate(f"{CANDIDATE_AUDIO}.getAttribute('src')"),
+        "durations": [
+            float(
+                page.locator(f"#main-{role}-player [data-role=wave]").get_attribute("aria-valuemax")
+                or "nan"
+            )
+            for role in ("query", "candidate")
+        ],
     }
-    page.keyboard.press("q")
-    wait_until(page, f"{QUERY_AUDIO}.currentTime > {LISTEN_SECONDS + 0.3}")
-    page.keyboard.press("c")
-    wait_until(page, f"{CANDIDATE_AUDIO}.currentTime > {LISTEN_SECONDS + 0.3}")
-    shown["durations"] = page.evaluate(f"[{QUERY_AUDIO}.duration, {CANDIDATE_AUDIO}.duration]")
+    submit = page.locator("#submit-button")
     page.keyboard.press("3")
     page.keyboard.press("ArrowRight")
+    # scored but not heard: the rule holds Submit back, for a trial as for a pool pair
+    expect(submit).to_be_disabled()
+    expect(page.locator("#submit-hint")).to_have_text(
+        f"To submit: listen to both clips for {LISTEN_SECONDS:g} s each."
+    )
+    heard = (LISTEN_SECONDS + 0.3) * 1000
+    page.keyboard.press("q")
+    wait_until(page, f"+document.querySelector('#main-query-player').dataset.listenedMs > {heard}")
+    page.keyboard.press("c")
+    wait_until(
+        page, f"+document.querySelector('#main-candidate-player').dataset.listenedMs > {heard}"
+    )
+    shown["listened_ms"] = [
+        int(player(page, role, "listenedMs")) for role in ("query", "candidate")
+    ]
+    expect(submit).to_be_enabled()
     page.keyboard.press("Enter")
     expect(page.locator("#assessor-judged")).to_have_text(str(judged_before + 1))
     return shown
@@ -172,14 +107,38 @@ def judge_shown_pair(page: Any, judged_before: int, previous: int | None) -> dic
 def test_a_hidden_trial_is_judged_through_the_page_like_a_pool_pair(
     live_server: LiveServer,
 ) -> None:
+    from playwright.sync_api import expect
+
     errors: list[str] = []
+    requests: list[tuple[str, str]] = []  # (resource type, URL) of what the page asked for
     with chromium_page(errors, timeout_ms=15_000) as page:
-        page.goto(f"{live_server.base_url}/a/{TOKEN}/judge")
+        page.on("request", lambda request: requests.append((request.resource_type, request.url)))
+        start_judging(page, live_server.base_url)
         shown: list[dict[str, Any]] = []
         for n in range(trials.WARMUP + 1):
             shown.append(judge_shown_pair(page, n, shown[-1]["lease_id"] if shown else None))
         html = page.content()
+        # the page goes on to the next hand-out (and fetches its clips)
+        judge = page.locator("#judge")
+        expect(judge).not_to_have_attribute("data-lease-id", str(shown[-1]["lease_id"]))
+        expect(judge).not_to_have_attribute("data-lease-id", "")
+        wait_ready(page)
+        next_lease = int(judge.get_attribute("data-lease-id") or 0)
         assert errors == []
+
+    # what the page fetched besides itself, its scripts and styles and the assessor API:
+    # the two clips of each lease it showed, at the lease's URLs, and nothing else
+    fetched = {
+        urlsplit(url).path
+        for kind, url in requests
+        if kind != "document"
+        and not urlsplit(url).path.startswith(("/static/", f"/api/a/{TOKEN}/"))
+    }
+    lease_ids = [s["lease_id"] for s in shown] + [next_lease]
+    clip_urls = {
+        f"/a/{TOKEN}/lease/{i}/{role}" for i in lease_ids for role in ("query", "candidate")
+    }
+    assert fetched == clip_urls
 
     engine = make_engine(live_server.database_url)
     try:
@@ -188,16 +147,17 @@ def test_a_hidden_trial_is_judged_through_the_page_like_a_pool_pair(
             judgments = session.scalars(select(Judgment).order_by(Judgment.id)).all()
             query_docs = dict(session.execute(select(Query.id, Query.document_id)).all())
             kinds = [leases[s["lease_id"]].kind for s in shown]
+            assert next_lease in leases
             assert kinds == ["pool"] * trials.WARMUP + ["reference"]
             trial = leases[shown[-1]["lease_id"]]
             assert trial.pair_id is None
             assert trial.document_id == query_docs[trial.query_id]
-            # the page showed it as it shows every pair: a name, two clips of the lease
+            # the page showed it as it shows every pair: a name, two clips of their length,
+            # played past the rule
             for s in shown:
                 assert re.fullmatch(r"query \d+, candidate \d+", s["label"].strip().lower())
-                assert s["query_url"].endswith(f"/a/{TOKEN}/lease/{s['lease_id']}/query")
-                assert s["candidate_url"].endswith(f"/a/{TOKEN}/lease/{s['lease_id']}/candidate")
-                assert s["durations"] == [pytest.approx(3.0, abs=0.05)] * 2
+                assert s["durations"] == [pytest.approx(CLIP_SECONDS, abs=0.05)] * 2
+                assert min(s["listened_ms"]) >= LISTEN_SECONDS * 1000
             # ("anchor" is a word of the FINE scale's labels, not of a trial)
             for word in ("reference", "repeat", "trial", "quality", "/audio/"):
                 assert word not in html
