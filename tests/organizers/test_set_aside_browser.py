@@ -17,12 +17,11 @@ import pytest
 from sqlalchemy import select
 
 from mtcjudge import audit
-from mtcjudge.campaigns import assessors as actions
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.judging import service as judging
 from mtcjudge.main import create_app
-from mtcjudge.models import Assessor, Campaign, Document
+from mtcjudge.models import Assessor, Campaign, Document, Judgment, Query
 from mtcjudge.organizers import service as organizers
 from tests.factories import build_campaign
 from tests.support import CHROMIUM, PASSWORD, chromium_page, serve_in_thread, write_tone
@@ -35,14 +34,16 @@ AXE = Path(os.environ.get("AXE_CORE", "/tmp/axe/node_modules/axe-core/axe.min.js
 @pytest.fixture
 def live(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
     """A server with its planner: campaign with real clips, A1 judged 3 pairs, A2 2, and the
-    planner concluded A1 failed their quality trials; yields (URL, slug)."""
+    planner concludes A1 failed their hidden reference trials; yields (URL, slug)."""
     upgrade_database(empty_database_url)
     engine = make_engine(empty_database_url)
     try:
         factory = make_sessionmaker(engine)
         with session_scope(factory) as session:
             organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
-            fx = build_campaign(session, n_assessors=2, audio_dir=tmp_path, keep_collecting=True)
+            fx = build_campaign(
+                session, n_assessors=2, n_queries=5, audio_dir=tmp_path, keep_collecting=True
+            )
             for document in session.scalars(
                 select(Document).where(Document.campaign_id == fx.campaign.id)
             ):
@@ -67,10 +68,26 @@ def live(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
                 select(Assessor.id).where(Assessor.campaign_id == campaign_id).order_by(Assessor.id)
             ).first()
             assert first is not None
-            reason = "Rated 4 of 5 reference trials (the same clip twice) as not similar."
-            actions.store_reliability(
-                session, campaign, {first: (True, [reason], {"failed_trials": True})}
-            )
+            # A1 scored 4 of 5 hidden reference trials (a query against itself) as not
+            # similar: the server's planner concludes they failed their quality trials
+            queries = session.scalars(
+                select(Query).where(Query.campaign_id == campaign_id).order_by(Query.id)
+            ).all()
+            for i, query in enumerate(queries[:5]):
+                low = i < 4
+                session.add(
+                    Judgment(
+                        campaign_id=campaign_id,
+                        query_id=query.id,
+                        document_id=query.document_id,
+                        assessor_id=first,
+                        broad=0 if low else 2,
+                        fine=5.0 if low else 95.0,
+                        kind="reference",
+                        source="assessor",
+                    )
+                )
+            del campaign
     finally:
         engine.dispose()
     settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
@@ -80,6 +97,15 @@ def live(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
 
 def _text(page: Any, selector: str) -> str:
     return str(page.inner_text(selector)).strip()
+
+
+def _wait_for_text(page: Any, selector: str, part: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while part not in _text(page, selector):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{selector} shows {_text(page, selector)!r}, not {part!r}")
+        page.wait_for_timeout(200)
+        page.reload()
 
 
 def _wait_for(page: Any, selector: str, expected: str, timeout: float = 15.0) -> None:
@@ -110,10 +136,10 @@ def test_set_aside_from_the_dashboard_then_bring_back(live: tuple[str, str]) -> 
         page.wait_for_url(f"{base}/campaigns/{slug}")
         _wait_for(page, "#fig-judgments", "5")
         first = page.locator("#assessors-body tr[data-assessor=A1]")
-        # the flag in words, with its reason
-        assert "Flagged" in first.inner_text()
-        assert "4 of 5 reference trials" in first.inner_text()
-        assert "Not assessed yet" in page.inner_text("#assessors-body tr[data-assessor=A2]")
+        # the flag in words, with its reason (once the server's planner has looked)
+        _wait_for_text(page, "#assessors-body tr[data-assessor=A1]", "Flagged")
+        assert "4 of 5 hidden checks where a clip was compared with itself" in (first.inner_text())
+        assert "No concern" in page.inner_text("#assessors-body tr[data-assessor=A2]")
 
         first.get_by_role("button", name="Set aside the judgments of A1").click()
         dialog = page.locator("#assessor-dialog")
