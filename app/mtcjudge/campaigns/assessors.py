@@ -173,8 +173,17 @@ def set_aside(
         No such assessor in the campaign.
     """
     _check_exists(session, campaign, assessor_id)
-    # the live pair's row first (the judging path's order: pair, then the rest), then the
-    # assessor's row, then the pairs of their judgments in ascending order
+    # the rows of the pairs first (the judging path's order: pair, then assessor), all of
+    # them in ascending order: the live pair's and those of the judgments, so that another
+    # organizer doing the same cannot hold one of them while waiting for the assessor's row
+    # (that took the live pair before the assessor and the judged pairs after: a deadlock
+    # on Postgres); then the assessor's row; then the pairs of judgments stored meanwhile
+    live = repository.live_lease_of(session, assessor_id)
+    first = {j.pair_id for j in repository.pool_judgments_of(session, assessor_id, set_aside=False)}
+    if live is not None:
+        first.add(live.pair_id)
+    for pair_id in sorted(p for p in first if p is not None):
+        judging.lock_pair(session, pair_id)
     released = _release_live_lease(session, assessor_id)
     assessor = _locked(session, campaign, assessor_id)
     newly = assessor.set_aside_at is None
