@@ -1,8 +1,8 @@
 """Setting an assessor's judgments aside from the dashboard, in a real browser: the dialog
 names how many judgments, the figures follow at once (the planner replans), the reliability
 column says what it is in words; then bringing them back. axe-core finds nothing on the
-dashboard and the management page when ``AXE_CORE`` names its ``axe.min.js`` (``npm i
-axe-core@4`` in a scratch folder)."""
+dashboard and the management page when axe-core is installed (``npm ci``; ``AXE_CORE`` may
+name another ``axe.min.js``)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,12 @@ from tests.support import CHROMIUM, PASSWORD, chromium_page, serve_in_thread, wr
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
 
-AXE = Path(os.environ.get("AXE_CORE", "/tmp/axe/node_modules/axe-core/axe.min.js"))
+# axe-core is a development dependency (package.json: ``npm ci``), as in tests/web/test_axe.py
+AXE = Path(
+    os.environ.get(
+        "AXE_CORE", Path(__file__).resolve().parents[2] / "node_modules/axe-core/axe.min.js"
+    )
+)
 
 
 @pytest.fixture
