@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge._resources import resource_dir
 
-__all__ = ["make_engine", "make_sessionmaker", "session_scope", "upgrade_database"]
+__all__ = ["make_engine", "make_sessionmaker", "read_only", "session_scope", "upgrade_database"]
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -35,6 +35,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+#: the execution option of a connection whose transaction only reads (see read_only)
+READ_ONLY = "mtcjudge_read_only"
 #: one wait of SQLite's own busy handler; BEGIN is retried after it (see _sqlite_begin)
 SQLITE_BUSY_TIMEOUT_MS = 5000
 #: how long a transaction waits in all for SQLite's write lock before the error surfaces
@@ -48,6 +50,11 @@ def _sqlite_begin(connection: Any) -> None:
     # BEGIN is the only statement that can then be told "database is locked" (the lock is
     # held from there on), and nothing has run yet, so it is retried until the deadline:
     # a busy database makes a request slower, never an error.
+    if connection.get_execution_options().get(READ_ONLY):
+        # a transaction that only reads takes no write lock: in WAL mode it reads a snapshot
+        # and never waits for writers (nor they for it)
+        connection.exec_driver_sql("BEGIN")
+        return
     deadline = time.monotonic() + SQLITE_LOCK_WAIT_SECONDS
     while True:
         try:
@@ -105,6 +112,15 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def read_only(session: Session) -> Session:
+    """Mark the session's transaction as one that only reads, before its first statement:
+    on SQLite it then begins without the write lock (every other transaction takes it up
+    front); elsewhere nothing changes. Writing in it on SQLite may fail with "database is
+    locked" instead of waiting, so only reads belong there."""
+    session.connection(execution_options={READ_ONLY: True})
+    return session
 
 
 def alembic_config(url: str) -> Any:

@@ -183,6 +183,9 @@ class Result(Base):
     __table_args__ = (
         UniqueConstraint("system_id", "query_id", "rank"),
         UniqueConstraint("system_id", "query_id", "document_id"),
+        # "did any system retrieve this clip for this query?" (anchor trials ask it for
+        # every candidate clip)
+        Index("ix_result_query_document", "query_id", "document_id"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
