@@ -5,21 +5,19 @@ these tests pass)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import uuid
 from collections.abc import Callable
-from multiprocessing.connection import Connection
-from multiprocessing.synchronize import Barrier
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge import audit
 from mtcjudge.campaigns import assessors
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+from mtcjudge.db import session_scope
 from mtcjudge.errors import DomainError
 from mtcjudge.judging import service
 from mtcjudge.models import Campaign
+from tests.judging import workers
 
 Factory = sessionmaker[Session]
 
@@ -71,52 +69,9 @@ OPS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _serve(url: str, conn: Connection, barrier: Barrier) -> None:
-    engine = make_engine(url)
-    factory = make_sessionmaker(engine)
-    try:
-        while True:
-            message = conn.recv()
-            if message is None:
-                return
-            name, args = message
-            barrier.wait()
-            try:
-                conn.send(("ok", OPS[name](factory, *args)))
-            except DomainError as exc:
-                conn.send(("error", exc.status))
-            except Exception as exc:  # reported to the test, which fails on it
-                conn.send(("exception", repr(exc)))
-    finally:
-        engine.dispose()
-
-
-class Workers:
-    """``n`` processes on one database; :meth:`run` gives each a call and starts them together."""
+class Workers(workers.Workers):
+    """``n`` processes on one database running the calls of :data:`OPS`
+    (:class:`tests.judging.workers.Workers`)."""
 
     def __init__(self, url: str, n: int) -> None:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])
-        self.barrier = ctx.Barrier(n)
-        self.conns: list[Connection] = []
-        self.procs = []
-        for _ in range(n):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(url, child, self.barrier), daemon=True)
-            proc.start()
-            self.conns.append(parent)
-            self.procs.append(proc)
-
-    def run(self, calls: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[str, Any]]:
-        assert len(calls) == len(self.conns)
-        for conn, call in zip(self.conns, calls, strict=True):
-            conn.send(call)
-        return [conn.recv() for conn in self.conns]
-
-    def close(self) -> None:
-        for conn in self.conns:
-            conn.send(None)
-        for proc in self.procs:
-            proc.join(timeout=10)
-            if proc.is_alive():
-                proc.kill()
+        super().__init__(url, n, ops_module=__name__)

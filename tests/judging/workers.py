@@ -6,6 +6,7 @@ Processes rather than threads: a lock inside one process cannot make these tests
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import uuid
 from collections.abc import Callable
@@ -78,7 +79,8 @@ OPS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _serve(url: str, conn: Connection, barrier: Barrier) -> None:
+def _serve(url: str, conn: Connection, barrier: Barrier, ops_module: str) -> None:
+    ops: dict[str, Callable[..., Any]] = importlib.import_module(ops_module).OPS
     engine = make_engine(url)
     factory = make_sessionmaker(engine)
     try:
@@ -89,7 +91,7 @@ def _serve(url: str, conn: Connection, barrier: Barrier) -> None:
             name, args = message
             barrier.wait()
             try:
-                conn.send(("ok", OPS[name](factory, *args)))
+                conn.send(("ok", ops[name](factory, *args)))
             except DomainError as exc:
                 conn.send(("error", exc.status))
             except Exception as exc:  # reported to the test, which fails on it
@@ -98,26 +100,29 @@ def _serve(url: str, conn: Connection, barrier: Barrier) -> None:
         engine.dispose()
 
 
-def _context() -> multiprocessing.context.ForkServerContext:
-    """Fresh processes forked from a server process that imported this module once (as a
-    server process has its code loaded), rather than each importing the app again: the
+def _context(ops_module: str) -> multiprocessing.context.ForkServerContext:
+    """Fresh processes forked from a server process that imported the operations' module once
+    (as a server process has its code loaded), rather than each importing the app again: the
     processes share nothing with the test process (no threads, engines or connections)."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([__name__])
+    ctx.set_forkserver_preload([__name__, ops_module])
     return ctx
 
 
 class Workers:
-    """``n`` processes on one database; :meth:`run` gives each a call and starts them together."""
+    """``n`` processes on one database; :meth:`run` gives each a call and starts them together.
+    The calls are named in the ``OPS`` of ``ops_module`` (by default this module's)."""
 
-    def __init__(self, url: str, n: int) -> None:
-        ctx = _context()
+    def __init__(self, url: str, n: int, ops_module: str = __name__) -> None:
+        ctx = _context(ops_module)
         self.barrier = ctx.Barrier(n)
         self.conns: list[Connection] = []
         self.procs = []
         for _ in range(n):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(url, child, self.barrier), daemon=True)
+            proc = ctx.Process(
+                target=_serve, args=(url, child, self.barrier, ops_module), daemon=True
+            )
             proc.start()
             self.conns.append(parent)
             self.procs.append(proc)
