@@ -203,28 +203,27 @@ def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return run_in_session(args, err, members)
 
 
-def run_set_aside(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def _report_action(args: argparse.Namespace, out: TextIO, err: TextIO, action: str) -> int:
+    """Run ``set_aside`` or ``bring_back`` of :mod:`mtcjudge.campaigns.assessors` on the named
+    assessor and print its report."""
     from mtcjudge.campaigns import assessors, service
 
-    def aside(session: Session, _settings: Settings) -> None:
+    def act(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
         assessor = service.find_assessor(session, campaign, args.name)
-        report = assessors.set_aside(session, campaign, assessor.id, audit.command_line_actor())
+        run = getattr(assessors, action)
+        report = run(session, campaign, assessor.id, audit.command_line_actor())
         out.write(printable(report.summary()) + "\n")
 
-    return run_in_session(args, err, aside)
+    return run_in_session(args, err, act)
+
+
+def run_set_aside(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    return _report_action(args, out, err, "set_aside")
 
 
 def run_bring_back(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.campaigns import assessors, service
-
-    def back(session: Session, _settings: Settings) -> None:
-        campaign = service.get_campaign(session, args.slug)
-        assessor = service.find_assessor(session, campaign, args.name)
-        report = assessors.bring_back(session, campaign, assessor.id, audit.command_line_actor())
-        out.write(printable(report.summary()) + "\n")
-
-    return run_in_session(args, err, back)
+    return _report_action(args, out, err, "bring_back")
 
 
 def run_pause(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
