@@ -71,7 +71,6 @@ __all__ = [
     "mark_consented",
     "mark_lease",
     "pair_of",
-    "pair_playable",
     "pair_view",
     "pairs_left",
     "planner_state",
@@ -417,7 +416,7 @@ def assessor_hold(session: Session, assessor_id: int, *, shared_lock: bool = Fal
 # NO KEY UPDATE: does not conflict with the key-share locks that inserting a lease or a plan
 # entry (foreign keys to the row) takes; SQLite renders no FOR UPDATE
 _LOCK_PAIR = (
-    select(Pair.id, Pair.judged)
+    select(Pair.id, Pair.judged, Pair.playable)
     .where(Pair.id == bindparam("pair_id"))
     .with_for_update(key_share=True)
 )
@@ -427,16 +426,18 @@ _LOCK_PAIR = (
 class LockedPair:
     id: int
     judged: int  # judgments counted, read under the row's lock
+    playable: bool  # both clips can be played (cannot change while the row is held)
 
 
 def lock_pair(session: Session, pair_id: int | None) -> LockedPair | None:
     """Lock the pair's row until the transaction ends (Postgres; SQLite holds the
-    database's write lock already) and read its judgment count. None for the lease of a
+    database's write lock already) and read its judgment count and whether it can be
+    played. None for the lease of a
     quality trial, which holds no pair."""
     if pair_id is None:
         return None
     row = _run(session, _LOCK_PAIR, {"pair_id": pair_id}).one()
-    return LockedPair(int(row.id), int(row.judged))
+    return LockedPair(int(row.id), int(row.judged), bool(row.playable))
 
 
 def pair_of(session: Session, campaign_id: int, query_id: int, document_id: int) -> Pair | None:
@@ -934,15 +935,6 @@ def mark_consented(session: Session, assessor: Assessor) -> None:
     if assessor.consented_at is None:
         assessor.consented_at = utcnow()
         session.flush()
-
-
-_PAIR_PLAYABLE = select(Pair.playable).where(Pair.id == bindparam("pair_id"))
-
-
-def pair_playable(session: Session, pair_id: int) -> bool:
-    """Whether both clips of the pair can be played, as committed now (read under the pair's
-    lock, it cannot change before the transaction ends)."""
-    return bool(_run(session, _PAIR_PLAYABLE, {"pair_id": pair_id}).scalar_one())
 
 
 @dataclass(frozen=True)

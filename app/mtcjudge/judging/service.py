@@ -387,7 +387,7 @@ def submit_judgment(
         return _submit_trial(session, context, lease, values, client_id)
     pair = repository.lock_pair(session, lease.pair_id)
     assert pair is not None  # a pool pair's lease
-    _refuse_unplayable(session, pair.id)
+    _refuse_unplayable(pair)
     # after the pair's row, as an organizer setting the assessor aside locks them: either
     # the set-aside sees this judgment, or this submission sees the set-aside
     if repository.assessor_hold(session, context.assessor_id, shared_lock=True).set_aside:
@@ -418,12 +418,12 @@ def submit_judgment(
     return judgment, True
 
 
-def _refuse_unplayable(session: Session, pair_id: int) -> None:
+def _refuse_unplayable(pair: repository.LockedPair) -> None:
     """A pair whose query or candidate clip is missing or unreadable is never judged, even
     on a lease handed out before the planner found the file gone (it then ends the pair's
     leases too: the assessor's next call gets another pair). The caller holds the pair's
     row, so the answer cannot change before the judgment would commit."""
-    if not repository.pair_playable(session, pair_id):
+    if not pair.playable:
         raise PairUnplayable(
             "this pair can no longer be judged: one of its clips is missing or unreadable on "
             "the server (the organizers can see which); here is another pair"
