@@ -704,9 +704,10 @@ def completeness(counts: dict[str, int]) -> str:
     return (
         f"partially judged: {judged} of {pool} pool pairs ({share:.1f} %) are judged. The "
         "qrels and judgments hold only the judged pairs; the estimates files hold the "
-        f"engine's expected relevance of the {pool - judged} others. A measure computed from "
-        "the qrels alone counts every unjudged document as 0 (not similar), so it differs from "
-        "the results, which use the estimates"
+        f"estimator's expected relevance of the {pool - judged} others, and the entries files "
+        "what the engine expects of every system's result, judged or not, from which (with "
+        "the offsets files) the results are rebuilt. A measure computed from the qrels alone "
+        "counts every unjudged document as 0 (not similar), so it differs from the results"
     )
 
 
