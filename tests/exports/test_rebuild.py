@@ -398,3 +398,60 @@ def test_entries_agree_with_the_qrels_estimates_runs_and_judgments(db_session) -
         if int(rank) <= made.campaign.k:
             ranks[q, d, system] = int(rank)
     assert {(e["query"], e["document"], e["system"]): e["rank"] for e in entries} == ranks
+
+
+def test_the_command_line_and_the_api_write_them(
+    db_session, session_factory, empty_database_url, tmp_path
+) -> None:
+    """``mtcjudge export --what entries|offsets`` (a file, stdout; a format they do not have
+    is exit status 2) and ``GET /api/campaigns/{slug}/export/entries|offsets``."""
+    from fastapi.testclient import TestClient
+
+    from mtcjudge.config import Settings
+    from mtcjudge.main import create_app
+    from tests.cli import run
+    from tests.factories import seed_judged_campaign
+    from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
+
+    slug = seed_judged_campaign(empty_database_url, share=0.5)
+    url = empty_database_url
+    path = tmp_path / "entries.jsonl"
+    status, _, err = run("export", slug, "--what", "entries", "--scale", "broad", "--format",
+                         "jsonl", "--out", str(path), "--database-url", url)  # fmt: skip
+    assert status == 0, err
+    assert f"({slug}-entries-broad.jsonl," in err
+    rows = parse_entries(path.read_bytes(), "jsonl")
+    assert {r["scale"] for r in rows} == {"broad"}
+    assert {r["judged"] for r in rows} == {0, 1}
+    status, out, err = run("export", slug, "--what", "offsets", "--out", "-", "--database-url", url)
+    assert status == 0, err
+    assert json.loads(out)["scale"] == "fine"
+    status, _, err = run("export", slug, "--what", "entries", "--format", "json",
+                         "--out", str(tmp_path / "x.json"), "--database-url", url)  # fmt: skip
+    assert status == 2
+    assert "entries exports as csv or jsonl" in err
+    assert not (tmp_path / "x.json").exists()
+
+    campaign = make_campaign(db_session, share=0.3, estimator="joint").campaign
+    client = TestClient(
+        create_app(Settings(organizer_token=ORGANIZER_TOKEN), session_factory=session_factory)
+    )
+    api = f"/api/campaigns/{campaign.slug}/export"
+    response = client.get(f"{api}/entries", params={"scale": "fine"}, headers=ORGANIZER_HEADERS)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/csv")
+    assert response.headers["content-disposition"] == (
+        f'attachment; filename="{campaign.slug}-entries-fine.csv"'
+    )
+    assert response.content == export(db_session, campaign.slug, "entries", scale="fine")
+    response = client.get(f"{api}/offsets", params={"scale": "broad"}, headers=ORGANIZER_HEADERS)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert json.loads(response.content)["estimator"] == "joint"
+    assert (
+        client.get(
+            f"{api}/offsets", params={"format": "csv"}, headers=ORGANIZER_HEADERS
+        ).status_code
+        == 400
+    )
+    assert client.get(f"{api}/entries").status_code == 401
