@@ -455,3 +455,28 @@ def test_the_command_line_and_the_api_write_them(
         == 400
     )
     assert client.get(f"{api}/entries").status_code == 401
+
+
+def test_a_query_whose_results_were_all_filtered_out_counts_in_the_means(db_session) -> None:
+    """Every result of one query is by the query's artist, so the measures drop them all: the
+    query has no entry and scores 0, and the means are over every query, which the offsets
+    export says (counting the entries' queries would miss it)."""
+    from tests.factories import build_campaign
+
+    made = build_campaign(db_session, n_queries=3, estimator="joint")
+    campaign = made.campaign
+    emptied = made.queries[2]
+    query_doc = db_session.get(Document, emptied.document_id)
+    candidates = select(Document).where(
+        Document.campaign_id == campaign.id, Document.external_id.like("cand2-%")
+    )
+    for document in db_session.scalars(candidates):
+        document.artist = query_doc.artist
+    db_session.flush()
+    entries = parse_entries(export(db_session, campaign.slug, "entries"))
+    about = json.loads(export(db_session, campaign.slug, "offsets"))
+    results = json.loads(export(db_session, campaign.slug, "results"))
+    assert about["queries"] == 3
+    assert len({e["query"] for e in entries}) == 2
+    assert query_doc.external_id not in {e["query"] for e in entries}
+    check_against_results(entries, about, results)
