@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.exports.test_rebuild import export, partly_judged
+from tests.exports.rebuild import export
+from tests.factories import partly_judged_campaign as partly_judged
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "exports.md"
 SECTION = "## Rebuilding the results"

@@ -1,8 +1,9 @@
 """The results rebuilt from the exported files alone (docs/exports.md, "Rebuilding the
 results"): for every estimator, on both scales and every measure, a partly judged campaign's
 ``entries`` and ``offsets`` exports give the ``results`` export's means exactly and its
-variances and pair variances (the standalone exports and the bundle's members alike). The
-files are parsed as text here; nothing is read from the app's objects."""
+variances, intervals, pair variances and confidences (the standalone exports and the bundle's
+members alike). The files are parsed as text (:mod:`tests.exports.rebuild`); nothing is read
+from the app's objects."""
 
 from __future__ import annotations
 
@@ -12,253 +13,18 @@ import json
 import math
 import zipfile
 from collections import defaultdict
-from itertools import product
-from typing import Any
 
-import numpy as np
 import pytest
-from scipy import stats
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from mtcjudge.exports import service
-from mtcjudge.exports.repository import recount_pairs
-from mtcjudge.models import Assessor, Campaign, Document, Judgment, Pair, Query, utcnow
+from mtcjudge.models import Document
 from mtcjudge.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES, JOINT
-from mtcjudge.planner.service import plan_in_session
-from tests.factories import Judged, make_campaign
+from tests.exports.rebuild import check_against_results, export, parse_entries, rebuild
+from tests.factories import make_campaign
+from tests.factories import partly_judged_campaign as partly_judged
 
-MEASURES = ("cg", "dcg", "ndcg", "rbp")
 SCALES = ("fine", "broad")
-
-
-def export(session, slug: str, what: str, **options) -> bytes:
-    out = io.BytesIO()
-    service.write_export(session, slug, service.ExportSpec(what, **options), out)
-    return out.getvalue()
-
-
-# ------------------------------------------------------------------ a partly judged campaign
-
-
-def _pairs(session, campaign: Campaign) -> list[tuple[str, str, int, int]]:
-    """(query, document, query_id, document_id) of every pool pair, by external ids."""
-    external = dict(
-        session.execute(
-            select(Document.id, Document.external_id).where(Document.campaign_id == campaign.id)
-        ).all()
-    )
-    query_doc = dict(session.execute(select(Query.id, Query.document_id)).all())
-    rows = session.execute(
-        select(Pair.query_id, Pair.document_id).where(Pair.campaign_id == campaign.id)
-    ).all()
-    return sorted((external[query_doc[q]], external[d], q, d) for q, d in rows)
-
-
-def _judge(session, campaign: Campaign, rows: list[dict[str, Any]]) -> None:
-    now = utcnow()
-    session.execute(
-        insert(Judgment),
-        [
-            {
-                "campaign_id": campaign.id,
-                "revision": 0,
-                "created_at": now,
-                "updated_at": now,
-                **row,
-            }
-            for row in rows
-        ],
-    )
-    recount_pairs(session, campaign.id)
-    session.flush()
-
-
-def partly_judged(session, estimator: str, seed: int = 11) -> Judged:
-    """The exports' synthetic campaign under ``estimator``: a random 35 % of its pool judged
-    (imported), eight pairs of them by two assessors who disagree (a fractional FINE mean,
-    BROAD 1 and 2), planned (``joint`` draws its audit), then the audit's pairs judged with
-    a noisy hand (so that ``joint`` learns a variance factor above 1) and planned again:
-    the results document of the campaign's measure and scale is the planner's."""
-    made = make_campaign(session, share=0.0)
-    campaign = made.campaign
-    campaign.estimator = estimator  # a stored campaign may hold any estimator
-    session.flush()
-    truth_fine, truth_broad = made.synthetic.fine, made.synthetic.broad
-    pairs = _pairs(session, campaign)
-    rng = np.random.default_rng(seed)
-    chosen = rng.choice(len(pairs), size=round(0.35 * len(pairs)), replace=False)
-    people = [
-        Assessor(campaign_id=campaign.id, name=name, token_hash=f"{campaign.id:08x}{i:056x}")
-        for i, name in enumerate(("Ann", "Ben"))
-    ]
-    session.add_all(people)
-    session.flush()
-    rows = []
-    for n, i in enumerate(chosen.tolist()):
-        q, d, query_id, document_id = pairs[i]
-        key = {"query_id": query_id, "document_id": document_id}
-        fine, broad = float(truth_fine[q, d]), int(truth_broad[q, d])
-        if n < 8:  # two assessors who disagree
-            rows.append({**key, "assessor_id": people[0].id, "fine": fine, "broad": 1})
-            rows.append(
-                {**key, "assessor_id": people[1].id, "fine": min(fine + 3.0, 100.0), "broad": 2}
-            )
-        else:
-            rows.append({**key, "fine": fine, "broad": broad, "source": "import"})
-    _judge(session, campaign, rows)
-    plan_in_session(session, campaign)
-    drawn = set(
-        session.execute(
-            select(Pair.query_id, Pair.document_id).where(
-                Pair.campaign_id == campaign.id, Pair.audit.is_(True), Pair.judged == 0
-            )
-        ).all()
-    )
-    noisy = []
-    for q, d, query_id, document_id in pairs:
-        if (query_id, document_id) in drawn:
-            value = float(np.clip(truth_fine[q, d] + rng.choice([-45.0, 45.0]), 0, 100))
-            noisy.append(
-                {
-                    "query_id": query_id,
-                    "document_id": document_id,
-                    "fine": value,
-                    "broad": 2 - int(truth_broad[q, d]),
-                    "source": "import",
-                }
-            )
-    if noisy:
-        _judge(session, campaign, noisy)
-    plan_in_session(session, campaign)
-    judged = {(q, d) for i, (q, d, _, _) in enumerate(pairs) if i in set(chosen.tolist())}
-    return Judged(campaign, made.synthetic, judged)
-
-
-# ------------------------------------------------------------------ the rebuild, from text
-
-
-def parse_entries(data: bytes, fmt: str = "csv") -> list[dict[str, Any]]:
-    """The entries file's rows with their numbers as numbers (empty cells None)."""
-    text = data.decode("utf-8")
-    if fmt == "jsonl":
-        rows = [json.loads(line) for line in text.splitlines()]
-    else:
-        rows = [
-            {k: (v if v != "" else None) for k, v in r.items()}
-            for r in csv.DictReader(io.StringIO(text))
-        ]
-    for r in rows:
-        for column in ("expected_relevance", "pair_expected_relevance", "offset", "variance"):
-            r[column] = float(r[column])
-        r["rank"], r["judged"] = int(r["rank"]), int(r["judged"])
-    return rows
-
-
-def discount(measure: str, rank: int, p: float) -> float:
-    if measure == "cg":
-        return 1.0
-    if measure in ("dcg", "ndcg"):
-        return 1.0 / math.log2(rank + 1)
-    return p ** (rank - 1)
-
-
-def rebuild(
-    entries: list[dict[str, Any]], about: dict[str, Any], measure: str
-) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
-    """Every system's expected score and the scores' covariance, from the files' rows."""
-    k, nq, p = about["k"], about["queries"], about["rbp_p"]
-    pool: dict[str, dict[str, float]] = defaultdict(dict)
-    var: dict[tuple[str, str], float] = {}
-    for e in entries:
-        pool[e["query"]][e["document"]] = e["pair_expected_relevance"]
-        var[e["query"], e["document"]] = e["variance"]
-    norm: dict[str, tuple[float, float]] = {}
-    for q, docs in pool.items():
-        if measure in ("cg", "dcg"):
-            norm[q] = (about["max"] * sum(discount(measure, i, p) for i in range(1, k + 1)), 0.0)
-            continue
-        # the ideal: the top k of the pool by the pairs' E[R], ties in (query, document) order
-        top = sorted(sorted(docs), key=lambda d: -docs[d])[:k]
-        norm[q] = (
-            sum(docs[d] * discount(measure, i, p) for i, d in enumerate(top, 1)),
-            sum(var[q, d] * discount(measure, i, p) ** 2 for i, d in enumerate(top, 1)),
-        )
-    mean: dict[str, float] = defaultdict(float)
-    weight: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
-    x: dict[tuple[str, str], float] = defaultdict(float)
-    mass: dict[tuple[str, str, tuple[Any, ...]], float] = defaultdict(float)
-    for e in entries:
-        y = norm[e["query"]][0]
-        c = discount(measure, e["rank"], p)
-        w = c / y / nq if y > 0 else 0.0
-        mean[e["system"]] += w * e["expected_relevance"]
-        weight[e["query"], e["document"]][e["system"]] = w
-        x[e["system"], e["query"]] += c * e["pair_expected_relevance"]
-        if not e["judged"]:
-            for f in about["factors"]:
-                level = tuple(e[c] for c in f["columns"])
-                if all(v is not None for v in level):
-                    mass[e["system"], f["name"], level] += w
-    levels = {
-        (f["name"], tuple(lv[c] for c in f["columns"])): lv["variance"]
-        for f in about["factors"]
-        for lv in f["levels"]
-    }
-    systems = sorted(mean)
-    cov = {}
-    for a, b in product(systems, systems):
-        independent = sum(
-            var[pair] * w[a] * w[b] for pair, w in weight.items() if a in w and b in w
-        )
-        for q, (y, vy) in norm.items():
-            if y > 0:
-                independent += x[a, q] * x[b, q] * vy / y**4 / nq**2
-        shared = sum(
-            v * mass.get((a, name, level), 0.0) * mass.get((b, name, level), 0.0)
-            for (name, level), v in levels.items()
-        )
-        cov[a, b] = about["variance_scale"] * independent + shared
-    return dict(mean), cov
-
-
-def check_against_results(
-    entries: list[dict[str, Any]], about: dict[str, Any], results: dict[str, Any]
-) -> None:
-    for measure in MEASURES:
-        result = results["results"][measure]
-        mean, cov = rebuild(entries, about, measure)
-        systems = {s["name"]: s for s in result["systems"]}
-        assert set(systems) == set(mean)
-        top = max(s["var"] for s in systems.values())
-        for name, s in systems.items():
-            assert mean[name] == pytest.approx(s["mean"], abs=1e-12, rel=0), (measure, name)
-            assert max(cov[name, name], 0.0) == pytest.approx(s["var"], abs=1e-10 * top, rel=0)
-            # the interval: mean -+ t(0.975, queries - 1) sd
-            half = stats.t.ppf(0.975, about["queries"] - 1) * math.sqrt(max(cov[name, name], 0))
-            assert s["ci_low"] == pytest.approx(mean[name] - half, abs=1e-9)
-            assert s["ci_high"] == pytest.approx(mean[name] + half, abs=1e-9)
-        confidences = []
-        for pair in result["pairs"]:
-            a, b = pair["a"], pair["b"]
-            assert mean[a] - mean[b] == pytest.approx(pair["diff_mean"], abs=1e-12, rel=0)
-            diff_var = cov[a, a] + cov[b, b] - 2 * cov[a, b]
-            assert diff_var == pytest.approx(pair["diff_var"], abs=1e-10 * top, rel=0), (a, b)
-            # the confidence in the pair's order: max(P, 1 - P), P = F(-E / sd)
-            if pair["diff_var"] == 0:
-                confidence = 1.0
-            else:
-                tail = stats.t.cdf(
-                    -abs(mean[a] - mean[b]) / math.sqrt(diff_var), about["queries"] - 1
-                )
-                confidence = 1.0 - tail
-            assert confidence == pytest.approx(pair["confidence"], abs=1e-8), (a, b)
-            confidences.append(confidence)
-        assert sum(confidences) / len(confidences) == pytest.approx(
-            result["ranking_confidence"], abs=1e-8
-        )
-
-
-# ------------------------------------------------------------------ the tests
 
 
 @pytest.mark.parametrize("estimator", ESTIMATOR_CHOICES)
