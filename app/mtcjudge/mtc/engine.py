@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from mtcjudge.mtc.collection import Collection
-from mtcjudge.mtc.effects import ErrorOffsets
+from mtcjudge.mtc.effects import EntryOffsets, ErrorOffsets
 from mtcjudge.mtc.estimators import SOURCE_JUDGED, RelevanceModel
 from mtcjudge.mtc.measures import (
     MEASURES,
@@ -404,6 +404,12 @@ class MTCEngine:
         (0 without offsets)."""
         offsets = self.offsets
         return offsets.system.tau2 if offsets is not None else 0.0
+
+    def entry_offsets(self) -> EntryOffsets:
+        """What the score distributions add to each entry's estimate: nothing here (the
+        system-effect engine adds its offsets, :mod:`mtcjudge.mtc.joint`). An entry expects
+        ``mean[entry_pair] + entry_offsets().offset``; the exports write it per entry."""
+        return EntryOffsets.none(self.collection.entry_pair.shape[0])
 
     # ------------------------------------------------------------------ results
     def evaluation(self) -> Evaluation:
