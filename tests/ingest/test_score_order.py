@@ -11,12 +11,14 @@ import pytrec_eval  # ir_measures' engine for trec_eval's measures (the test ext
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtcjudge.ingest.formats import (
-    InputError,
-    read_runs,
-    score_order_warnings,
-    trec_eval_order,
-)
+from mtcjudge.ingest import formats
+from mtcjudge.ingest.formats import InputError, Runs, read_runs, trec_eval_order
+
+
+def score_order_warnings(runs: Runs, option: str) -> list[str]:
+    return formats.score_order_warnings(
+        runs.score_conflicts, n_lists=runs.n_lists, order_by=runs.order_by, option=option
+    )
 
 
 def write(directory: Path, name: str, *lines: str) -> Path:

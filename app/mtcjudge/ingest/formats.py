@@ -647,22 +647,29 @@ def read_runs(path: str | os.PathLike[str], *, order_by: str = "rank") -> Runs:
     )
 
 
-def score_order_warnings(runs: Runs, option: str, shown: int = SCORE_CONFLICTS_SHOWN) -> list[str]:
-    """The warning about ``runs``' lists whose scores contradict their ranks, as lines: a
-    summary, the first ``shown`` lists by file and line, and how many more there are (empty
-    when there are none). ``option`` is how the reader asks for the other order (the command
-    line's ``--order-by score``, the API's ``order_by``)."""
-    conflicts = runs.score_conflicts
+def score_order_warnings(
+    conflicts: Sequence[ScoreConflict],
+    *,
+    n_lists: int,
+    order_by: str,
+    option: str,
+    shown: int = SCORE_CONFLICTS_SHOWN,
+) -> list[str]:
+    """The warning about lists whose scores contradict their ranks (``conflicts``, of
+    ``n_lists`` lists ordered by ``order_by``), as lines: a summary, the first ``shown``
+    lists by file and line, and how many more there are (empty when there are none).
+    ``option`` is how the reader asks for the other order (the command line's ``--order-by
+    score``, the API's ``order_by``)."""
     if not conflicts:
         return []
     systems = sorted({c.system for c in conflicts})
     named = ", ".join(systems[:5]) + (f" and {len(systems) - 5} more" if len(systems) > 5 else "")
-    lists = "list" if runs.n_lists == 1 else "lists"
+    lists = "list" if n_lists == 1 else "lists"
     head = (
-        f"the scores of {len(conflicts)} of the {runs.n_lists} {lists} order them otherwise "
+        f"the scores of {len(conflicts)} of the {n_lists} {lists} order them otherwise "
         f"than their ranks ({'system' if len(systems) == 1 else 'systems'} {named}). "
     )
-    if runs.order_by == "score":
+    if order_by == "score":
         head += (
             "They are ordered by score, as trec_eval, ir_measures and pytrec_eval order them "
             "(decreasing score, ties by decreasing docno), not by the rank column."
