@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from mtcjudge.campaigns.audio import scan_audio
 from mtcjudge.campaigns.service import CampaignSpec
 from mtcjudge.ingest.formats import (
+    SCORE_CONFLICTS_SHOWN,
     InputError,
     Judgments,
     Metadata,
@@ -217,10 +218,11 @@ def score_order_problems(runs: Runs) -> list[Problem]:
         n_lists=runs.n_lists,
         order_by=runs.order_by,
         option=ORDER_BY_SCORE_OPTION,
+        shown=SCORE_CONFLICTS_SHOWN,
     )
     if not lines:
         return []
-    shown = runs.score_conflicts[: len(lines) - 1]
+    shown = runs.score_conflicts[:SCORE_CONFLICTS_SHOWN]
     warnings = [Problem("runs", lines[0], field="score")]
     warnings += [Problem("runs", c.message, c.path, c.line, "score") for c in shown]
     warnings += [Problem("runs", line, field="score") for line in lines[1 + len(shown) :]]

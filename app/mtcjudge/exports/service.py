@@ -64,7 +64,7 @@ __all__ = [
     "write_export",
 ]
 
-_T = TypeVar("_T")
+_Row = TypeVar("_Row")
 
 #: the order of the scales' files in a bundle: FINE's first
 _BUNDLE_SCALES = (FINE.name, BROAD.name)
@@ -215,8 +215,8 @@ _END = object()
 
 
 def _rows(
-    rows: Iterator[_T], spec: ExportSpec, why: Callable[[], EmptyExport], empty: list[str]
-) -> Iterator[_T]:
+    rows: Iterator[_Row], spec: ExportSpec, why: Callable[[], EmptyExport], empty: list[str]
+) -> Iterator[_Row]:
     """``rows`` as they come, once the first one is read: none is an :class:`EmptyExport`
     (``why()``), or with ``allow_empty`` its reason appended to ``empty``. Nothing has been
     written when it is raised."""
@@ -251,7 +251,7 @@ def write_export(
     what, fmt = spec.what, spec.file_format
     empty: list[str] = []
 
-    def rows(found: Iterator[_T]) -> Iterator[_T]:
+    def rows(found: Iterator[_Row]) -> Iterator[_Row]:
         return _rows(found, spec, lambda: why_empty(session, campaign, what, scale), empty)
 
     if what == "qrels":
