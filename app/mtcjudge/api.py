@@ -120,7 +120,10 @@ def load_files(
     """
     read = read_runs(runs, order_by=order_by)
     lines = score_order_warnings(
-        read.score_conflicts, n_lists=read.n_lists, order_by=order_by, option="order_by='score'"
+        read.score_conflicts,
+        n_lists=read.n_lists,
+        order_by=order_by,
+        hint="load_files(..., order_by='score') orders them as those tools do.",
     )
     if lines:
         warnings.warn("\n  ".join(lines), ScoreOrderWarning, stacklevel=2)

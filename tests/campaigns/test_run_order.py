@@ -138,6 +138,8 @@ def test_python_api_warns(tmp_path) -> None:
     runs.write_text(RUNS)
     with pytest.warns(mtcjudge.ScoreOrderWarning, match=r"runs\.txt:7: system S2 query q1"):
         loaded = mtcjudge.load_files(runs, k=3)
+    with pytest.warns(mtcjudge.ScoreOrderWarning, match=r"order_by='score'\) orders them"):
+        mtcjudge.load_files(runs, k=3)
     assert loaded.systems == ["S1", "S2"]
     with pytest.warns(mtcjudge.ScoreOrderWarning, match="They are ordered by score"):
         mtcjudge.load_files(runs, k=3, order_by="score")
@@ -169,8 +171,11 @@ def test_api_create_answers_with_warnings_by_line(client, db_session) -> None:
     summary, first, second = answer["warnings"]
     assert summary["file"] is None
     assert summary["input"] == "runs"
-    assert summary["message"].startswith("the scores of 2 of the 4 lists order them otherwise")
-    assert 'order_by "score" (the form: each list by score) orders them' in summary["message"]
+    assert summary["message"].startswith("The scores of 2 of the 4 lists order them otherwise")
+    assert (
+        '(the form\'s "Order of each list", the API\'s order_by "score") gives'
+        in (summary["message"])
+    )
     assert (first["file"], first["line"], first["field"]) == ("runs", 7, "score")
     assert first["message"] == "system S2 query q1: rank 2 has score 0.9 above rank 1's 0.5"
     assert (second["file"], second["line"]) == ("runs", 10)
@@ -238,7 +243,7 @@ def test_preview_and_import_name_the_uploaded_file(client, db_session) -> None:
     assert "mtcjudge-preview-" not in str(preview["warnings"])
     scored = client.post("/api/campaigns/preview", json={**body, "order_by": "score"}).json()
     assert scored["order_by"] == "score"
-    assert scored["warnings"][0]["message"].startswith("the scores of 2 of the 4 lists")
+    assert scored["warnings"][0]["message"].startswith("The scores of 2 of the 4 lists")
     response = client.post(
         "/api/campaigns/import", json={**body, "name": "Named", "order_by": "score"}
     )
@@ -271,7 +276,7 @@ def test_warnings_stop_at_ten_lists_and_count_the_rest(client) -> None:
     assert response.status_code == 201, response.text
     warnings = response.json()["warnings"]
     assert len(warnings) == 1 + 10 + 1
-    assert warnings[0]["message"].startswith("the scores of 30 of the 30 lists")
+    assert warnings[0]["message"].startswith("The scores of 30 of the 30 lists")
     assert warnings[-1] == {
         "input": "runs",
         "message": "and 20 more lists",

@@ -17,7 +17,10 @@ from mtcjudge.ingest.formats import InputError, Runs, read_runs, trec_eval_order
 
 def score_order_warnings(runs: Runs, option: str) -> list[str]:
     return formats.score_order_warnings(
-        runs.score_conflicts, n_lists=runs.n_lists, order_by=runs.order_by, option=option
+        runs.score_conflicts,
+        n_lists=runs.n_lists,
+        order_by=runs.order_by,
+        hint=f"{option} orders them as those tools do.",
     )
 
 

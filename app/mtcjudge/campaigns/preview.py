@@ -206,8 +206,11 @@ class Preview:
     order_by: str = "rank"
 
 
-#: how the API (and the new-campaign form, which sends it) asks for trec_eval's order
-ORDER_BY_SCORE_OPTION = 'order_by "score" (the form: each list by score)'
+#: how the API (and the forms, which send it) ask for trec_eval's order
+ORDER_BY_SCORE_HINT = (
+    "Ordering each list by score (the form's \"Order of each list\", the API's order_by "
+    '"score") gives those tools\' order.'
+)
 
 
 def score_order_problems(runs: Runs) -> list[Problem]:
@@ -217,13 +220,14 @@ def score_order_problems(runs: Runs) -> list[Problem]:
         runs.score_conflicts,
         n_lists=runs.n_lists,
         order_by=runs.order_by,
-        option=ORDER_BY_SCORE_OPTION,
+        hint=ORDER_BY_SCORE_HINT,
         shown=SCORE_CONFLICTS_SHOWN,
     )
     if not lines:
         return []
     shown = runs.score_conflicts[:SCORE_CONFLICTS_SHOWN]
-    warnings = [Problem("runs", lines[0], field="score")]
+    summary = lines[0][:1].upper() + lines[0][1:]  # a sentence of its own here
+    warnings = [Problem("runs", summary, field="score")]
     warnings += [Problem("runs", c.message, c.path, c.line, "score") for c in shown]
     warnings += [Problem("runs", line, field="score") for line in lines[1 + len(shown) :]]
     return warnings

@@ -56,7 +56,7 @@ def warn_score_order(err: TextIO, runs: _OrderedLists) -> None:
         runs.score_conflicts,
         n_lists=runs.n_lists,
         order_by=runs.order_by,
-        option="--order-by score",
+        hint="--order-by score orders them as those tools do.",
     )
     if lines:
         err.write(f"mtcjudge: warning: {printable(lines[0])}\n")

@@ -652,14 +652,15 @@ def score_order_warnings(
     *,
     n_lists: int,
     order_by: str,
-    option: str,
+    hint: str,
     shown: int = SCORE_CONFLICTS_SHOWN,
 ) -> list[str]:
     """The warning about lists whose scores contradict their ranks (``conflicts``, of
     ``n_lists`` lists ordered by ``order_by``), as lines: a summary, the first ``shown``
     lists by file and line, and how many more there are (empty when there are none).
-    ``option`` is how the reader asks for the other order (the command line's ``--order-by
-    score``, the API's ``order_by``)."""
+    ``hint`` is the sentence saying how the reader asks for trec_eval's order (the command
+    line's ``--order-by score``, the API's ``order_by``), shown when the lists are in rank
+    order."""
     if not conflicts:
         return []
     systems = sorted({c.system for c in conflicts})
@@ -678,7 +679,7 @@ def score_order_warnings(
         head += (
             "They are ordered by the rank column; trec_eval, ir_measures and pytrec_eval ignore "
             "it and order each list by score (decreasing, ties by decreasing docno), so their "
-            f"figures from these files will differ. {option} orders them as those tools do."
+            f"figures from these files will differ. {hint}"
         )
     lines = [head, *(str(c) for c in conflicts[:shown])]
     if len(conflicts) > shown:
