@@ -5,13 +5,7 @@
 // nobody invited yet) comes with a link to download the empty file anyway. A file is handed
 // to the browser under the name the server gives it.
 
-import { $, $$, el, errorDetail } from "./lib.js";
-
-/** The file name of an attachment's Content-Disposition, else `fallback`. */
-function fileName(response, fallback) {
-  const match = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
-  return match ? match[1] : fallback;
-}
+import { $, $$, el, errorDetail, fetchAttachment } from "./lib.js";
 
 function save(blob, name) {
   const url = URL.createObjectURL(blob);
@@ -30,21 +24,16 @@ function say(box, parts) {
 async function download(link, box) {
   const label = link.textContent.trim();
   say(box, [`Preparing ${label}…`]);
-  let response;
+  let answer;
   try {
-    response = await fetch(link.href, { credentials: "same-origin" });
+    answer = await fetchAttachment(link.href);
   } catch {
     say(box, [`${label}: the server could not be reached; try again.`]);
     return;
   }
-  if (!response.ok) {
-    let data = null;
-    try {
-      data = await response.json();
-    } catch {
-      data = null;
-    }
-    let detail = errorDetail(data) || `the server answered ${response.status}.`;
+  if (!answer.ok) {
+    const { data, status } = answer;
+    let detail = errorDetail(data) || `the server answered ${status}.`;
     if (data?.error === "empty_export") {
       // the API's way to ask for the empty file; here it is the link that follows
       detail = `${detail.replace(/\s*\(allow_empty=true[^)]*\)$/, "")}.`;
@@ -59,7 +48,7 @@ async function download(link, box) {
     say(box, parts);
     return;
   }
-  save(await response.blob(), fileName(response, "export"));
+  save(answer.blob, answer.name || "export");
   say(box, []);
 }
 

@@ -182,6 +182,20 @@ def test_runs_zip_holds_the_per_system_files(fine_only, tmp_path) -> None:
         )
 
 
+def test_help_says_which_tool_wants_which_runs_file(capsys) -> None:
+    with pytest.raises(SystemExit):
+        run("export", "--help")
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "trec_eval, ir_measures, pytrec_eval and ranx read a run file as ONE system (the tag "
+        "column is only a label): give them --per-system --out DIR, one file per system; the "
+        "single file (every system, told apart by the tag) is for mtcjudge evaluate and "
+        "campaign create"
+    ) in text
+    assert "exits with status 1 unless --allow-empty" in text
+    assert "--out PATH the file to write ('-': stdout); with --per-system, the directory" in text
+
+
 # ------------------------------------------------------------------ exports without rows
 
 
