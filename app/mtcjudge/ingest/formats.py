@@ -13,6 +13,7 @@ import os
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from mtcjudge.validation import DECIMAL, INTEGER
 
@@ -376,14 +377,14 @@ def _run_files(root: str) -> list[str]:
     return files
 
 
-@dataclass(frozen=True)
-class _Scored:
-    """One line of a TREC run: its document, its score (as written and as trec_eval's tools
-    compare it) and where it is."""
+class _Scored(NamedTuple):
+    """One line of a TREC run: its score as trec_eval's tools compare it and its document
+    first, so that tuples compare in trec_eval's order (a document is once in a list, so
+    the two decide); the score as written and where the line is."""
 
+    value: float
     doc: str
     score: str
-    value: float
     path: str
     line: int
 
@@ -395,10 +396,6 @@ def _float32(value: float) -> float:
         return float(struct.unpack("f", struct.pack("f", value))[0])
     except OverflowError:
         return math.copysign(math.inf, value)
-
-
-def _trec_eval_key(entry: _Scored) -> tuple[float, str]:
-    return (entry.value, entry.doc)
 
 
 def trec_eval_order(entries: Sequence[tuple[str, float]]) -> list[str]:
@@ -426,6 +423,7 @@ class _RunCollector:
     def __init__(self) -> None:
         self.ranked: dict[tuple[str, str], dict[int, str]] = {}
         self.scored: dict[tuple[str, str], dict[int, _Scored]] = {}
+        self.values: dict[str, float] = {}  # score as written -> as a 32-bit float
         self.rank_seen: dict[tuple[str, str, int], tuple[str, int]] = {}
         self.doc_seen: dict[tuple[str, str, str], tuple[str, int]] = {}
         self.closed_blocks: dict[tuple[str, str], tuple[str, int]] = {}
@@ -463,8 +461,12 @@ class _RunCollector:
                     field="rank",
                 )
             self.add_doc(path, row.line, system, query, values["doc"], rank)
+            score = values["score"]
+            value = self.values.get(score)
+            if value is None:
+                value = self.values[score] = _float32(float(score))
             self.scored.setdefault((system, query), {})[rank] = _Scored(
-                values["doc"], values["score"], _float32(float(values["score"])), path, row.line
+                value, values["doc"], score, path, row.line
             )
 
     def score_conflicts(self) -> list[ScoreConflict]:
@@ -476,8 +478,8 @@ class _RunCollector:
             out_of_order = 0
             for above_rank, rank in itertools.pairwise(ranks):
                 above, entry = by_rank[above_rank], by_rank[rank]
-                if _trec_eval_key(above) > _trec_eval_key(entry):
-                    continue  # keys are unique: a doc appears once in a list
+                if above > entry:  # trec_eval's order: (score, docno) decreasing
+                    continue
                 out_of_order += 1
                 if first is None:
                     first = ScoreConflict(
@@ -562,8 +564,8 @@ class _RunCollector:
         lists: dict[str, dict[str, list[str]]] = {}
         for (system, query), by_rank in self.ranked.items():
             if order_by == "score":
-                entries = sorted(self.scored[system, query].values(), key=_trec_eval_key)
-                docs = [entry.doc for entry in reversed(entries)]
+                entries = sorted(self.scored[system, query].values(), reverse=True)
+                docs = [entry.doc for entry in entries]
             else:
                 docs = [by_rank[rank] for rank in sorted(by_rank)]
             lists.setdefault(system, {})[query] = docs
