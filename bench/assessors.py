@@ -69,6 +69,7 @@ from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, build_engine
+from mtcjudge.mtc.disagreement import Disagreement, disagreement
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.reliability import (
@@ -128,6 +129,7 @@ class Assessor:
     centre: float = 0.45
     answers: list[Answer] = field(default_factory=list)
     pairs: list[int] = field(default_factory=list)  # pool pairs judged, in order
+    seconds: list[int] = field(default_factory=list)  # pairs given a second opinion, in order
     scores: dict[int, float] = field(default_factory=dict)  # pair -> first score
     persistent: dict[int, float] = field(default_factory=dict)
     query: int | None = None
@@ -245,6 +247,8 @@ class CampaignRecord:
     trials: int  # quality trials until the stop
     set_aside_judgments: int
     stop: str
+    second_opinions: int  # second opinions counted in the disagreement at the stop
+    noise_sd: float  # the disagreement the confidence included at the stop (FINE points)
     seconds: float
     assessors: list[AssessorRecord]
 
@@ -262,6 +266,9 @@ class Task:
     #: an experiment (docs/experiments/2026-11-27-assessor-noise.md): judged pairs keep this
     #: standard deviation (FINE points) in the score distributions instead of 0
     judged_sd: float = 0.0
+    #: "measured": judged pairs keep the assessor disagreement measured from the second
+    #: opinions (the product, mtcjudge.mtc.disagreement); "off": judged pairs are exact
+    noise: str = "measured"
 
     @property
     def cost(self) -> float:
@@ -320,6 +327,8 @@ class Campaign:
         self.set_aside_judgments = 0
         self.pool_answers = 0
         self.trials = 0
+        #: second opinions: (assessor index, pair, value on the campaign's scale)
+        self.second: list[tuple[int, int, float]] = []
         self.per_turn = max(1, math.ceil(0.25 * n / (ROUNDS * max(task.n_assessors, 1))))
 
     def value_of(self, score: float, grade: int) -> float:
@@ -379,6 +388,7 @@ class Campaign:
         )
 
     def _stop_state(self, reason: str) -> dict[str, Any]:
+        measured = self._disagreement()
         evaluation = self.engine.evaluation()
         correct = correct_signs(evaluation.mean, self.true_means)
         return {
@@ -391,6 +401,10 @@ class Campaign:
             "trials": self.trials,
             "set_aside_judgments": self.set_aside_judgments,
             "stop": reason,
+            "second_opinions": measured.pairs,
+            "noise_sd": float(np.sqrt(self.engine.judged_var.max(initial=0.0)))
+            * 100.0
+            / float(self.scale.lmax),
         }
 
     # ---- hand-out
@@ -440,28 +454,32 @@ class Campaign:
                 answered.append(a)
         if pairs:
             engine.judge(np.asarray(pairs, dtype=np.intp), np.asarray(values))
-            self._widen(pairs)
+        self._widen()
         return list(dict.fromkeys(answered))
 
-    def _widen(self, pairs: Sequence[int] | None = None) -> None:
-        """The experiment of :attr:`Task.judged_sd`: every judged pair keeps a variance.
-
-        After a judgment only the queries of ``pairs`` changed (the engine set their judged
-        variances to 0): they are updated by difference; None: every query, rebuilt."""
-        if self.task.judged_sd <= 0:
-            return
+    def _disagreement(self) -> Disagreement:
+        """The assessor disagreement measured as the planner does: every second opinion whose
+        giver and original judge are both still counted, against the original's value."""
         engine = self.engine
-        sd = self.task.judged_sd / 100.0 * float(self.scale.lmax)
-        if pairs is None:
-            engine.var[engine.judged] = sd * sd
-            engine.rebuild()
+        groups = [
+            (float(engine.values[pair]), value)
+            for who, pair, value in self.second
+            if not self.assessors[who].set_aside and self.owner[pair] >= 0 and engine.judged[pair]
+        ]
+        return disagreement(groups)
+
+    def _widen(self) -> None:
+        """Judged pairs keep a variance: the measured disagreement (:attr:`Task.noise`), or
+        the fixed one of the experiment :attr:`Task.judged_sd`. Every pair is judged once
+        here, so one number serves every pair."""
+        if self.task.judged_sd > 0:
+            sd = self.task.judged_sd / 100.0 * float(self.scale.lmax)
+            variance = sd * sd
+        elif self.task.noise == "measured":
+            variance = self._disagreement().variance
+        else:
             return
-        for q in np.unique(self.collection.pair_query[np.asarray(pairs, dtype=np.intp)]):
-            sl = self.collection.pairs_of_query(int(q))
-            var = engine.var[sl].copy()
-            var[engine.judged[sl]] = sd * sd
-            engine._replace_query(int(q), engine.mean[sl].copy(), var)
-        engine._evaluation = None
+        self.engine.set_judged_variance(variance)
 
     def _pick(self, a: Assessor, queue: list[int], used: set[int]) -> int | None:
         """The assessor's next pair: the first planned one of their query while it is in
@@ -480,39 +498,82 @@ class Campaign:
             a.query = int(q[first])
         return first
 
+    def _second_candidate(self, a: Assessor) -> int | None:
+        """A pair for a second opinion: judged (counted) by another assessor, never by
+        ``a``; of the query ``a`` is on when there is one, else of any query."""
+        owned = (self.owner >= 0) & (self.owner != a.index)
+        mine = set(a.scores) | set(a.seconds)
+        for sl in ((self.collection.pairs_of_query(a.query),) if a.query is not None else ()) + (
+            slice(0, self.collection.n_pairs),
+        ):
+            found = [p for p in (np.flatnonzero(owned[sl]) + sl.start) if int(p) not in mine]
+            if found:
+                return int(found[int(self.rng.integers(len(found)))])
+        return None
+
     def _trial(self, a: Assessor) -> None:
+        """A hidden trial of a kind drawn as the product draws it (judging/trials.py): a
+        start among the four kinds, the next one when a kind cannot be made."""
         rng = self.rng
         self.trials += 1
         listen = a.listen_fraction(self.task.rule_on)
-        if a.pairs and rng.uniform() < 1 / 3:
-            pair = a.pairs[int(rng.integers(len(a.pairs)))]
-            score, grade = a.answer(float(self.fine[pair]), pair)
-            a.answers.append(
-                Answer("repeat", score, grade, repeat_of=a.scores[pair], listen_fraction=listen)
+        kinds = ("reference", "anchor", "repeat", "second")
+        start = int(rng.integers(len(kinds)))
+        for kind in kinds[start:] + kinds[:start]:
+            if kind == "repeat":
+                if not a.pairs:
+                    continue
+                pair = a.pairs[int(rng.integers(len(a.pairs)))]
+                score, grade = a.answer(float(self.fine[pair]), pair)
+                a.answers.append(
+                    Answer("repeat", score, grade, repeat_of=a.scores[pair], listen_fraction=listen)
+                )
+                return
+            if kind == "second":
+                found = self._second_candidate(a)
+                if found is None:
+                    continue
+                score, grade = a.answer(float(self.fine[found]), found)
+                a.seconds.append(found)
+                a.answers.append(
+                    Answer(
+                        "second",
+                        score,
+                        grade,
+                        listen_fraction=listen,
+                        query=int(self.collection.pair_query[found]),
+                    )
+                )
+                self.second.append((a.index, found, self.value_of(score, grade)))
+                return
+            truth = (
+                float(rng.uniform(0.9, 1.0))
+                if kind == "reference"
+                else float(rng.uniform(0.0, 0.15))
             )
+            score, grade = a.answer(truth, None)
+            a.answers.append(Answer(kind, score, grade, listen_fraction=listen))
             return
-        if rng.uniform() < 0.5:
-            kind, truth = "reference", float(rng.uniform(0.9, 1.0))
-        else:
-            kind, truth = "anchor", float(rng.uniform(0.0, 0.15))
-        score, grade = a.answer(truth, None)
-        a.answers.append(Answer(kind, score, grade, listen_fraction=listen))
 
     # ---- assessment
     def _answers(self, a: Assessor) -> list[Answer]:
         """The assessor's answers with the expectations of their pool pairs filled in, their
         own judgments left out (what the planner does)."""
-        if not a.pairs:
+        if not a.pairs and not a.seconds:
             return list(a.answers)
         leave = np.zeros(self.collection.n_pairs, dtype=bool)
         leave[a.pairs] = True
         mean, var = expected_moments(self.engine, leave)
         out: list[Answer] = []
-        k = 0
+        k = j = 0
         for ans in a.answers:
-            if ans.kind == "pool":
-                p = a.pairs[k]
-                k += 1
+            if ans.kind in ("pool", "second"):
+                if ans.kind == "pool":
+                    p = a.pairs[k]
+                    k += 1
+                else:
+                    p = a.seconds[j]
+                    j += 1
                 ans = dataclasses.replace(ans, expected=float(mean[p]), expected_var=float(var[p]))
             out.append(ans)
         return out
@@ -610,6 +671,8 @@ def ranking_summary(records: Sequence[CampaignRecord]) -> dict[str, Any]:
             "judgments_at_stop": sum(r.judgments_at_stop for r in mine),
             "set_aside_judgments": sum(r.set_aside_judgments for r in mine),
             "trials": sum(r.trials for r in mine),
+            "second_opinions": sum(r.second_opinions for r in mine),
+            "mean_noise_sd": statistics.fmean(r.noise_sd for r in mine),
             "judgments_vs_clean": sum(r.pool_answers for r, _ in paired) / base if base else None,
             "stops": {s: sum(r.stop == s for r in mine) for s in {r.stop for r in mine}},
         }
@@ -667,7 +730,7 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
         print(f"\n{titles[group]}: the ranking at the stop (target {TARGET})", file=out)
         print(
             f"  {'scenario':<20}{'n':>4}{'wrong/allowed':>16}{'conf':>7}{'judgments':>10}"
-            f"{'vs clean':>9}{'set aside':>10}{'trials':>7}",
+            f"{'vs clean':>9}{'set aside':>10}{'trials':>7}{'2nd op.':>8}{'noise sd':>9}",
             file=out,
         )
         for scenario, r in part["ranking"].items():
@@ -675,7 +738,7 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
                 f"  {scenario:<20}{r['campaigns']:>4}{r['wrong']:>7}/{r['allowed']:>8.1f}"
                 f"{r['mean_confidence']:>7.3f}{r['pool_answers']:>10}"
                 f"{_fmt(r['judgments_vs_clean']):>9}{r['set_aside_judgments']:>10}"
-                f"{r['trials']:>7}",
+                f"{r['trials']:>7}{r['second_opinions']:>8}{r['mean_noise_sd']:>9.1f}",
                 file=out,
             )
     c = summary["careful_flagged"]
@@ -689,7 +752,9 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
         f"flagged before; in {WITHIN}: "
         f"flagged within their first {WITHIN}; median/max at: answers until flagged;\n  trials: "
         "flagged with the quality trials weighing (auto-pause); judgments: pool judgments made "
-        "until the stop, set-aside ones included",
+        "until the stop, set-aside ones included;\n  2nd op.: second opinions in the measured "
+        "disagreement at the stop; noise sd: the disagreement the confidence included (FINE "
+        "points, mean over campaigns)",
         file=out,
     )
 
@@ -725,6 +790,7 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
                         rule_on=rule_on,
                         seed=args.seed * 1000 + i,
                         judged_sd=args.judged_sd,
+                        noise=args.noise,
                     )
                 )
             if args.mirex is not None:
@@ -736,6 +802,7 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
                         rule_on=rule_on,
                         seed=args.seed * 1000 + 999,
                         judged_sd=args.judged_sd,
+                        noise=args.noise,
                     )
                 )
     return sorted(tasks, key=lambda t: -t.cost)
@@ -778,6 +845,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="POINTS",
         help="experiment: judged pairs keep this standard deviation (FINE points) in the "
         "score distributions, as if assessors' noise widened the confidence (0: the product)",
+    )
+    parser.add_argument(
+        "--noise",
+        choices=("measured", "off"),
+        default="measured",
+        help="measured (the product): judged pairs keep the assessor disagreement measured "
+        "from the second opinions; off: judged pairs are taken as exact (before 2026-11-27)",
     )
     parser.add_argument("--workers", type=_positive, default=2, help="processes (2)")
     parser.add_argument(
@@ -861,6 +935,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
                 "listening_rule": args.listening_rule,
                 "alpha": args.alpha,
                 "judged_sd": args.judged_sd,
+                "noise": args.noise,
                 "quality_rate": QUALITY_RATE,
                 "estimator": DEFAULT_ESTIMATOR,
                 "target": TARGET,

@@ -20,6 +20,9 @@ and ``quality_rate=...``.
 - :func:`seed_judged_campaign`, :func:`seed_open_campaign`: the same committed to a database
   URL (the first judged, the second open with consented assessors and audio), for tests
   that run the command line or real server processes on a database of their own.
+- :func:`partly_judged_campaign`: :func:`make_campaign` under any estimator with a random
+  share of its pool judged (some pairs by two assessors who disagree), planned, and the
+  audit's pairs judged with a noisy hand, for the exports that rebuild the results.
 
 Only pairs whose two clips exist and can be read are handed out, so a campaign meant to be
 judged gets real (short) audio files: :func:`write_clips`.
@@ -37,12 +40,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.exports.repository import recount_pairs
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
 from mtcjudge.models import (
     Assessor,
@@ -58,6 +63,7 @@ from mtcjudge.models import (
 )
 from mtcjudge.mtc.synthetic import SyntheticCollection, generate
 from mtcjudge.planner.pool import ensure_pool
+from mtcjudge.planner.service import plan_in_session
 from mtcjudge.security import hash_token
 from tests.support import write_tone
 
@@ -381,3 +387,98 @@ def seed_open_campaign(
             return SeededCampaign(campaign.id, campaign.slug, tokens)
     finally:
         engine.dispose()
+
+
+# ---------------------------------------------------------------- partly judged, any estimator
+def _pool_by_ids(session, campaign: Campaign) -> list[tuple[str, str, int, int]]:
+    """(query, document, query_id, document_id) of every pool pair, by external ids."""
+    external = dict(
+        session.execute(
+            select(Document.id, Document.external_id).where(Document.campaign_id == campaign.id)
+        ).all()
+    )
+    query_doc = dict(session.execute(select(Query.id, Query.document_id)).all())
+    rows = session.execute(
+        select(Pair.query_id, Pair.document_id).where(Pair.campaign_id == campaign.id)
+    ).all()
+    return sorted((external[query_doc[q]], external[d], q, d) for q, d in rows)
+
+
+def _insert_judgments(session, campaign: Campaign, rows: list[dict[str, Any]]) -> None:
+    now = utcnow()
+    session.execute(
+        insert(Judgment),
+        [
+            {
+                "campaign_id": campaign.id,
+                "revision": 0,
+                "created_at": now,
+                "updated_at": now,
+                **row,
+            }
+            for row in rows
+        ],
+    )
+    recount_pairs(session, campaign.id)
+    session.flush()
+
+
+def partly_judged_campaign(session, estimator: str, seed: int = 11) -> Judged:
+    """The exports' synthetic campaign under ``estimator``: a random 35 % of its pool judged
+    (imported), eight pairs of them by two assessors who disagree (a fractional FINE mean,
+    BROAD 1 and 2), planned (``joint`` draws its audit), then the audit's pairs judged with
+    a noisy hand (so that ``joint`` learns a variance factor above 1) and planned again:
+    the results document of the campaign's measure and scale is the planner's."""
+    made = make_campaign(session, share=0.0)
+    campaign = made.campaign
+    campaign.estimator = estimator  # a stored campaign may hold any estimator
+    session.flush()
+    truth_fine, truth_broad = made.synthetic.fine, made.synthetic.broad
+    pairs = _pool_by_ids(session, campaign)
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(pairs), size=round(0.35 * len(pairs)), replace=False)
+    people = [
+        Assessor(campaign_id=campaign.id, name=name, token_hash=f"{campaign.id:08x}{i:056x}")
+        for i, name in enumerate(("Ann", "Ben"))
+    ]
+    session.add_all(people)
+    session.flush()
+    rows = []
+    for n, i in enumerate(chosen.tolist()):
+        q, d, query_id, document_id = pairs[i]
+        key = {"query_id": query_id, "document_id": document_id}
+        fine, broad = float(truth_fine[q, d]), int(truth_broad[q, d])
+        if n < 8:  # two assessors who disagree
+            rows.append({**key, "assessor_id": people[0].id, "fine": fine, "broad": 1})
+            rows.append(
+                {**key, "assessor_id": people[1].id, "fine": min(fine + 3.0, 100.0), "broad": 2}
+            )
+        else:
+            rows.append({**key, "fine": fine, "broad": broad, "source": "import"})
+    _insert_judgments(session, campaign, rows)
+    plan_in_session(session, campaign)
+    drawn = set(
+        session.execute(
+            select(Pair.query_id, Pair.document_id).where(
+                Pair.campaign_id == campaign.id, Pair.audit.is_(True), Pair.judged == 0
+            )
+        ).all()
+    )
+    noisy = []
+    for q, d, query_id, document_id in pairs:
+        if (query_id, document_id) in drawn:
+            value = float(np.clip(truth_fine[q, d] + rng.choice([-45.0, 45.0]), 0, 100))
+            noisy.append(
+                {
+                    "query_id": query_id,
+                    "document_id": document_id,
+                    "fine": value,
+                    "broad": 2 - int(truth_broad[q, d]),
+                    "source": "import",
+                }
+            )
+    if noisy:
+        _insert_judgments(session, campaign, noisy)
+    plan_in_session(session, campaign)
+    judged = {pairs[i][:2] for i in chosen.tolist()}
+    return Judged(campaign, made.synthetic, judged)

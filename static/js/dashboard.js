@@ -71,6 +71,20 @@ function niceTicks(lo, hi, count) {
 
 // ------------------------------------------------------------------ summary
 
+// What the confidence assumes of the assessors (docs/method.md §10).
+function disagreementText(doc) {
+  const d = doc.assessor_disagreement;
+  if (!d) return "";
+  if (!d.measured) {
+    return d.pairs
+      ? `assessor disagreement: ${d.pairs} pair(s) judged twice so far, 3 needed; assumed none meanwhile`
+      : "assessor disagreement not measured yet: assumed none";
+  }
+  const unit = doc.scale === "fine" ? "FINE points" : "BROAD grades";
+  const sd = doc.scale === "fine" ? d.sd.toFixed(1) : d.sd.toFixed(2);
+  return `includes assessor disagreement (sd ${sd} ${unit}, ${fmt.int(d.pairs)} pairs judged twice)`;
+}
+
 function renderSummary(doc) {
   const unplayable = doc.pool_pairs - doc.playable_pairs;
   byId("fig-judgments").textContent = fmt.int(doc.judgments);
@@ -78,6 +92,7 @@ function renderSummary(doc) {
     `of ${fmt.int(doc.playable_pairs)} pairs (${fmt.pct(doc.judgments / Math.max(1, doc.playable_pairs))})`;
   byId("fig-confidence").textContent = fmt.pct(doc.ranking_confidence);
   byId("fig-confidence-of").textContent = `target ${fmt.pct(doc.target, 0)}`;
+  byId("fig-disagreement").textContent = disagreementText(doc);
   byId("fig-settled").textContent = `${fmt.int(doc.system_pairs_settled)} of ${fmt.int(doc.system_pairs)}`;
   const p = doc.projected_judgments_to_target;
   if (doc.can_stop) {

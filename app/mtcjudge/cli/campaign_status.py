@@ -74,6 +74,7 @@ def format_campaign_status(results: Results) -> str:
         f"{results.judgment_rows} judgment(s) stored",
         f"  ranking confidence   {results.ranking_confidence:.4f} (target {results.target:.2f})",
         f"  system pairs settled {results.system_pairs_settled} of {results.system_pairs}",
+        f"  disagreement         {_disagreement(results)}",
         "  judging              "
         + (f"can stop ({reason})" if reason else "goes on")
         + (", keeps collecting" if results.keep_collecting else ""),
@@ -106,6 +107,18 @@ def format_campaign_status(results: Results) -> str:
             f"[{system.ci_low:.4f}, {system.ci_high:.4f}]"
         )
     return "\n".join(lines) + "\n"
+
+
+def _disagreement(results: Results) -> str:
+    """What the confidence includes of the assessors' disagreement (docs/method.md §10)."""
+    d = results.assessor_disagreement
+    if not d.measured:
+        return (
+            f"between assessors not measured yet ({d.pairs} pair(s) judged twice, 3 needed): "
+            "the confidence assumes the assessors agree"
+        )
+    unit = "FINE points" if results.scale == "fine" else "BROAD grades"
+    return f"assessors differ by sd {d.sd:.2f} {unit} ({d.pairs} pairs judged twice); included"
 
 
 def _judgments(count: int | None) -> str:

@@ -45,7 +45,8 @@ def register(sub: SubParsers) -> None:
     export = add_parser(
         sub,
         "export",
-        "write a campaign's qrels, judgments, estimates, results, runs or a bundle of all",
+        "write a campaign's qrels, judgments, estimates, entries, offsets, results, runs or a "
+        "bundle of all",
         description="Export a campaign for researchers (the formats: "
         f"{doc_link('exports')}). Measures in the results: cg = CG@k; dcg = MIREX nDCG@k, "
         "normalised by an all-maximum list (the 2012/2013 papers); ndcg = "
@@ -63,7 +64,10 @@ def register(sub: SubParsers) -> None:
         required=True,
         choices=WHATS,
         help="qrels (TREC, one line per judged pair), judgments (every one, CSV or JSON "
-        "Lines), estimates (unjudged pool pairs: E[R], Var[R], estimator), results (the "
+        "Lines), estimates (unjudged pool pairs: E[R], Var[R], estimator), entries (every "
+        "system's scored results, judged or not, with what the engine expects of each: the "
+        "results' means rebuild from them), offsets (JSON: the estimator's learnt offsets "
+        "and variance factor, for the results' variances), results (the "
         "results document for every measure), runs (TREC run files: see --per-system), "
         "assessors (each one's judgments, set-aside and pause state and reliability, CSV or "
         "JSON), bundle (a .zip of all, with grades and a manifest of SHA-256s)",
@@ -71,14 +75,16 @@ def register(sub: SubParsers) -> None:
     export.add_argument(
         "--scale",
         choices=("fine", "broad"),
-        help="scale of qrels, estimates and results (default: the campaign's; a bundle has both)",
+        help="scale of qrels, estimates, entries, offsets and results (default: the "
+        "campaign's; a bundle has both)",
     )
     export.add_argument(
         "--format",
         choices=("trec", "csv", "jsonl", "json", "zip"),
         help="qrels: trec; runs: trec (one file, every system) or zip (runs/SYSTEM.txt, one "
-        "file per system); judgments, estimates and assessors: csv (default), or jsonl "
-        "(judgments, estimates) or json (assessors); results: json; bundle: zip",
+        "file per system); judgments, estimates, entries and assessors: csv (default), or "
+        "jsonl (judgments, estimates, entries) or json (assessors); offsets and results: "
+        "json; bundle: zip",
     )
     export.add_argument(
         "--aggregate",

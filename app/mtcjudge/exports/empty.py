@@ -65,7 +65,7 @@ def why_empty(session: Session, campaign: Campaign, what: str, scale: str) -> Em
         )
     if what == "assessors":
         return EmptyExport(what, "no assessors: nobody has been invited to this campaign yet")
-    if what == "runs" and tally["results"]:
+    if what in ("runs", "entries") and tally["results"]:
         return EmptyExport(
             what,
             f"every one of the {_count(tally['results'], 'result')} is a query clip or a clip by "

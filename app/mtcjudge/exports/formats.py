@@ -24,7 +24,17 @@ __all__ = [
 
 AGGREGATES = ("mean", "median")
 #: what ``mtcjudge export --what`` and the export API can write
-WHATS = ("qrels", "judgments", "estimates", "results", "runs", "assessors", "bundle")
+WHATS = (
+    "qrels",
+    "judgments",
+    "estimates",
+    "entries",
+    "offsets",
+    "results",
+    "runs",
+    "assessors",
+    "bundle",
+)
 
 
 #: the characters a system's name keeps in its run file's name

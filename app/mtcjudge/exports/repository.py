@@ -27,11 +27,13 @@ from mtcjudge.models import (
 __all__ = [
     "assessor_pseudonyms",
     "counts",
+    "documents",
     "judgment_ids",
     "judgment_rows",
     "judgment_tally",
     "max_rank",
     "pair_values",
+    "query_documents",
     "recount_pairs",
     "repeated_lease_numbers",
     "result_rows",
@@ -283,6 +285,20 @@ def judgment_tally(session: Session, campaign_id: int) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------ the bundle's state members
+
+
+def documents(session: Session, campaign_id: int) -> dict[int, tuple[str, str | None, str | None]]:
+    """Database id -> (external id, artist, genre) of every clip of the campaign."""
+    stmt = select(Document.id, Document.external_id, Document.artist, Document.genre).where(
+        Document.campaign_id == campaign_id
+    )
+    return {int(i): (str(e), a, g) for i, e, a, g in session.execute(stmt)}
+
+
+def query_documents(session: Session, campaign_id: int) -> dict[int, int]:
+    """Query id -> the id of its clip."""
+    stmt = select(Query.id, Query.document_id).where(Query.campaign_id == campaign_id)
+    return {int(q): int(d) for q, d in session.execute(stmt)}
 
 
 def state_systems(session: Session, campaign_id: int) -> Iterator[Any]:

@@ -36,7 +36,17 @@ _EXPORTS = anyio.CapacityLimiter(1)
 SPOOL_BYTES = 1 << 20
 CHUNK_BYTES = 1 << 16
 
-What = Literal["qrels", "judgments", "estimates", "results", "runs", "assessors", "bundle"]
+What = Literal[
+    "qrels",
+    "judgments",
+    "estimates",
+    "entries",
+    "offsets",
+    "results",
+    "runs",
+    "assessors",
+    "bundle",
+]
 
 
 def _chunks(spool: IO[bytes]) -> Iterator[bytes]:
@@ -63,7 +73,10 @@ async def export_campaign(
         What,
         Path(
             description="qrels (TREC), judgments (every one), estimates (unjudged pairs), "
-            "results (every measure), runs (TREC), assessors (each one's judgments, set-aside "
+            "entries (every system's scored results: what the engine expects of each, from "
+            "which the results are rebuilt), offsets (the estimator's learnt offsets and "
+            "variance factor, for the results' variances), results (every measure), runs "
+            "(TREC), assessors (each one's judgments, set-aside "
             "and pause state and reliability), bundle (zip of all, with a manifest)"
         ),
     ],
@@ -71,7 +84,10 @@ async def export_campaign(
     _organizer: CurrentOrganizer,
     scale: Annotated[
         Literal["fine", "broad"] | None,
-        Query(description="scale of qrels, estimates and results (default: the campaign's)"),
+        Query(
+            description="scale of qrels, estimates, entries, offsets and results (default: the "
+            "campaign's)"
+        ),
     ] = None,
     format: Annotated[
         Literal["trec", "csv", "jsonl", "json", "zip"] | None,
@@ -79,8 +95,8 @@ async def export_campaign(
             description="qrels: trec; runs: trec (default: every system in one file, told "
             "apart by the tag column, which trec_eval, ir_measures, pytrec_eval and ranx read "
             "as one run) or zip (runs/SYSTEM.txt, one TREC file per system, as those tools "
-            "take them); judgments, estimates: csv (default) or jsonl; assessors: csv "
-            "(default) or json; results: json; bundle: zip"
+            "take them); judgments, estimates, entries: csv (default) or jsonl; assessors: csv "
+            "(default) or json; offsets, results: json; bundle: zip"
         ),
     ] = None,
     aggregate: Annotated[
@@ -99,7 +115,10 @@ async def export_campaign(
 ) -> StreamingResponse:
     """A campaign's export for researchers: ``qrels`` (TREC ``qid 0 docno rel``, one line per
     judged pair), ``judgments`` (every judgment, long format), ``estimates`` (the unjudged
-    pool pairs' expected relevance and variance), ``results`` (the results document for every
+    pool pairs' expected relevance and variance), ``entries`` (every result a system is
+    scored on, judged or not, with what the campaign's engine expects of it: the results'
+    means are the measures' weighted sums of these), ``offsets`` (what the estimator learnt
+    beyond the entries, for the results' variances), ``results`` (the results document for every
     measure: ``cg`` = CG@k; ``dcg`` = MIREX nDCG@k, normalised by an all-maximum list;
     ``ndcg`` = trec_eval/ir_measures nDCG@k, normalised by the ideal ordering; ``rbp``),
     ``runs`` (TREC run file; ``format=zip``: one file per system), ``assessors`` (each

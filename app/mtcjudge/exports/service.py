@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import IO, Any, BinaryIO, TypeVar
 
+import numpy as np
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
@@ -40,17 +41,18 @@ from mtcjudge.exports.formats import (
 )
 from mtcjudge.exports.state import STATE_COLUMNS, state_records
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS
-from mtcjudge.models import Campaign, Document, Query, as_utc, utcnow
-from mtcjudge.mtc.estimators import SOURCE_M_JUD, SOURCE_M_OUT, SOURCE_PRIOR
+from mtcjudge.models import Campaign, as_utc, utcnow
+from mtcjudge.mtc.estimators import SOURCE_JUDGED, SOURCE_M_JUD, SOURCE_M_OUT, SOURCE_PRIOR
 from mtcjudge.mtc.measures import MEASURES
-from mtcjudge.mtc.scales import BROAD, FINE, SCALES
-from mtcjudge.planner.build import CampaignRows, build_engine, load_rows
+from mtcjudge.mtc.scales import BROAD, FINE, SCALES, get_scale
+from mtcjudge.planner.build import CampaignEngine, CampaignRows, build_engine, load_rows
 from mtcjudge.results import read
 
 __all__ = [
     "ASSESSOR_COLUMNS",
     "BUNDLE_FORMAT",
     "BUNDLE_FORMAT_VERSION",
+    "ENTRY_COLUMNS",
     "ESTIMATE_COLUMNS",
     "FORMATS",
     "JUDGMENT_COLUMNS",
@@ -73,6 +75,8 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "qrels": ("trec",),
     "judgments": ("csv", "jsonl"),
     "estimates": ("csv", "jsonl"),
+    "entries": ("csv", "jsonl"),
+    "offsets": ("json",),
     "results": ("json",),
     "runs": ("trec", "zip"),
     "assessors": ("csv", "json"),
@@ -137,10 +141,38 @@ ESTIMATE_COLUMNS = (
     "estimator",
     "source",
 )
+#: every entry the engine scores (a result of one system): what the engine expects of it
+ENTRY_COLUMNS = (
+    "system",
+    "query",
+    "document",
+    "rank",
+    "scale",
+    "judged",
+    "expected_relevance",
+    "pair_expected_relevance",
+    "offset",
+    "variance",
+    "group",
+    "artist",
+    "query_genre",
+    "genre",
+    "estimator",
+    "source",
+)
+#: the columns of the entries export that name the level of each factor of offsets
+_FACTOR_COLUMNS: dict[str, tuple[str, ...]] = {
+    "system": ("system",),
+    "result group": ("system", "group"),
+    "query": ("query",),
+    "artist": ("artist",),
+    "genre pair": ("query_genre", "genre"),
+}
 #: 2: the ``state/`` members, campaign-relative lease numbers, results computed from the rows
 BUNDLE_FORMAT_VERSION = 2
 BUNDLE_FORMAT = "mtcjudge export bundle"
 _SOURCE_NAMES = {SOURCE_PRIOR: "prior", SOURCE_M_OUT: "m_out", SOURCE_M_JUD: "m_jud"}
+_ENTRY_SOURCES = {**_SOURCE_NAMES, SOURCE_JUDGED: "judged"}
 #: characters handed to the stream at a time
 _PIECE = 1 << 16
 
@@ -184,7 +216,7 @@ class ExportSpec:
     def file_name(self, campaign: Campaign) -> str:
         """``SLUG-WHAT[-SCALE].EXT``: the scale is named where it matters."""
         parts = [campaign.slug, self.what]
-        if self.what in ("qrels", "estimates", "results"):
+        if self.what in ("qrels", "estimates", "entries", "offsets", "results"):
             parts.append(self.scale or campaign.scale)
         return "-".join(parts) + "." + EXTENSIONS[self.file_format]
 
@@ -262,7 +294,12 @@ def write_export(
         _write_lines(out, judgment_lines(session, campaign, fmt, judgments))
     elif what == "estimates":
         estimates = rows(estimate_records(session, campaign, scale))
-        _write_lines(out, estimate_lines(session, campaign, scale, fmt, estimates))
+        _write_lines(out, estimate_lines(session, campaign, scale, fmt, records=estimates))
+    elif what == "entries":
+        entries = rows(entry_records(session, campaign, scale))
+        _write_lines(out, entry_lines(session, campaign, scale, fmt, records=entries))
+    elif what == "offsets":
+        _write_lines(out, [offsets_json(session, campaign, scale)])
     elif what == "results":
         _write_lines(out, [results_json(session, campaign, scale)])
     elif what == "runs":
@@ -497,28 +534,28 @@ def judgment_lines(
 # ------------------------------------------------------------------ estimates
 
 
-def estimate_records(session: Session, campaign: Campaign, scale: str) -> Iterator[dict[str, Any]]:
+def estimate_records(
+    session: Session, campaign: Campaign, scale: str, state: CampaignEngine | None = None
+) -> Iterator[dict[str, Any]]:
     """E[R] and Var[R] (on the scale's levels) of every unjudged pool pair, as the engine
     estimates them now, with the campaign's estimator and the part of it that made the
-    estimate (``prior``, ``m_out``, ``m_jud``)."""
-    state = build_engine(session, campaign, scale=scale)
+    estimate (``prior``, ``m_out``, ``m_jud``). ``state``: the campaign's engine on ``scale``
+    if already built."""
+    state = state or build_engine(session, campaign, scale=scale)
     engine = state.engine
-    external = _external_ids(session, campaign.id)
-    query_doc = dict(
-        session.query(Query.id, Query.document_id).filter(Query.campaign_id == campaign.id).all()
-    )
+    labels = _pair_labels(session, campaign, state)
     mean, var, source, judged = (
         engine.mean.tolist(),
         engine.var.tolist(),
         engine.source.tolist(),
         engine.judged.tolist(),
     )
-    for p, (query_id, document_id) in enumerate(state.pair_ids):
+    for p, label in enumerate(labels):
         if judged[p]:
             continue
         yield {
-            "query": external[query_doc[query_id]],
-            "document": external[document_id],
+            "query": label.query,
+            "document": label.document,
             "scale": scale,
             "expected_relevance": mean[p],
             "variance": var[p],
@@ -527,11 +564,31 @@ def estimate_records(session: Session, campaign: Campaign, scale: str) -> Iterat
         }
 
 
-def _external_ids(session: Session, campaign_id: int) -> dict[int, str]:
-    rows = session.query(Document.id, Document.external_id).filter(
-        Document.campaign_id == campaign_id
-    )
-    return {int(i): str(e) for i, e in rows}
+@dataclass(frozen=True)
+class _PairLabel:
+    """A pool pair's external ids and the metadata its offsets are grouped by, as the engine
+    sees them (an artist of "various artists" is none)."""
+
+    query: str
+    document: str
+    artist: str | None
+    query_genre: str | None
+    genre: str | None
+
+
+def _pair_labels(session: Session, campaign: Campaign, state: CampaignEngine) -> list[_PairLabel]:
+    """Every pool pair's :class:`_PairLabel`, in engine order."""
+    docs = repository.documents(session, campaign.id)
+    query_doc = repository.query_documents(session, campaign.id)
+    various = {a.lower() for a in DEFAULT_VARIOUS_ARTISTS}
+    labels = []
+    for query_id, document_id in state.pair_ids:
+        query_external, _, query_genre = docs[query_doc[query_id]]
+        external, artist, genre = docs[document_id]
+        if artist is not None and artist.lower() in various:
+            artist = None
+        labels.append(_PairLabel(query_external, external, artist, query_genre, genre))
+    return labels
 
 
 def estimate_lines(
@@ -539,13 +596,141 @@ def estimate_lines(
     campaign: Campaign,
     scale: str,
     fmt: str,
+    state: CampaignEngine | None = None,
+    *,
     records: Iterable[dict[str, Any]] | None = None,
 ) -> Iterator[str]:
+    """The estimates' lines (of ``records`` when they are read already)."""
     if records is None:
-        records = estimate_records(session, campaign, scale)
+        records = estimate_records(session, campaign, scale, state)
     if fmt == "jsonl":
         return _jsonl_lines(records)
     return _csv_lines(ESTIMATE_COLUMNS, records)
+
+
+# ------------------------------------------------------------------ entries and offsets
+
+
+def entry_records(
+    session: Session, campaign: Campaign, scale: str, state: CampaignEngine | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every entry the engine scores (a result of one system in its top k after the MIREX
+    filtering) as a record of :data:`ENTRY_COLUMNS`: what the engine expects of it
+    (``expected_relevance``: the pair's estimate or judged value plus the offsets the
+    estimator learnt for the entry), by query, document and system."""
+    state = state or build_engine(session, campaign, scale=scale)
+    engine = state.engine
+    c = engine.collection
+    labels = _pair_labels(session, campaign, state)
+    offsets = engine.entry_offsets()
+    mean, var, source, judged = (
+        engine.mean.tolist(),
+        engine.var.tolist(),
+        engine.source.tolist(),
+        engine.judged.tolist(),
+    )
+    offset = offsets.offset.tolist()
+    pair, system, rank = c.entry_pair.tolist(), c.entry_system.tolist(), c.entry_rank.tolist()
+    shared = (c.n_retrieving > 1).tolist()
+    names = state.system_names
+    for e in np.lexsort((c.entry_system, c.entry_pair)).tolist():
+        p = pair[e]
+        label = labels[p]
+        yield {
+            "system": names[system[e]],
+            "query": label.query,
+            "document": label.document,
+            "rank": rank[e],
+            "scale": scale,
+            "judged": 1 if judged[p] else 0,
+            "expected_relevance": mean[p] + offset[e],
+            "pair_expected_relevance": mean[p],
+            "offset": offset[e],
+            "variance": var[p],
+            "group": "shared" if shared[p] else "unshared",
+            "artist": label.artist,
+            "query_genre": label.query_genre,
+            "genre": label.genre,
+            "estimator": campaign.estimator,
+            "source": _ENTRY_SOURCES.get(source[p], str(source[p])),
+        }
+
+
+def entry_lines(
+    session: Session,
+    campaign: Campaign,
+    scale: str,
+    fmt: str,
+    state: CampaignEngine | None = None,
+    *,
+    records: Iterable[dict[str, Any]] | None = None,
+) -> Iterator[str]:
+    """The entries' lines (of ``records`` when they are read already)."""
+    if records is None:
+        records = entry_records(session, campaign, scale, state)
+    if fmt == "jsonl":
+        return _jsonl_lines(records)
+    return _csv_lines(ENTRY_COLUMNS, records)
+
+
+def offsets_document(
+    session: Session, campaign: Campaign, scale: str, state: CampaignEngine | None = None
+) -> dict[str, Any]:
+    """What the score variances need beyond the entries: the engine's variance factor and
+    the posterior of every offset level an entry is at, each level named by the values of
+    the entries file's columns that say which entries share it (docs/exports.md)."""
+    state = state or build_engine(session, campaign, scale=scale)
+    engine = state.engine
+    c = engine.collection
+    labels = _pair_labels(session, campaign, state)
+    offsets = engine.entry_offsets()
+    names = state.system_names
+    shared = c.n_retrieving > 1
+    factors = []
+    for factor in offsets.factors:
+        columns = _FACTOR_COLUMNS.get(factor.name)
+        if columns is None:  # an engine with a factor the exports cannot name yet
+            raise RuntimeError(f"the offsets of {factor.name!r} have no columns to name them")
+        at = np.flatnonzero(factor.level >= 0)
+        levels, first = np.unique(factor.level[at], return_index=True)
+        rows = []
+        for level, e in zip(levels.tolist(), at[first].tolist(), strict=True):
+            p = int(c.entry_pair[e])
+            label = labels[p]
+            values = {
+                "system": names[int(c.entry_system[e])],
+                "group": "shared" if shared[p] else "unshared",
+                "query": label.query,
+                "artist": label.artist,
+                "query_genre": label.query_genre,
+                "genre": label.genre,
+            }
+            rows.append(
+                {
+                    **{column: values[column] for column in columns},
+                    "mean": float(factor.mean[level]),
+                    "variance": float(factor.variance[level]),
+                }
+            )
+        factors.append({"name": factor.name, "columns": list(columns), "levels": rows})
+    return {
+        "campaign": campaign.slug,
+        "scale": scale,
+        "estimator": campaign.estimator,
+        "k": c.k,
+        "queries": c.n_queries,
+        "max": round(get_scale(scale).lmax),
+        "rbp_p": engine.config.rbp_p,
+        "variance_scale": offsets.variance_scale,
+        "factors": factors,
+    }
+
+
+def offsets_json(
+    session: Session, campaign: Campaign, scale: str, state: CampaignEngine | None = None
+) -> str:
+    document = offsets_document(session, campaign, scale, state)
+    return json.dumps(document, allow_nan=False, indent=1) + "\n"
 
 
 # ------------------------------------------------------------------ results
@@ -651,9 +836,10 @@ def completeness(counts: dict[str, int]) -> str:
     return (
         f"partially judged: {judged} of {pool} pool pairs ({share:.1f} %) are judged. The "
         "qrels and judgments hold only the judged pairs; the estimates files hold the "
-        f"engine's expected relevance of the {pool - judged} others. A measure computed from "
-        "the qrels alone counts every unjudged document as 0 (not similar), so it differs from "
-        "the results, which use the estimates"
+        f"estimator's expected relevance of the {pool - judged} others, and the entries files "
+        "what the engine expects of every system's result, judged or not, from which (with "
+        "the offsets files) the results are rebuilt. A measure computed from the qrels alone "
+        "counts every unjudged document as 0 (not similar), so it differs from the results"
     )
 
 
@@ -741,8 +927,8 @@ def _write_run_members(
 def write_bundle(
     session: Session, campaign: Campaign, out: BinaryIO, rule: str, *, now: datetime
 ) -> None:
-    """One zip: both scales' qrels, estimates and results, the judgments, the runs, the
-    grades, and last the manifest with every other file's SHA-256."""
+    """One zip: both scales' qrels, estimates, entries, offsets and results, the judgments,
+    the runs, the grades, and last the manifest with every other file's SHA-256."""
     members: list[tuple[str, str, str | None]] = []
     for each in _BUNDLE_SCALES:
         members.append((f"qrels-{each}.txt", "qrels", each))
@@ -752,8 +938,19 @@ def write_bundle(
     ]
     for each in _BUNDLE_SCALES:
         members.append((f"estimates-{each}.csv", "estimates", each))
+        members.append((f"entries-{each}.csv", "entries", each))
+        members.append((f"offsets-{each}.json", "offsets", each))
     for each in _BUNDLE_SCALES:
         members.append((f"results-{each}.json", "results", each))
+    # the estimates, entries and offsets of a scale read one engine, built once
+    engines: dict[str, CampaignEngine] = {}
+
+    def engine_on(scale: str) -> CampaignEngine:
+        if scale not in engines:
+            engines.clear()
+            engines[scale] = build_engine(session, campaign, scale=scale)
+        return engines[scale]
+
     members += [("grades.json", "grades", None), ("grades.md", "grades", None)]
     members += [(name, "state", None) for name in STATE_COLUMNS]
 
@@ -765,7 +962,14 @@ def write_bundle(
         if what == "assessors":
             return assessor_lines(session, campaign, "csv")
         if what == "estimates":
-            return estimate_lines(session, campaign, scale or campaign.scale, "csv")
+            scale = scale or campaign.scale
+            return estimate_lines(session, campaign, scale, "csv", engine_on(scale))
+        if what == "entries":
+            scale = scale or campaign.scale
+            return entry_lines(session, campaign, scale, "csv", engine_on(scale))
+        if what == "offsets":
+            scale = scale or campaign.scale
+            return [offsets_json(session, campaign, scale, engine_on(scale))]
         if what == "results":
             document = snapshot_results_document(session, campaign, scale or campaign.scale)
             return [json.dumps(document, allow_nan=False, indent=1) + "\n"]

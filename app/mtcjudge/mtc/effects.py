@@ -46,7 +46,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "EntryOffsets",
     "ErrorOffsets",
+    "OffsetFactor",
     "SystemEffect",
     "dersimonian_laird",
     "estimate_system_effect",
@@ -54,6 +56,7 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
 
 
 @dataclass(frozen=True)
@@ -232,3 +235,58 @@ class ErrorOffsets:
     system: SystemEffect
     shift_means: bool = True
     shared_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class OffsetFactor:
+    """One factor of offsets that entries share (docs/method.md §8.1): the level each entry is
+    at and the posterior of every level.
+
+    Attributes
+    ----------
+    name : str
+        ``"system"``, ``"result group"`` (a system's shared or unshared results),
+        ``"query"``, ``"artist"`` or ``"genre pair"``.
+    level : ndarray of int, shape (n_entries,)
+        The level of every entry of the collection, -1 for none (a document without artist).
+    mean, variance : ndarray of shape (n_levels,)
+        ``E[b_l | data]`` and ``Var[b_l | data]`` of every level (relevance units).
+    """
+
+    name: str
+    level: IntArray
+    mean: FloatArray
+    variance: FloatArray
+
+
+@dataclass(frozen=True)
+class EntryOffsets:
+    """What an engine adds to the estimates of its pairs when it scores each entry (a result
+    of one system): :meth:`mtcjudge.mtc.engine.MTCEngine.entry_offsets`.
+
+    The expected relevance of entry ``e`` (system A, pair p) is ``E[R_p] + offset[e]``, so a
+    system's expected score is the measure's weighted sum of its entries' expectations. Its
+    covariance with another system's is ``variance_scale`` times that of the independent
+    estimates (§3) plus, for every factor and level l, ``Var[b_l] m_{A,l} m_{B,l}``, with
+    ``m_{A,l}`` the coefficient mass of A's unjudged entries at level l in score units
+    (§8.3). Judged entries carry no offset.
+
+    Attributes
+    ----------
+    offset : ndarray of shape (n_entries,)
+        The sum of the means of the entry's levels (0 once its pair is judged, and when the
+        offsets do not move the means).
+    variance_scale : float
+        The common factor on every Var[R] (``joint``'s κ; 1 otherwise).
+    factors : tuple of OffsetFactor
+        Empty for an engine that learns no offsets.
+    """
+
+    offset: FloatArray
+    variance_scale: float = 1.0
+    factors: tuple[OffsetFactor, ...] = ()
+
+    @classmethod
+    def none(cls, n_entries: int) -> EntryOffsets:
+        """No offsets: every entry expects what its pair's estimate says."""
+        return cls(np.zeros(n_entries))

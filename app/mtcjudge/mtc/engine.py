@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from mtcjudge.mtc.collection import Collection
-from mtcjudge.mtc.effects import ErrorOffsets
+from mtcjudge.mtc.effects import EntryOffsets, ErrorOffsets
 from mtcjudge.mtc.estimators import SOURCE_JUDGED, RelevanceModel
 from mtcjudge.mtc.measures import (
     MEASURES,
@@ -231,6 +231,10 @@ class MTCEngine:
         self.n_updates = 0
         self.n_judged = int(self.judged.sum())
         self._evaluation: Evaluation | None = None
+        #: variance each judged pair's value keeps around what the population of assessors
+        #: would give it (assessor disagreement, docs/method.md §10); 0 until
+        #: :meth:`set_judged_variance` says otherwise
+        self.judged_var = np.zeros(n)
         self.mean, self.var, self.source = model.estimate_all(self.judged, self.values)
         self.rebuild()
 
@@ -331,13 +335,16 @@ class MTCEngine:
                 mean, var = self.mean[sl].copy(), self.var[sl].copy()
                 jq = self.judged[sl]
                 mean[jq] = self.values[sl][jq]
-                var[jq] = 0.0
                 self.source[sl][jq] = SOURCE_JUDGED
+            # a judged pair keeps the assessor disagreement (0 unless set_judged_variance)
+            jq = self.judged[sl]
+            var[jq] = self.judged_var[sl][jq]
             self._replace_query(q, mean, var)
         if refresh:
             self._pending.clear()
         # a from-scratch rebuild bounds the drift of the incremental sums, and makes
-        # the variances of a fully judged collection exactly 0 (every C = 1, S3)
+        # the variances of a fully judged collection exactly 0 (every C = 1, S3) unless
+        # judged pairs keep a variance (set_judged_variance)
         if self.n_updates % self.config.rebuild_every < p.shape[0] or self.n_unjudged == 0:
             self.rebuild()
         self._evaluation = None
@@ -347,7 +354,27 @@ class MTCEngine:
     def reestimate(self) -> None:
         """Re-run the estimator on every query (after a model refit) and rebuild."""
         self.mean, self.var, self.source = self.model.estimate_all(self.judged, self.values)
+        self.var[self.judged] = self.judged_var[self.judged]
         self._pending.clear()
+        self.rebuild()
+
+    def set_judged_variance(self, variance: ArrayLike) -> None:
+        """Let every judged pair keep a variance (docs/method.md §10) and rebuild.
+
+        ``variance`` is one number for every pair or one per pool pair, on the engine's
+        scale squared: the variance of a pair's judged value (the mean of its judgments)
+        around the score the population of assessors would give it on average. It applies
+        to the pairs judged now and to those judged later; 0 (the default) treats a
+        judgment as the pair's true score.
+        """
+        n = self.collection.n_pairs
+        v = np.array(np.broadcast_to(np.asarray(variance, dtype=np.float64), (n,)))
+        if not np.all(np.isfinite(v)) or np.any(v < 0):
+            raise ValueError("judged variances must be finite and >= 0")
+        if np.array_equal(v, self.judged_var):
+            return
+        self.judged_var = v
+        self.var[self.judged] = v[self.judged]
         self.rebuild()
 
     # ------------------------------------------------------------------ variants
@@ -377,6 +404,12 @@ class MTCEngine:
         (0 without offsets)."""
         offsets = self.offsets
         return offsets.system.tau2 if offsets is not None else 0.0
+
+    def entry_offsets(self) -> EntryOffsets:
+        """What the score distributions add to each entry's estimate: nothing here (the
+        system-effect engine adds its offsets, :mod:`mtcjudge.mtc.joint`). An entry expects
+        ``mean[entry_pair] + entry_offsets().offset``; the exports write it per entry."""
+        return EntryOffsets.none(self.collection.entry_pair.shape[0])
 
     # ------------------------------------------------------------------ results
     def evaluation(self) -> Evaluation:

@@ -21,7 +21,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mtcjudge.mtc.collection import Collection, Metadata
-from mtcjudge.mtc.effects import ErrorOffsets, SystemEffect, estimate_system_effect
+from mtcjudge.mtc.effects import (
+    EntryOffsets,
+    ErrorOffsets,
+    OffsetFactor,
+    SystemEffect,
+    estimate_system_effect,
+)
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.measures import Evaluation, finish, inverse_denominators
@@ -370,6 +376,35 @@ class SystemEffectEngine(MTCEngine):
         if self.effect is None:
             return None
         return ErrorOffsets(self.effect, self.shift_means, tuple(name for name, _ in self.factors))
+
+    def entry_offsets(self) -> EntryOffsets:
+        """The offsets :meth:`evaluation` includes, per entry: the system's, its result
+        group's (``joint``) and those of its pair's query, artist and genre cell (``joint``),
+        each factor with the level of every entry and the posterior of every level.
+
+        ``mean[entry_pair] + offset`` is what the engine expects of each entry: the measure's
+        weighted sum of a system's entries is its expected score, exactly as :meth:`evaluation`
+        computes it from the unjudged masses (docs/method.md §8.3)."""
+        c = self.collection
+        n = c.entry_pair.shape[0]
+        if self.effect is None:
+            return EntryOffsets.none(n)
+        factors = [OffsetFactor("system", c.entry_system, self.effect.bias, self.effect.post_var)]
+        if self.group_effect is not None and self.result_groups is not None:
+            group = self.group_effect
+            factors.append(
+                OffsetFactor("result group", self.result_groups, group.bias, group.post_var)
+            )
+        for name, level in self.factors if self.factor_effects else ():
+            effect = self.factor_effects[name]  # type: ignore[index]
+            factors.append(OffsetFactor(name, level[c.entry_pair], effect.bias, effect.post_var))
+        offset = np.zeros(n)
+        if self.shift_means:
+            open_ = ~self.judged[c.entry_pair]
+            for factor in factors:
+                at = open_ & (factor.level >= 0)
+                offset[at] += factor.mean[factor.level[at]]
+        return EntryOffsets(offset, float(self.effect.variance_scale), tuple(factors))
 
     def unjudged_mass_by(self, level: IntArray, n_levels: int) -> FloatArray:
         """Coefficient mass of each system still on estimates, split by the level of the

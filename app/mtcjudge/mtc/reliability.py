@@ -34,7 +34,8 @@ The evidence:
   :attr:`Thresholds.reference_cut` or BROAD 0), **anchor trials** (a clearly dissimilar clip)
   answered high (FINE over :attr:`Thresholds.anchor_cut` or BROAD 2);
 * **repeats**: the distance between a repeated pair's two scores;
-* **pool answers** against what is expected of the pair (the mean of the other assessors'
+* **pool answers** (and second opinions: a pool pair another assessor judged, handed out as
+  a hidden trial) against what is expected of the pair (the mean of the other assessors'
   scores where there are some, else the estimator's expectation without this judgment):
   careful answers follow it up to learnt offsets and spread, careless ones are drawn from a
   distribution that ignores the pair (learnt: a normal around their running mean, or
@@ -80,6 +81,7 @@ from mtcjudge.mtc.engine import MTCEngine
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "KINDS",
+    "POOL_KINDS",
     "Answer",
     "Reliability",
     "Thresholds",
@@ -90,7 +92,10 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 #: the kinds of answer (the judgment kinds of the product)
-KINDS = ("pool", "reference", "anchor", "repeat")
+KINDS = ("pool", "reference", "anchor", "repeat", "second")
+#: the kinds weighed as pool answers: a second opinion (a pool pair another assessor judged,
+#: handed out as a hidden trial) is a pool answer that does not count in the ranking
+POOL_KINDS = ("pool", "second")
 
 
 @dataclass(frozen=True)
@@ -442,7 +447,7 @@ def assess(answers: Sequence[Answer], thresholds: Thresholds = DEFAULT_THRESHOLD
     ev_trials = _bernoulli_evidence(trial_bad, trial_rate, null_weight=0.0)
     ev_repeats = _repeat_evidence(repeat_diffs, th)
     # ---- pool answers against what is expected
-    pool = [a for a in answers if a.kind == "pool"]
+    pool = [a for a in answers if a.kind in POOL_KINDS]
     with_centre = [
         a for a in pool if a.score is not None and (a.others is not None or a.expected is not None)
     ]

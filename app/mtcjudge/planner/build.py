@@ -13,7 +13,8 @@ connection; :func:`build_engine` does both.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,6 +25,7 @@ from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS
 from mtcjudge.models import Campaign
 from mtcjudge.mtc.calibration import campaign_engine
 from mtcjudge.mtc.collection import Collection, Metadata, build_collection
+from mtcjudge.mtc.disagreement import Disagreement, disagreement_from_sums, judged_variance
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.scales import get_scale
@@ -32,6 +34,7 @@ from mtcjudge.planner import repository
 __all__ = [
     "CampaignEngine",
     "CampaignRows",
+    "apply_disagreement",
     "build_engine",
     "engine_from_rows",
     "load_rows",
@@ -54,6 +57,8 @@ class CampaignEngine:
     query_index: dict[int, int]  # query_id -> engine query index
     system_names: list[str]  # by engine system index
     playable: NDArray[np.bool_]
+    #: the assessor disagreement the judged pairs' variances hold (apply_disagreement)
+    disagreement: Disagreement = field(default_factory=Disagreement)
 
     @property
     def n_pairs(self) -> int:
@@ -90,7 +95,8 @@ class CampaignRows:
     each judged (query_id, document_id) on ``scale``, the documents with audio, the stored
     pool pairs that cannot be played (a clip's file went missing or unreadable since the
     import: :func:`mtcjudge.planner.pool.refresh_playable`), and the pairs ``joint``'s audit
-    drew (:meth:`SystemEffectEngine.draw_audit`)."""
+    drew (:meth:`SystemEffectEngine.draw_audit`), and the pairs judged more than once
+    (:func:`repository.disagreement_rows`: the assessor disagreement)."""
 
     campaign_id: int
     scale: str
@@ -102,6 +108,7 @@ class CampaignRows:
     with_audio: set[int]
     audit: set[tuple[int, int]]
     unplayable: frozenset[tuple[int, int]] = frozenset()
+    disagreement: Sequence[Any] = ()
 
 
 def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None) -> CampaignRows:
@@ -120,6 +127,7 @@ def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None)
         with_audio=repository.documents_with_audio(session, campaign.id),
         audit=repository.audit_draws(session, campaign.id),
         unplayable=frozenset(repository.unplayable_pairs(session, campaign.id)),
+        disagreement=repository.disagreement_rows(session, campaign.id, scale),
     )
 
 
@@ -262,7 +270,7 @@ def engine_from_rows(
         audit_drawn=audit,
         audit_allowed=playable,
     )
-    return CampaignEngine(
+    state = CampaignEngine(
         campaign_id=campaign.id,
         settings_key=settings_key(campaign),
         engine=engine,
@@ -273,3 +281,23 @@ def engine_from_rows(
         system_names=system_names,
         playable=playable,
     )
+    apply_disagreement(state, rows.disagreement)
+    return state
+
+
+def apply_disagreement(state: CampaignEngine, rows: Sequence[Any]) -> bool:
+    """Measure the assessor disagreement from :func:`repository.disagreement_rows` and let
+    every judged pair keep it (``sigma^2 / m`` for a pair whose value is the mean of ``m``
+    counted judgments: docs/method.md §10). True when it changed the engine."""
+    measured = disagreement_from_sums(
+        [int(r.n) for r in rows], [float(r.total) for r in rows], [float(r.squares) for r in rows]
+    )
+    counts = np.ones(state.n_pairs)
+    for r in rows:
+        p = state.pair_index.get((int(r.query_id), int(r.document_id)))
+        if p is not None and int(r.counted) > 1:
+            counts[p] = int(r.counted)
+    before = state.engine.judged_var
+    state.disagreement = measured
+    state.engine.set_judged_variance(judged_variance(measured, counts))
+    return state.engine.judged_var is not before

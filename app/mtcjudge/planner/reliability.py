@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from mtcjudge.campaigns.assessors import store_reliability
 from mtcjudge.db import session_scope
 from mtcjudge.models import DEFAULT_LISTEN_SECONDS, Campaign, as_utc
-from mtcjudge.mtc.reliability import Answer, Reliability, assess, expected_moments
+from mtcjudge.mtc.reliability import POOL_KINDS, Answer, Reliability, assess, expected_moments
 from mtcjudge.planner import repository
 from mtcjudge.planner.build import CampaignEngine
 
@@ -148,7 +148,7 @@ def assess_assessors(
             )
             last_query = query
             expected = expected_var = others = repeat_of = None
-            if r.kind == "pool":
+            if r.kind in POOL_KINDS:  # a second opinion is weighed as a pool answer
                 key = (query, int(r.document_id))
                 p = state.pair_index.get(key)
                 if p is not None and mean is not None and var is not None and yardstick:

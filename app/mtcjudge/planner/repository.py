@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, delete, func, insert, or_, select, text, update
+from sqlalchemy import Float, Row, and_, case, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -32,6 +32,7 @@ __all__ = [
     "campaigns_to_plan",
     "claim_planning",
     "collection_rows",
+    "disagreement_rows",
     "documents_with_audio",
     "ensure_planner_state",
     "imported_scores",
@@ -213,6 +214,37 @@ def _means(
     wanted = set(pairs)
     stmt = stmt.where(Judgment.query_id.in_({q for q, _ in wanted}))
     return {(q, d): float(v) for q, d, v in session.execute(stmt).all() if (q, d) in wanted}
+
+
+def disagreement_rows(session: Session, campaign_id: int, scale: str) -> list[Any]:
+    """Every pair judged more than once on ``scale`` by the campaign's counted judgments and
+    its second opinions (hidden trials of a pool pair another assessor judged; neither set
+    aside): (query_id, document_id, counted, n, sum, sum of squares), where ``counted`` is the
+    number of counted judgments (what the pair's judged value is the mean of) and the rest is
+    over all ``n`` values (mtcjudge.mtc.disagreement)."""
+    column = _value_column(scale)
+    value = func.cast(column, Float)
+    counted = func.sum(case((Judgment.kind == "pool", 1), else_=0))
+    return list(
+        session.execute(
+            select(
+                Judgment.query_id,
+                Judgment.document_id,
+                counted.label("counted"),
+                func.count().label("n"),
+                func.sum(value).label("total"),
+                func.sum(value * value).label("squares"),
+            )
+            .where(
+                Judgment.campaign_id == campaign_id,
+                column.is_not(None),
+                Judgment.set_aside.is_(False),
+                Judgment.kind.in_(("pool", "second")),
+            )
+            .group_by(Judgment.query_id, Judgment.document_id)
+            .having(func.count() > 1)
+        ).all()
+    )
 
 
 def pair_count(session: Session, campaign_id: int) -> int:

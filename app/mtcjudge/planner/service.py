@@ -35,7 +35,12 @@ from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.projection import Projection, project
 from mtcjudge.planner import repository
-from mtcjudge.planner.build import CampaignEngine, build_engine, settings_key
+from mtcjudge.planner.build import (
+    CampaignEngine,
+    apply_disagreement,
+    build_engine,
+    settings_key,
+)
 from mtcjudge.planner.pool import ensure_pool, refresh_playable
 from mtcjudge.planner.reliability import RELIABILITY_SECONDS, refresh_reliability
 from mtcjudge.results import repository as results_repository
@@ -58,6 +63,9 @@ IDLE_REPLAN_SECONDS = 5.0
 #: look at a campaign's clips again this often: a pair whose file went missing or unreadable
 #: stops being handed out (and judged), one whose files came back is handed out again
 AUDIO_CHECK_SECONDS = 10.0
+#: how often, at most, the assessor disagreement (pairs judged more than once) is measured
+#: again (mtcjudge.mtc.disagreement); newly judged pairs take the last measure at once
+DISAGREEMENT_SECONDS = 5.0
 #: a new projection of the judgments still needed at most this often while judgments come
 #: in (at once when judging becomes able to stop, or no longer)
 PROJECTION_INTERVAL_SECONDS = 10.0
@@ -149,6 +157,9 @@ class _CampaignPlan:
     # on, and when that was looked at
     reliability_key: tuple[int, datetime | None] | None = None
     reliability_checked_at: float = -math.inf
+    # the pairs judged more than once the disagreement was last measured from, and when
+    disagreement_key: tuple[tuple[object, ...], ...] | None = None
+    disagreement_checked_at: float = -math.inf
 
     def projection_landed(self) -> bool:
         """Take in a projection that has finished since the last tick; True if one did."""
@@ -298,6 +309,7 @@ def plan_campaign(
     projector: Projector | None = None,
     audio_check_seconds: float = AUDIO_CHECK_SECONDS,
     reliability_seconds: float = RELIABILITY_SECONDS,
+    disagreement_seconds: float = DISAGREEMENT_SECONDS,
 ) -> _CampaignPlan | None:
     """One planning step for a campaign (:func:`_plan_step`), then, at most every
     ``reliability_seconds`` and only when judgments or quality-trial answers changed, the
@@ -311,6 +323,7 @@ def plan_campaign(
         force=force,
         projector=projector,
         audio_check_seconds=audio_check_seconds,
+        disagreement_seconds=disagreement_seconds,
     )
     if plan is not None and time.monotonic() - plan.reliability_checked_at >= reliability_seconds:
         _assess_reliability(session_factory, campaign_id, plan, owner)
@@ -347,6 +360,7 @@ def _plan_step(
     force: bool,
     projector: Projector | None,
     audio_check_seconds: float,
+    disagreement_seconds: float = DISAGREEMENT_SECONDS,
 ) -> _CampaignPlan | None:
     """One planning step for a campaign: read, compute, write (two short transactions,
     the computation in between holds no connection). Returns the state to keep.
@@ -405,10 +419,19 @@ def _plan_step(
                 cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
                 fresh = {}
                 rebuilt = True
+        disagreement = None  # rows to measure the disagreement from again, if it changed
+        if rebuilt or time.monotonic() - cached.disagreement_checked_at >= disagreement_seconds:
+            cached.disagreement_checked_at = time.monotonic()
+            rows = repository.disagreement_rows(session, campaign.id, campaign.scale)
+            measured = tuple(tuple(r) for r in rows)
+            if measured != cached.disagreement_key:
+                cached.disagreement_key = measured
+                disagreement = None if rebuilt else rows  # a new engine has it already
         landed = cached.projection_landed()
         idle = (
             not rebuilt
             and not fresh
+            and disagreement is None
             and not landed
             and time.monotonic() - cached.planned_at < IDLE_REPLAN_SECONDS
         )
@@ -419,11 +442,13 @@ def _plan_step(
     state = cached.state
     if fresh:
         state.apply(fresh)
+    if disagreement is not None:
+        apply_disagreement(state, disagreement)
     rows = _plan_rows(cached, busy, campaign_id, plan_size)
     audit_rows = _unsaved_audit(cached)
     figures = _figures(cached, campaign, utcnow())
     part = None
-    if rebuilt or fresh or landed:
+    if rebuilt or fresh or landed or disagreement is not None:
         part = engine_results(state, campaign, projection=cached.projection)
         document = stored_json(part, state.settings_key)
     with session_scope(session_factory) as session:
@@ -478,6 +503,9 @@ class Planner:
     reliability_seconds : float
         How often, at most, the assessors' reliability is assessed again while answers come
         in (:mod:`mtcjudge.planner.reliability`; 0: every tick that finds new answers).
+    disagreement_seconds : float
+        How often, at most, the assessors' disagreement is measured again from the pairs
+        judged more than once (:mod:`mtcjudge.mtc.disagreement`; 0: every tick).
     """
 
     def __init__(
@@ -490,9 +518,11 @@ class Planner:
         projector: Projector | None = None,
         audio_check_seconds: float = AUDIO_CHECK_SECONDS,
         reliability_seconds: float = RELIABILITY_SECONDS,
+        disagreement_seconds: float = DISAGREEMENT_SECONDS,
     ) -> None:
         self.session_factory = session_factory
         self.reliability_seconds = reliability_seconds
+        self.disagreement_seconds = disagreement_seconds
         self.interval = interval
         self.lease_seconds = lease_seconds
         self.audio_check_seconds = audio_check_seconds
@@ -524,6 +554,7 @@ class Planner:
                 projector=self.projector,
                 audio_check_seconds=self.audio_check_seconds,
                 reliability_seconds=self.reliability_seconds,
+                disagreement_seconds=self.disagreement_seconds,
             )
             if result is None:
                 self._plans.pop(campaign_id, None)

@@ -152,6 +152,8 @@ def build_report(
         "playable_pairs": driving.playable_pairs,
         "complete": pool > 0 and judged_on_scale == pool,
         "completeness": completeness(counts),
+        # what the confidence includes of the assessors' disagreement (docs/method.md §10)
+        "assessor_disagreement": asdict(driving.assessor_disagreement),
     }
     assessors, values = _judgment_summaries(session, campaign)
     return {

@@ -46,6 +46,7 @@ from mtcjudge.planner.build import CampaignEngine
 __all__ = [
     "PROJECTION_TARGETS",
     "AssessorSummary",
+    "DisagreementInfo",
     "EngineResults",
     "PairResult",
     "ProjectionInfo",
@@ -66,7 +67,7 @@ PROJECTION_TARGETS = (0.90, 0.95, 0.99)
 SIGNIFICANCE_DELTA = 0.067
 SIGNIFICANCE_ALPHA = 0.05
 #: the stored JSON's layout; a row written by another layout is recomputed, not misread
-_FORMAT = 1
+_FORMAT = 2
 
 
 # ------------------------------------------------------------------ the document
@@ -118,6 +119,21 @@ class TargetProjection:
 
 
 @dataclass(frozen=True)
+class DisagreementInfo:
+    """The assessor disagreement the confidence includes (docs/method.md §10): ``sd`` is the
+    standard deviation of one assessor's score around what the campaign's assessors give
+    the pair on average, on the results' scale (FINE points, or BROAD grades), measured from
+    ``pairs`` pairs judged more than once (``degrees_of_freedom``: one per extra judgment);
+    while not ``measured`` (fewer than 3), ``sd`` is 0 and the confidence assumes that
+    another assessor would have given the same scores."""
+
+    measured: bool
+    sd: float
+    pairs: int
+    degrees_of_freedom: int
+
+
+@dataclass(frozen=True)
 class ProjectionInfo:
     """How the projections were made: at ``judgments`` judged pairs, from ``runs``
     simulated continuations of the loop (``method`` says how), taking ``seconds``."""
@@ -151,6 +167,7 @@ class EngineResults:
     projection: ProjectionInfo | None
     systems: list[SystemResult]
     pairs: list[PairResult]
+    assessor_disagreement: DisagreementInfo
 
 
 @dataclass(frozen=True)
@@ -221,6 +238,7 @@ class Results:
     projection: ProjectionInfo | None
     systems: list[SystemResult]
     pairs: list[PairResult]
+    assessor_disagreement: DisagreementInfo
     trajectory: list[TrajectoryEntry]
     assessors: list[AssessorSummary]
 
@@ -235,7 +253,14 @@ def results_json(results: Results) -> str:
 
 
 #: dataclasses of the document whose fields are all plain JSON values (no time, no nesting)
-_FLAT = (SystemResult, PairResult, TargetProjection, ProjectionInfo, TrajectoryEntry)
+_FLAT = (
+    SystemResult,
+    PairResult,
+    TargetProjection,
+    ProjectionInfo,
+    TrajectoryEntry,
+    DisagreementInfo,
+)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -269,6 +294,7 @@ def _engine_from_dict(d: dict[str, Any]) -> EngineResults:
             "projection": None if info is None else ProjectionInfo(**info),
             "systems": [SystemResult(**s) for s in d["systems"]],
             "pairs": [PairResult(**p) for p in d["pairs"]],
+            "assessor_disagreement": DisagreementInfo(**d["assessor_disagreement"]),
         }
     )
 
@@ -374,6 +400,12 @@ def engine_results(
         ),
         systems=systems,
         pairs=pairs,
+        assessor_disagreement=DisagreementInfo(
+            measured=state.disagreement.measured,
+            sd=state.disagreement.sd,
+            pairs=state.disagreement.pairs,
+            degrees_of_freedom=state.disagreement.df,
+        ),
     )
 
 

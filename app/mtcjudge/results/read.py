@@ -173,6 +173,7 @@ def complete(snapshot: ResultsSnapshot, load: RowsLoader) -> Results:
         projection=part.projection,
         systems=part.systems,
         pairs=part.pairs,
+        assessor_disagreement=part.assessor_disagreement,
         trajectory=snapshot.trajectory,
         assessors=snapshot.assessors,
     )

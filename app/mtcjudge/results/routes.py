@@ -49,6 +49,11 @@ class TargetProjectionOut(document.TargetProjection):
 
 
 @dataclass(frozen=True, config=domain_schema())
+class DisagreementOut(document.DisagreementInfo):
+    """The assessor disagreement the confidence includes (docs/method.md §10)."""
+
+
+@dataclass(frozen=True, config=domain_schema())
 class ProjectionInfoOut(document.ProjectionInfo):
     """When (at how many judged pairs) and how the projections were made."""
 
@@ -86,6 +91,7 @@ class ResultsOut(document.Results):
     projection: ProjectionInfoOut | None
     systems: list[SystemOut]  # type: ignore[assignment]
     pairs: list[PairOut]  # type: ignore[assignment]
+    assessor_disagreement: DisagreementOut
     trajectory: list[TrajectoryOut]  # type: ignore[assignment]
     assessors: list[AssessorOut]  # type: ignore[assignment]
 

@@ -1,0 +1,143 @@
+"""The planner measures the assessors' disagreement from the pairs judged more than once and
+lets every judged pair keep it: the results say so, and the confidence includes it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from sqlalchemy import select, update
+
+from mtcjudge.models import Assessor, Judgment, Pair, utcnow
+from mtcjudge.planner.build import build_engine
+from mtcjudge.planner.service import Planner
+from mtcjudge.results.read import results_for
+from tests.factories import make_campaign
+
+
+def _judge(session, campaign_id, assessor, pair, fine, kind, when, repeat_of=None):
+    judgment = Judgment(
+        campaign_id=campaign_id,
+        query_id=pair.query_id,
+        document_id=pair.document_id,
+        assessor_id=assessor.id,
+        broad=0 if fine < 34 else 1 if fine < 67 else 2,
+        fine=float(fine),
+        kind=kind,
+        repeat_of=repeat_of,
+        source="assessor",
+        created_at=when,
+        updated_at=when,
+    )
+    session.add(judgment)
+    session.flush()
+    return judgment
+
+
+@pytest.fixture
+def judged(db_session):
+    """Every pool pair judged (imported): a complete campaign, exact until pairs are judged
+    twice."""
+    fx = make_campaign(db_session, share=1.0, estimator="joint")
+    a = Assessor(campaign_id=fx.campaign.id, name="A", token_hash="a" * 64)
+    b = Assessor(campaign_id=fx.campaign.id, name="B", token_hash="b" * 64)
+    db_session.add_all([a, b])
+    db_session.flush()
+    pairs = db_session.scalars(
+        select(Pair).where(Pair.campaign_id == fx.campaign.id).order_by(Pair.id)
+    ).all()
+    originals = {
+        (j.query_id, j.document_id): j
+        for j in db_session.scalars(
+            select(Judgment).where(Judgment.campaign_id == fx.campaign.id, Judgment.kind == "pool")
+        )
+    }
+    return fx.campaign, a, b, pairs, originals
+
+
+def test_second_opinions_widen_the_confidence_of_a_complete_campaign(
+    db_session, session_factory, judged
+):
+    campaign, a, _, pairs, originals = judged
+    planner = Planner(session_factory, disagreement_seconds=0.0)
+    planner.run_once()
+    db_session.expire_all()
+    before = results_for(db_session, campaign.slug)
+    assert before.stop_reason == "complete"
+    assert not before.assessor_disagreement.measured
+    assert before.assessor_disagreement.sd == 0.0
+    assert all(s.var == pytest.approx(0.0, abs=1e-12) for s in before.systems)
+    # assessor A gives second opinions on 6 pairs, each 10 FINE points off the original
+    when = utcnow() - timedelta(minutes=5)
+    shifts = [10.0, -10.0, 10.0, -10.0, 10.0, -10.0]
+    for pair, shift in zip(pairs[:6], shifts, strict=True):
+        original = originals[(pair.query_id, pair.document_id)]
+        fine = float(np.clip(original.fine + shift, 0, 100))
+        _judge(db_session, campaign.id, a, pair, fine, "second", when, repeat_of=original.id)
+    db_session.commit()
+    planner.run_once()  # the planner's own engine takes it in (no pool pair moved)
+    db_session.expire_all()
+    after = results_for(db_session, campaign.slug)
+    d = after.assessor_disagreement
+    assert d.measured
+    assert d.pairs == 6
+    assert d.degrees_of_freedom == 6
+    # each pair: (x1 - x2)^2 / 2 = 50 (unless clipped at 0 or 100); S / (d - 2)
+    diffs = [
+        float(np.clip(originals[(p.query_id, p.document_id)].fine + s, 0, 100))
+        - originals[(p.query_id, p.document_id)].fine
+        for p, s in zip(pairs[:6], shifts, strict=True)
+    ]
+    expected = sum(x * x / 2 for x in diffs) / (6 - 2)
+    assert d.sd == pytest.approx(np.sqrt(expected))
+    # the second opinions count nowhere else: the means are the same, the spread is not
+    assert after.judgments == before.judgments
+    before_means = {s.name: s.mean for s in before.systems}
+    assert {s.name: s.mean for s in after.systems} == pytest.approx(before_means)
+    assert all(s.var > 0 for s in after.systems)
+    assert after.ranking_confidence <= before.ranking_confidence
+    # an engine built afresh from the rows (reports, exports, the on-demand results) agrees
+    state = build_engine(db_session, campaign)
+    assert state.disagreement.pairs == 6
+    assert state.engine.judged_var[state.engine.judged] == pytest.approx(expected)
+
+
+def test_set_aside_second_opinions_are_not_counted(db_session, session_factory, judged):
+    campaign, a, _, pairs, originals = judged
+    when = utcnow() - timedelta(minutes=5)
+    for pair in pairs[:5]:
+        original = originals[(pair.query_id, pair.document_id)]
+        fine = 100.0 - original.fine
+        _judge(db_session, campaign.id, a, pair, fine, "second", when, repeat_of=original.id)
+    db_session.commit()
+    assert build_engine(db_session, campaign).disagreement.measured
+    db_session.execute(update(Judgment).where(Judgment.assessor_id == a.id).values(set_aside=True))
+    db_session.commit()
+    state = build_engine(db_session, campaign)
+    assert not state.disagreement.measured
+    assert state.disagreement.pairs == 0
+    assert np.all(state.engine.judged_var == 0)
+
+
+def test_pairs_judged_twice_in_the_pool_count_and_their_mean_keeps_half(
+    db_session, session_factory, judged
+):
+    campaign, a, b, pairs, originals = judged
+    when = utcnow() - timedelta(minutes=5)
+    # the imported judgment plus A's and B's pool judgments of the same 4 pairs: 3 each
+    for pair in pairs[:4]:
+        original = originals[(pair.query_id, pair.document_id)].fine
+        _judge(db_session, campaign.id, a, pair, min(100.0, original + 12), "pool", when)
+        _judge(db_session, campaign.id, b, pair, max(0.0, original - 12), "pool", when)
+    db_session.commit()
+    state = build_engine(db_session, campaign)
+    d = state.disagreement
+    assert d.pairs == 4
+    assert d.df == 8
+    engine = state.engine
+    first = state.pair_index[(pairs[0].query_id, pairs[0].document_id)]
+    other = state.pair_index[(pairs[10].query_id, pairs[10].document_id)]
+    assert engine.judged_var[first] == pytest.approx(d.variance / 3)
+    assert engine.judged_var[other] == pytest.approx(d.variance)
+    assert engine.var[first] == pytest.approx(d.variance / 3)
