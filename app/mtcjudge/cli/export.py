@@ -148,7 +148,7 @@ def _refused(err: TextIO, empty: EmptyExport, written: str = "file") -> int:
     return EXIT_EMPTY
 
 
-def check_output_directory(option: str, path: Path) -> None:
+def _check_output_directory(option: str, path: Path) -> None:
     """Fail now, not after the work, when ``path`` cannot be made or written (UsageError)."""
     parent = path.parent
     if not parent.is_dir():
@@ -211,7 +211,7 @@ def _run_per_system(args: argparse.Namespace, err: TextIO) -> int:
     from mtcjudge.exports.service import begin_snapshot, run_files
 
     path: Path = args.out
-    check_output_directory("--out", path)
+    _check_output_directory("--out", path)
     refused: list[EmptyExport] = []
 
     def work(session: Session, _settings: Settings) -> None:
@@ -265,24 +265,8 @@ def run_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         check_output_file("--out", args.out)
     refused: list[EmptyExport] = []
 
-    def work(session: Session, _settings: Settings) -> None:
-        begin_snapshot(session)
-        try:
-            empty = _write(session, spec)
-        except EmptyExport as exc:
-            refused.append(exc)
-            return
-        if empty is not None:
-            where = "the output" if to_stdout else str(args.out)
-            err.write(f"mtcjudge: warning: {where} has no rows: {printable(empty)}\n")
-        if spec.what == "runs" and spec.file_format == "trec":
-            err.write(
-                "mtcjudge: note: every system's run is in this one file, told apart by the tag "
-                "column: trec_eval, ir_measures, pytrec_eval and ranx would score it as one "
-                "system; --per-system --out DIR writes one file per system\n"
-            )
-
-    def _write(session: Session, spec: ExportSpec) -> str | None:
+    def write(session: Session) -> str | None:
+        """Write the export; why it has no rows when it has none (and was allowed)."""
         if to_stdout:
             buffer = getattr(out, "buffer", None)
             if buffer is None:  # a text stream (tests): the export is UTF-8 text or a zip
@@ -299,6 +283,23 @@ def run_export(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
         err.write(f"wrote {args.out} ({written.name}, {args.out.stat().st_size} bytes)\n")
         return written.empty
+
+    def work(session: Session, _settings: Settings) -> None:
+        begin_snapshot(session)
+        try:
+            empty = write(session)
+        except EmptyExport as exc:
+            refused.append(exc)
+            return
+        if empty is not None:
+            where = "the output" if to_stdout else str(args.out)
+            err.write(f"mtcjudge: warning: {where} has no rows: {printable(empty)}\n")
+        if spec.what == "runs" and spec.file_format == "trec":
+            err.write(
+                "mtcjudge: note: every system's run is in this one file, told apart by the tag "
+                "column: trec_eval, ir_measures, pytrec_eval and ranx would score it as one "
+                "system; --per-system --out DIR writes one file per system\n"
+            )
 
     status = run_in_session(args, err, work)
     if status == 0 and refused:
