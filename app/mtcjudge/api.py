@@ -21,10 +21,17 @@ and methods compute (``evaluation()``, ``ranking_confidence()``, ``stop_reason()
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.formats import (
+    ScoreOrderWarning,
+    read_judgments,
+    read_metadata,
+    read_runs,
+    score_order_warnings,
+)
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
 from mtcjudge.mtc.calibration import (
     CAMPAIGN_ESTIMATORS,
@@ -47,6 +54,7 @@ __all__ = [
     "MTCEngine",
     "PairConfidence",
     "ReplayResult",
+    "ScoreOrderWarning",
     "SystemScore",
     "load_files",
     "make_engine",
@@ -67,6 +75,7 @@ def load_files(
     scale: str = "fine",
     filter_same_artist: bool = True,
     various_artists: Iterable[str] = DEFAULT_VARIOUS_ARTISTS,
+    order_by: str = "rank",
 ) -> LoadedCollection:
     """Read a collection from files, as ``mtcjudge simulate`` and a campaign's import do.
 
@@ -88,6 +97,9 @@ def load_files(
         Leave out the results by the query's artist (MIREX does).
     various_artists : iterable of str
         Artist ids that link nothing (compared in lower case).
+    order_by : {"rank", "score"}
+        How the lists of TREC runs are ordered: by the rank column, or as trec_eval,
+        ir_measures and pytrec_eval order them (decreasing score, ties by decreasing docno).
 
     Returns
     -------
@@ -99,8 +111,22 @@ def load_files(
     ------
     mtcjudge.ingest.formats.InputError
         A file that cannot be read, naming the file and the line.
+
+    Warns
+    -----
+    ScoreOrderWarning
+        When the scores of some lists order them otherwise than their ranks: the first ten
+        by file and line, and how many there are.
     """
-    read = read_runs(runs)
+    read = read_runs(runs, order_by=order_by)
+    lines = score_order_warnings(
+        read.score_conflicts,
+        n_lists=read.n_lists,
+        order_by=order_by,
+        hint="load_files(..., order_by='score') orders them as those tools do.",
+    )
+    if lines:
+        warnings.warn("\n  ".join(lines), ScoreOrderWarning, stacklevel=2)
     judged = read_judgments(judgments, scale) if judgments is not None else None
     meta = read_metadata(metadata) if metadata is not None else None
     return load_collection(

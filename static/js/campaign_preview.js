@@ -55,6 +55,35 @@ function renderProblems(problems, form) {
   return box;
 }
 
+// where a warning is: "S2.txt, line 7"; null for the summary and the count of the rest
+function warningPlace(w) {
+  if (!w.file) return null;
+  return w.line !== null && w.line !== undefined ? `${w.file}, line ${w.line}` : w.file;
+}
+
+/**
+ * The warnings (run lists whose scores contradict their ranks): the summary, then each list
+ * by file and line, then how many more. They do not stop the campaign.
+ */
+export function renderWarnings(warnings, heading = "Warnings") {
+  const box = el("div", { class: "notice notice--warn preview-warnings", role: "status" });
+  box.append(el("h3", {}, heading));
+  const list = el("ul", { class: "plain-list" });
+  for (const w of warnings) {
+    const place = warningPlace(w);
+    if (place === null && !list.children.length) {
+      box.append(el("p", {}, w.message));
+      continue;
+    }
+    const item = el("li");
+    if (place !== null) item.append(el("strong", {}, place), ": ");
+    item.append(w.message);
+    list.append(item);
+  }
+  if (list.children.length) box.append(list);
+  return box;
+}
+
 function renderFigures(p) {
   const figures = el("dl", { class: "preview-figures" });
   figure(
@@ -179,6 +208,7 @@ function renderOverlap(overlap) {
 export function renderPreview(body, p, form) {
   body.replaceChildren();
   if (p.problems.length) body.append(renderProblems(p.problems, form));
+  if (p.warnings?.length) body.append(renderWarnings(p.warnings, "The scores of some lists contradict their ranks"));
   if (!p.systems.length) return;
   body.append(renderFigures(p), renderProjection(p));
   if (p.audio && (p.audio.missing_examples.length || p.audio.unreadable.length)) body.append(renderAudio(p.audio));

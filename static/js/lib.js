@@ -4,7 +4,8 @@
 //
 // - request / api: fetch on the same origin with JSON in and out, the session's CSRF token
 //   (X-CSRF-Token) on changes, and one way of reporting failures (NetworkError, ApiError);
-//   fetchBytes for a file's bytes (the judging page's clips);
+//   fetchBytes for a file's bytes (the judging page's clips), fetchAttachment for a download
+//   with its name (the dashboard's exports);
 // - $, $$, byId, el: DOM look-ups and element creation;
 // - formatInt, readFile: the number format and the file reading the organizer pages share.
 
@@ -103,6 +104,32 @@ export async function fetchBytes(url, { signal } = {}) {
     throw new ApiError(response.status, "error", `The server answered ${response.status}.`);
   }
   return response.arrayBuffer();
+}
+
+/**
+ * A same-origin attachment (an export): resolves to {ok: true, status, blob, name}, `name`
+ * from its Content-Disposition (null without one), or for an error status to {ok: false,
+ * status, data}, data the JSON error body (null when it is not JSON). Rejects with a
+ * NetworkError when the server could not be reached.
+ */
+export async function fetchAttachment(url) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: "same-origin" });
+  } catch (error) {
+    throw new NetworkError(error.message);
+  }
+  if (!response.ok) {
+    let data = null;
+    try {
+      data = await response.json();
+    } catch {
+      data = null;
+    }
+    return { ok: false, status: response.status, data };
+  }
+  const match = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
+  return { ok: true, status: response.status, blob: await response.blob(), name: match ? match[1] : null };
 }
 
 // ---------------------------------------------------------------- DOM

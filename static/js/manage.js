@@ -79,7 +79,7 @@ function setupCopy() {
 
 const INTEGERS = ["k", "lease_minutes", "judgments_per_pair", "seed"];
 const DECIMALS = ["target", "listen_seconds", "quality_rate"];
-const TEXTS = ["name", "slug", "description", "scale", "measure", "estimator", "policy"];
+const TEXTS = ["name", "slug", "description", "scale", "measure", "estimator", "policy", "order_by"];
 const FILES = ["metadata", "judgments_fine", "judgments_broad"];
 
 const form = byId("new-campaign");

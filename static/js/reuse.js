@@ -3,11 +3,14 @@
 // New-campaign page, "restore from an export bundle": the chosen zip is sent as it is to
 // POST /api/campaigns/import-bundle; then the browser goes to the new campaign's management
 // page. Management page, "add systems": the chosen run files are read here and sent by name
-// to POST /api/campaigns/{slug}/runs; then the page reloads with its notice. A refusal is
-// shown above the form, in the API's words (file and line, or the member of the bundle).
+// to POST /api/campaigns/{slug}/runs; then the page reloads with its notice, unless the
+// answer has warnings (run lists whose scores contradict their ranks), which are shown under
+// the form with a link to the updated page. A refusal is shown above the form, in the API's
+// words (file and line, or the member of the bundle).
 // Every request carries the session's CSRF token (X-CSRF-Token, see lib.js).
 
-import { $, $$, ApiError, api, readFile } from "./lib.js";
+import { renderWarnings } from "./campaign_preview.js";
+import { $, $$, ApiError, api, el, readFile } from "./lib.js";
 
 // restore a bundle: the zip as it is, the name and options in the query string
 async function restore(form, options) {
@@ -27,8 +30,25 @@ async function addRuns(form, options) {
   if (!runs.length) throw new Error("Choose the run files of the new systems.");
   const metadata = $("[name=metadata]", form).files[0];
   const audio = $("[name=audio_dir]", form).value.trim();
+  const order = $("[name=order_by]", form).value;
   const [texts, meta] = await Promise.all([Promise.all(runs.map(readFile)), metadata ? readFile(metadata) : null]);
-  return api(form.dataset.url, { ...options, json: { runs: texts, metadata: meta, audio_dir: audio || null } });
+  const json = { runs: texts, metadata: meta, audio_dir: audio || null, order_by: order };
+  return api(form.dataset.url, { ...options, json });
+}
+
+// added, with warnings: shown under the form, with the way to the updated page
+function showWarnings(form, body) {
+  const box = $("[data-reuse-warnings]", form);
+  const added = body.systems.join(", ");
+  const link = el("a", { href: form.dataset.done }, "Show the campaign with the new systems");
+  const next = el("p");
+  next.append(link);
+  box.replaceChildren(
+    renderWarnings(body.warnings, `Added ${added}; the scores of some lists contradict their ranks`),
+    next,
+  );
+  box.hidden = false;
+  link.focus();
 }
 
 async function submit(form) {
@@ -43,6 +63,10 @@ async function submit(form) {
   try {
     const body = restoring ? await restore(form, options) : await addRuns(form, options);
     status.textContent = "Done.";
+    if (!restoring && body.warnings?.length) {
+      showWarnings(form, body);
+      return;
+    }
     window.location.assign(
       restoring ? `/campaigns/${encodeURIComponent(body.slug)}/manage?done=restored` : form.dataset.done,
     );

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from mtcjudge import audit
+from mtcjudge.ingest.formats import Runs
 from mtcjudge.models import AuditEvent, Campaign
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "planned_changes",
     "record_campaign_created",
     "record_campaign_update",
+    "run_order_detail",
 ]
 
 _SHOWN_TEXT = 60  # a changed name is shown up to this length in the detail
@@ -69,6 +71,18 @@ class ImportReport:
         return detail
 
 
+def run_order_detail(order_by: str, conflicts: int) -> str:
+    """How the lists of the runs were ordered, when it matters (the audit log's words, after
+    a comma): by score, or by rank while some lists' scores order them otherwise."""
+    if order_by == "score":
+        return ", lists ordered by score as trec_eval orders them" + (
+            f" ({conflicts} differ from their rank column)" if conflicts else ""
+        )
+    if conflicts:
+        return f", lists in rank order ({conflicts} whose scores order them otherwise)"
+    return ""
+
+
 @dataclass(frozen=True)
 class AddRunsReport:
     """What :func:`mtcjudge.campaigns.service.add_runs` stored.
@@ -78,7 +92,9 @@ class AddRunsReport:
     judgments outside the old pool). ``judgments_kept`` is every judgment row of the
     campaign, none of which changes. ``stop_reason_before`` / ``stop_reason`` are whether
     judging could stop (``None``: it goes on) before and after, as the judging pages read it;
-    ``system_pairs_settled`` of ``system_pairs`` after.
+    ``system_pairs_settled`` of ``system_pairs`` after. ``order_by`` says how the lists of
+    TREC runs were ordered (``rank``: the rank column; ``score``: as trec_eval orders them)
+    and ``n_score_conflicts`` how many lists' scores order them otherwise than their ranks.
     """
 
     slug: str
@@ -97,6 +113,8 @@ class AddRunsReport:
     audio_found: int = 0
     audio_missing: list[str] = field(default_factory=list)
     n_unplayable_new_pairs: int = 0
+    order_by: str = "rank"
+    n_score_conflicts: int = 0
 
     @property
     def new_pairs(self) -> int:
@@ -109,14 +127,22 @@ class AddRunsReport:
             f"{len(self.systems)} system(s) added ({names}); pool {self.pool_pairs_before} → "
             f"{self.pool_pairs} pairs ({self.new_pairs_judged} of the new ones judged already); "
             f"judging {'can stop' if self.stop_reason else 'goes on'}"
+            + run_order_detail(self.order_by, self.n_score_conflicts)
         )
 
 
 def record_campaign_created(
-    session: Session, campaign: Campaign, actor: audit.Actor, report: ImportReport
+    session: Session,
+    campaign: Campaign,
+    actor: audit.Actor,
+    report: ImportReport,
+    runs: Runs | None = None,
 ) -> AuditEvent:
-    """Record a new campaign: its status and what it holds, in a few words."""
+    """Record a new campaign: its status and what it holds, in a few words; with ``runs``,
+    how their lists were ordered when it matters."""
     detail = f"{campaign.status}; {report.summary()}"
+    if runs is not None:
+        detail += run_order_detail(runs.order_by, len(runs.score_conflicts))
     return audit.record(session, campaign.id, actor, audit.CAMPAIGN_CREATED, detail)
 
 

@@ -15,7 +15,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from mtcjudge.campaigns.audio import scan_audio
 from mtcjudge.campaigns.service import CampaignSpec
 from mtcjudge.ingest.formats import (
+    SCORE_CONFLICTS_SHOWN,
     InputError,
     Judgments,
     Metadata,
@@ -32,6 +33,7 @@ from mtcjudge.ingest.formats import (
     read_judgments,
     read_metadata,
     read_runs,
+    score_order_warnings,
 )
 from mtcjudge.ingest.loader import LoadedCollection, load_collection
 from mtcjudge.mtc.calibration import campaign_engine
@@ -51,6 +53,7 @@ __all__ = [
     "build_preview",
     "check_audio_dir",
     "read_upload",
+    "score_order_problems",
 ]
 
 _Parsed = TypeVar("_Parsed")
@@ -86,17 +89,20 @@ class UploadedFile:
 @dataclass(frozen=True)
 class Upload:
     """The files of a new campaign. ``runs`` holds one file or several (one per system, as
-    TREC runs often come); all must be in the same format."""
+    TREC runs often come); all must be in the same format. ``order_by``: how the lists of
+    TREC runs are ordered (``rank`` or ``score``, :func:`mtcjudge.ingest.formats.read_runs`)."""
 
     runs: Sequence[UploadedFile]
     metadata: UploadedFile | None = None
     judgments_fine: UploadedFile | None = None
     judgments_broad: UploadedFile | None = None
+    order_by: str = "rank"
 
 
 @dataclass(frozen=True)
 class Problem:
-    """Something that stops the campaign from being created, where it is.
+    """Something that stops the campaign from being created (or, among a preview's
+    ``warnings``, that changes what its numbers mean), where it is.
 
     ``input`` names the form field (runs, metadata, judgments_fine, judgments_broad,
     audio_dir or a setting), ``file`` the uploaded file, ``line`` its 1-based line."""
@@ -123,6 +129,7 @@ class ParsedUpload:
     judgments_fine: Judgments | None
     judgments_broad: Judgments | None
     problems: list[Problem]
+    order_by: str = "rank"
 
 
 @dataclass(frozen=True)
@@ -174,7 +181,9 @@ class ProjectionSummary:
 
 @dataclass(frozen=True)
 class Preview:
-    """What the campaign would hold. ``problems`` empty: it can be created as it is."""
+    """What the campaign would hold. ``problems`` empty: it can be created as it is.
+    ``warnings`` do not stop it (the run lists whose scores contradict their ranks);
+    ``order_by`` is how the lists of TREC runs are ordered."""
 
     problems: list[Problem]
     systems: list[str] = field(default_factory=list)
@@ -193,6 +202,35 @@ class Preview:
     projection: ProjectionSummary | None = None
     projection_note: str = ""
     notes: list[str] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    order_by: str = "rank"
+
+
+#: how the API (and the forms, which send it) ask for trec_eval's order
+ORDER_BY_SCORE_HINT = (
+    "Ordering each list by score (the form's \"Order of each list\", the API's order_by "
+    '"score") gives those tools\' order.'
+)
+
+
+def score_order_problems(runs: Runs) -> list[Problem]:
+    """The run lists whose scores contradict their ranks, as warnings of the ``runs`` input:
+    what it means first, then the first lists by file and line, then how many more."""
+    lines = score_order_warnings(
+        runs.score_conflicts,
+        n_lists=runs.n_lists,
+        order_by=runs.order_by,
+        hint=ORDER_BY_SCORE_HINT,
+        shown=SCORE_CONFLICTS_SHOWN,
+    )
+    if not lines:
+        return []
+    shown = runs.score_conflicts[:SCORE_CONFLICTS_SHOWN]
+    summary = lines[0][:1].upper() + lines[0][1:]  # a sentence of its own here
+    warnings = [Problem("runs", summary, field="score")]
+    warnings += [Problem("runs", c.message, c.path, c.line, "score") for c in shown]
+    warnings += [Problem("runs", line, field="score") for line in lines[1 + len(shown) :]]
+    return warnings
 
 
 def read_upload(upload: Upload) -> ParsedUpload:
@@ -232,7 +270,12 @@ def read_upload(upload: Upload) -> ParsedUpload:
             folder = os.path.join(directory, "runs")
             for i, uploaded in enumerate(upload.runs):
                 store(folder, i, uploaded)
-            runs = read("runs", folder, read_runs)
+            runs = read("runs", folder, lambda path: read_runs(path, order_by=upload.order_by))
+            if runs is not None:  # the lists by the uploaded files' names
+                conflicts = tuple(
+                    replace(c, path=shown.get(c.path, c.path)) for c in runs.score_conflicts
+                )
+                runs = replace(runs, score_conflicts=conflicts)
 
         def one(
             kind: str, uploaded: UploadedFile | None, reader: Callable[[str], _Parsed]
@@ -244,7 +287,7 @@ def read_upload(upload: Upload) -> ParsedUpload:
         metadata = one("metadata", upload.metadata, read_metadata)
         fine = one("judgments_fine", upload.judgments_fine, lambda p: read_judgments(p, "fine"))
         broad = one("judgments_broad", upload.judgments_broad, lambda p: read_judgments(p, "broad"))
-    return ParsedUpload(runs, metadata, fine, broad, problems)
+    return ParsedUpload(runs, metadata, fine, broad, problems, upload.order_by)
 
 
 def check_audio_dir(audio_dir: str | None) -> tuple[Path | None, Problem | None]:
@@ -295,13 +338,20 @@ def build_preview(
         problems.append(audio_problem)
     runs = parsed.runs
     if runs is None:
-        return Preview(problems=problems)
+        return Preview(problems=problems, order_by=parsed.order_by)
+    warnings = score_order_problems(runs)
     on_scale = parsed.judgments_broad if spec.scale == "broad" else parsed.judgments_fine
     try:
         loaded = load_collection(runs, spec.k, parsed.metadata, on_scale)
     except ValueError as exc:  # e.g. a single system: nothing to rank
         problems.append(Problem("runs", str(exc)))
-        return Preview(problems=problems, systems=runs.systems, n_queries=len(runs.queries))
+        return Preview(
+            problems=problems,
+            systems=runs.systems,
+            n_queries=len(runs.queries),
+            warnings=warnings,
+            order_by=runs.order_by,
+        )
     collection = loaded.collection
     given = {
         pair
@@ -369,6 +419,8 @@ def build_preview(
         projection=projection,
         projection_note=projection_note,
         notes=notes,
+        warnings=warnings,
+        order_by=runs.order_by,
     )
 
 

@@ -10,7 +10,8 @@ request's one transaction: a refused request leaves nothing behind.
 from __future__ import annotations
 
 import io
-from typing import Annotated
+from dataclasses import asdict
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +21,7 @@ from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns import repository, service
 from mtcjudge.campaigns.changes import AddRunsReport
 from mtcjudge.campaigns.routes import CHECK_SLUG, UploadedFileIn
+from mtcjudge.campaigns.schemas import ORDER_BY_HELP, InputWarningOut, warnings_field
 from mtcjudge.deps import CurrentOrganizer, SessionDep
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports.restore import open_bundle, restore_campaign
@@ -138,6 +140,7 @@ class AddRunsIn(BaseModel):
     audio_dir: CleanText | None = Field(
         default=None, max_length=4096, description="folder of <doc_id>.<ext> clips on the server"
     )
+    order_by: Literal["rank", "score"] = Field(default="rank", description=ORDER_BY_HELP)
 
 
 class AddRunsOut(BaseModel):
@@ -157,12 +160,15 @@ class AddRunsOut(BaseModel):
     stop_reason_before: str | None
     stop_reason: str | None
     unplayable_new_pairs: int
+    order_by: str = Field(description=ORDER_BY_HELP)
+    warnings: list[InputWarningOut] = warnings_field()
 
 
 def add_runs_from_upload(
     session: SessionDep, slug: str, body: AddRunsIn, actor: audit.Actor
-) -> AddRunsReport:
-    """Read the uploaded files (a problem names the file and line) and add the systems."""
+) -> tuple[AddRunsReport, list[previews.Problem]]:
+    """Read the uploaded files (a problem names the file and line) and add the systems;
+    with the warnings about the lists whose scores contradict their ranks."""
     campaign = service.get_campaign(session, slug)
     parsed = previews.read_upload(
         previews.Upload(
@@ -170,13 +176,17 @@ def add_runs_from_upload(
             metadata=None
             if body.metadata is None
             else previews.UploadedFile(body.metadata.name, body.metadata.text),
+            order_by=body.order_by,
         )
     )
     directory, audio_problem = previews.check_audio_dir(body.audio_dir)
     problems = parsed.problems + ([audio_problem] if audio_problem else [])
     if problems or parsed.runs is None:
         raise InvalidInput("; ".join(str(p) for p in problems) or "runs: no run file")
-    return service.add_runs(session, campaign, parsed.runs, parsed.metadata, directory, actor=actor)
+    report = service.add_runs(
+        session, campaign, parsed.runs, parsed.metadata, directory, actor=actor
+    )
+    return report, previews.score_order_problems(parsed.runs)
 
 
 @router.post(
@@ -190,8 +200,10 @@ def add_runs(
 ) -> AddRunsOut:
     """Add systems to a campaign: every judgment is kept, the pool grows by the new
     systems' pairs it does not hold yet, and the campaign is planned again at once. A system
-    name the campaign has, a query it does not have, or a file problem is a 400."""
-    report = add_runs_from_upload(session, slug, body, organizer.actor)
+    name the campaign has, a query it does not have, or a file problem is a 400. ``warnings``
+    name the new lists whose scores contradict their ranks (``order_by`` decides which order
+    counts)."""
+    report, warnings = add_runs_from_upload(session, slug, body, organizer.actor)
     return AddRunsOut(
         slug=report.slug,
         systems=report.systems,
@@ -207,4 +219,6 @@ def add_runs(
         stop_reason_before=report.stop_reason_before,
         stop_reason=report.stop_reason,
         unplayable_new_pairs=report.n_unplayable_new_pairs,
+        order_by=report.order_by,
+        warnings=[InputWarningOut(**asdict(w)) for w in warnings],
     )

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, status
 from fastapi import Path as PathParameter
@@ -23,6 +23,7 @@ from mtcjudge.campaigns import repository, service
 from mtcjudge.campaigns.changes import record_campaign_created
 from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.schemas import (
+    ORDER_BY_HELP,
     AssessorCreate,
     AssessorInvited,
     AssessorOverviewOut,
@@ -79,12 +80,15 @@ def create_campaign(
     """Create a campaign from run (and metadata, judgments) texts and an audio folder on the
     server. ``report.n_unplayable_pairs`` counts the pool pairs that cannot be played (a clip
     without readable audio; every pair without audio): they are never handed out. Created
-    open with such pairs needs ``confirm_unplayable`` (else 409 ``unplayable_pairs``)."""
+    open with such pairs needs ``confirm_unplayable`` (else 409 ``unplayable_pairs``).
+    ``warnings`` name the run lists whose scores contradict their ranks (``order_by``
+    decides which order counts)."""
     try:
         spec = body.spec()
     except ValueError as exc:
         raise InvalidInput(str(exc)) from exc
     runs, metadata, fine, broad = _read_texts(body)
+    warnings = previews.score_order_problems(runs)
     audio_dir = Path(body.audio_dir) if body.audio_dir else None
     try:
         campaign, report = service.create_campaign(
@@ -100,8 +104,8 @@ def create_campaign(
         )
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc
-    record_campaign_created(session, campaign, organizer.actor, report)
-    return CampaignCreated.of(campaign, report)
+    record_campaign_created(session, campaign, organizer.actor, report, runs)
+    return CampaignCreated.of(campaign, report, runs, warnings)
 
 
 @router.get("")
@@ -185,7 +189,10 @@ def _read_texts(
                 where = field if exc.line is None else f"{field}: line {exc.line}"
                 raise InvalidInput(f"{where}: {message}") from exc
 
-        runs = read("runs", body.runs, read_runs)
+        runs = read("runs", body.runs, lambda path: read_runs(path, order_by=body.order_by))
+        # the lists' file is the field, as in every other message about it
+        conflicts = tuple(replace(c, path="runs") for c in runs.score_conflicts)
+        runs = replace(runs, score_conflicts=conflicts)
         metadata = None if body.metadata is None else read("metadata", body.metadata, read_metadata)
         fine = None
         if fine_text is not None:
@@ -257,6 +264,7 @@ class CampaignUpload(BaseModel):
     audio_dir: CleanText | None = Field(
         default=None, max_length=4096, description="folder of <doc_id>.<ext> clips on the server"
     )
+    order_by: Literal["rank", "score"] = Field(default="rank", description=ORDER_BY_HELP)
 
     def values(self) -> dict[str, Any]:
         """The settings by name (an empty slug: none)."""
@@ -277,6 +285,7 @@ class CampaignUpload(BaseModel):
             metadata=file(self.metadata),
             judgments_fine=file(self.judgments_fine),
             judgments_broad=file(self.judgments_broad),
+            order_by=self.order_by,
         )
 
 
@@ -332,7 +341,8 @@ def preview_campaign(body: CampaignUpload, _organizer: CurrentOrganizer) -> Any:
     """What the campaign would hold, and the judgments it would need to reach its target
     (a short simulated campaign); nothing is saved. Problems (by file and line, the audio
     folder, the settings) make a 400 ``invalid_input`` whose body also holds the preview
-    (``preview``, with its ``problems``)."""
+    (``preview``, with its ``problems``). ``warnings`` do not stop the campaign: the run
+    lists whose scores contradict their ranks, by file and line."""
     problems, spec = _preview_spec(body)
     parsed = previews.read_upload(body.upload())
     result = previews.build_preview(spec, parsed, body.audio_dir)
@@ -382,8 +392,9 @@ def import_campaign(
         )
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc
-    record_campaign_created(session, campaign, organizer.actor, report)
-    return CampaignCreated.of(campaign, report)
+    record_campaign_created(session, campaign, organizer.actor, report, parsed.runs)
+    warnings = previews.score_order_problems(parsed.runs)
+    return CampaignCreated.of(campaign, report, parsed.runs, warnings)
 
 
 AssessorId = Annotated[int, PathParameter(ge=1, le=INT32_MAX)]

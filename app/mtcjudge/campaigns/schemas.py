@@ -9,8 +9,9 @@ and those of the files are a 400 ``invalid_input`` like any other domain error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, fields
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     BaseModel,
@@ -33,12 +34,15 @@ from mtcjudge.campaigns.assessors import (
 )
 from mtcjudge.campaigns.changes import ImportReport
 from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
+from mtcjudge.campaigns.preview import Problem
 from mtcjudge.campaigns.repository import CampaignCounts
 from mtcjudge.campaigns.service import CampaignSpec
+from mtcjudge.ingest.formats import Runs
 from mtcjudge.models import Campaign
 from mtcjudge.schemas import CleanText, UtcDateTime, domain_schema
 
 __all__ = [
+    "ORDER_BY_HELP",
     "AssessorCreate",
     "AssessorInvited",
     "AssessorOverviewOut",
@@ -51,10 +55,12 @@ __all__ = [
     "CampaignOut",
     "CampaignUpdate",
     "ImportReportOut",
+    "InputWarningOut",
     "PauseIn",
     "PauseOut",
     "ReliabilityOut",
     "SetAsideOut",
+    "warnings_field",
 ]
 
 
@@ -74,6 +80,15 @@ _AUTO_PAUSE = "pause an assessor automatically, with a kind message, when they f
 _CONFIRM_UNPLAYABLE = (
     "open (or create open) a campaign some of whose pool pairs cannot be played (a clip is "
     "missing or unreadable): without it the request is refused with 409 unplayable_pairs"
+)
+
+
+#: the ``order_by`` field of the requests that import runs
+ORDER_BY_HELP = (
+    "how the lists of TREC runs are ordered: rank (the rank column, as written) or score "
+    "(decreasing score, ties by decreasing docno: the order trec_eval, ir_measures and "
+    "pytrec_eval use, ignoring the rank column). Lists whose scores contradict their ranks "
+    "are in the answer's warnings either way. TSV runs have no scores"
 )
 
 
@@ -102,6 +117,7 @@ class CampaignCreate(CampaignSpec):
         default=None, description="directory of <doc_id>.<ext> clips on the server"
     )
     teams: dict[str, str] | None = Field(default=None, description="system -> team")
+    order_by: Literal["rank", "score"] = Field(default="rank", description=ORDER_BY_HELP)
 
     def __post_init__(self) -> None:
         """Nothing: :meth:`spec` checks the settings, a 400 rather than a malformed body's 422."""
@@ -196,13 +212,54 @@ class ImportReportOut(ImportReport):
         return handler(cast(CoreSchema, fields_only))
 
 
+@dataclass(
+    frozen=True,
+    config=domain_schema(
+        input="the request's field the file came in (runs)",
+        file="the file's name as sent (null: the warning is about the whole input)",
+        line="its 1-based line",
+    ),
+)
+class InputWarningOut(Problem):
+    """Something in the files that does not stop the import but changes what its numbers
+    mean, where it is: the run lists whose scores contradict their ranks (a summary, the
+    first ten lists by file and line, and how many more)."""
+
+
+def warnings_field() -> Any:
+    """The ``warnings`` of an answer to an import of runs."""
+    return Field(
+        default_factory=list,
+        description="what in the files changes what the campaign's numbers mean: the run "
+        "lists whose scores order them otherwise than their ranks (trec_eval, ir_measures and "
+        "pytrec_eval order by score), by file and line",
+    )
+
+
 class CampaignCreated(CampaignOut):
     report: ImportReportOut
+    order_by: Literal["rank", "score"] = Field(
+        default="rank",
+        description="how the lists of TREC runs were ordered: rank (the rank column) or score "
+        "(decreasing score, ties by decreasing docno, as trec_eval orders them)",
+    )
+    warnings: list[InputWarningOut] = warnings_field()
 
     @classmethod
-    def of(cls, campaign: Campaign, report: ImportReport) -> CampaignCreated:
+    def of(
+        cls,
+        campaign: Campaign,
+        report: ImportReport,
+        runs: Runs | None = None,
+        warnings: Sequence[Problem] = (),
+    ) -> CampaignCreated:
         base = CampaignOut.model_validate(campaign).model_dump()
-        return cls(**base, report=ImportReportOut.of(report))
+        return cls(
+            **base,
+            report=ImportReportOut.of(report),
+            order_by="score" if runs is not None and runs.order_by == "score" else "rank",
+            warnings=[InputWarningOut(**asdict(w)) for w in warnings],
+        )
 
 
 @dataclass(frozen=True, config=domain_schema())

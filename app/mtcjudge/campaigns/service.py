@@ -438,6 +438,8 @@ def add_runs(
         audio_found=len(scan.found),
         audio_missing=scan.missing,
         n_unplayable_new_pairs=growth.unplayable,
+        order_by=runs.order_by,
+        n_score_conflicts=len(runs.score_conflicts),
     )
     if actor is not None:
         audit.record(session, campaign.id, actor, audit.RUNS_ADDED, report.summary())

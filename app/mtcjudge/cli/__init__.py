@@ -8,7 +8,9 @@
 (:mod:`mtcjudge.cli.evaluate`), ``report`` (:mod:`mtcjudge.cli.report`) and ``docs``
 (:mod:`mtcjudge.cli.docs`). Every leaf parser sets ``run``, which :func:`main` calls.
 Bad input, a bad option or an unusable database exits with status 2 and one line on stderr;
-nothing is half-written. No module of this package is longer than 400 lines.
+nothing is half-written. An export that would have no rows writes nothing and exits with
+status 1 (``grep``'s "nothing matched"), saying why, unless ``--allow-empty``. No module of
+this package is longer than 400 lines.
 
 One name per concept, in every command:
 

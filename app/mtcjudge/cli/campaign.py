@@ -26,6 +26,7 @@ from mtcjudge.cli.common import (
 )
 from mtcjudge.cli.database import add_database_option, run_in_session, settings_for
 from mtcjudge.cli.docs import doc_link
+from mtcjudge.cli.run_order import add_order_by, run_order_line, warn_score_order
 from mtcjudge.config import Settings
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from mtcjudge.campaigns.changes import ImportReport
+    from mtcjudge.ingest.formats import Runs
     from mtcjudge.models import Campaign
 
 __all__ = ["format_import_report", "register"]
@@ -123,6 +125,7 @@ def _add_create(actions: SubParsers) -> None:
         metavar="PATH",
         help="TREC run file(s) (a file or a directory) or TSV system<TAB>query<TAB>doc",
     )
+    add_order_by(create)
     create.add_argument(
         "--metadata", type=Path, metavar="FILE", help="TSV doc<TAB>artist<TAB>genre"
     )
@@ -197,7 +200,8 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     settings_for(args.database_url)  # a bad URL fails before the files are read
     # read every file before touching the database: a bad line costs nothing
-    runs = read_runs(args.runs)
+    runs = read_runs(args.runs, order_by=args.order_by)
+    warn_score_order(err, runs)
     metadata = read_metadata(args.metadata) if args.metadata else None
     fine = read_judgments(args.judgments, "fine") if args.judgments else None
     broad = read_judgments(args.judgments_broad, "broad") if args.judgments_broad else None
@@ -232,8 +236,8 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             args.audio,
             confirm_unplayable=args.confirm_unplayable,
         )
-        record_campaign_created(session, campaign, audit.command_line_actor(), report)
-        out.write(format_import_report(campaign, report, args.audio) + "\n")
+        record_campaign_created(session, campaign, audit.command_line_actor(), report, runs)
+        out.write(format_import_report(campaign, report, args.audio, runs) + "\n")
         if campaign.status == "draft":
             confirm = " --confirm-unplayable" if report.n_unplayable_pairs else ""
             out.write(
@@ -312,8 +316,11 @@ def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return run_in_session(args, err, change)
 
 
-def format_import_report(campaign: Campaign, report: ImportReport, audio: Path | None) -> str:
-    """The few lines ``campaign create`` prints."""
+def format_import_report(
+    campaign: Campaign, report: ImportReport, audio: Path | None, runs: Runs | None = None
+) -> str:
+    """The few lines ``campaign create`` prints (with ``runs``: how their lists were ordered,
+    when it matters)."""
     lines = [
         f"created campaign {campaign.slug} ({campaign.status}): {printable(campaign.name)}",
         f"  systems x queries   {report.n_systems} x {report.n_queries}",
@@ -324,6 +331,8 @@ def format_import_report(campaign: Campaign, report: ImportReport, audio: Path |
     ]
     if report.n_judgments_ignored:
         lines[-1] += f" ({report.n_judgments_ignored} ignored: query or doc not in the runs)"
+    if runs is not None and (order := run_order_line(runs.order_by, len(runs.score_conflicts))):
+        lines.append(order)
     if audio is None:
         lines.append("  audio               none (no --audio directory)")
         lines.append(

@@ -9,9 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from mtcjudge import audit
-from mtcjudge.cli.common import SubParsers, add_campaign_argument, add_parser, shown_list
+from mtcjudge.cli.common import (
+    SubParsers,
+    add_campaign_argument,
+    add_parser,
+    shown_list,
+)
 from mtcjudge.cli.database import add_database_option, run_in_session, settings_for
 from mtcjudge.cli.docs import doc_link
+from mtcjudge.cli.run_order import add_order_by, run_order_line, warn_score_order
 from mtcjudge.config import Settings
 from mtcjudge.ingest.formats import read_metadata, read_runs
 from mtcjudge.validation import printable
@@ -51,6 +57,7 @@ def _add_add_runs(actions: SubParsers) -> None:
         metavar="PATH",
         help="TREC run file(s) (a file or a directory) or TSV system<TAB>query<TAB>doc",
     )
+    add_order_by(add_runs)
     add_runs.add_argument(
         "--metadata",
         type=Path,
@@ -137,7 +144,8 @@ def run_add_runs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
 
     settings_for(args.database_url)
-    runs = read_runs(args.runs)
+    runs = read_runs(args.runs, order_by=args.order_by)
+    warn_score_order(err, runs)
     metadata = read_metadata(args.metadata) if args.metadata else None
 
     def add(session: Session, _settings: Settings) -> None:
@@ -166,6 +174,8 @@ def format_add_runs_report(campaign: Campaign, report: AddRunsReport) -> str:
         f"{report.system_pairs_settled} of {report.system_pairs}",
         f"  judging             {judging}",
     ]
+    if order := run_order_line(report.order_by, report.n_score_conflicts):
+        lines.append(order)
     if report.audio_missing:
         lines.append(f"  audio missing       {shown_list(report.audio_missing)}")
     if report.n_unplayable_new_pairs:

@@ -16,6 +16,7 @@ from mtcjudge.cli.common import (
     write_atomically,
 )
 from mtcjudge.cli.docs import doc_link
+from mtcjudge.cli.run_order import add_order_by, warn_score_order
 from mtcjudge.evaluation.service import MAX_K
 
 __all__ = ["register"]
@@ -53,6 +54,7 @@ def register(sub: SubParsers) -> None:
         help="TREC run file(s) 'qid Q0 docno rank score tag' (a file, or a directory with one "
         "system per file) or TSV system<TAB>query<TAB>doc in rank order",
     )
+    add_order_by(evaluate)
     evaluate.add_argument(
         "--judgments",
         type=Path,
@@ -169,7 +171,9 @@ def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         scale=args.scale,
         k=args.k,
         threshold=args.threshold,
+        order_by=args.order_by,
     )
+    warn_score_order(err, result)
     mirex = None
     if args.mirex:
         column = args.measure or (f"cg@{args.k}" if args.judgments is not None else "adr")

@@ -23,6 +23,7 @@ from mtcjudge.cli.common import (
 )
 from mtcjudge.cli.docs import doc_link
 from mtcjudge.cli.progress import ProgressBar
+from mtcjudge.cli.run_order import add_order_by, warn_score_order
 from mtcjudge.cli.simulate_report import format_summary, metadata_coverage, mirex_analysis, payload
 from mtcjudge.ingest.formats import InputError, read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
@@ -56,6 +57,7 @@ def register(sub: SubParsers) -> None:
         metavar="PATH",
         help="TREC run file(s) (a file or a directory) or TSV system<TAB>query<TAB>doc",
     )
+    add_order_by(sim)
     sim.add_argument(
         "--judgments",
         required=True,
@@ -169,13 +171,15 @@ def register(sub: SubParsers) -> None:
     syn.set_defaults(run=run_synthetic)
 
 
-def load_inputs(args: argparse.Namespace) -> LoadedCollection:
-    """Read and validate the three files; raise InputError naming the culprit."""
+def load_inputs(args: argparse.Namespace, err: TextIO) -> LoadedCollection:
+    """Read and validate the three files; raise InputError naming the culprit. Lists whose
+    scores contradict their ranks are reported on ``err``."""
     for name in ("runs", "judgments", "metadata"):
         path = getattr(args, name, None)
         if path is not None and not Path(path).exists():
             raise InputError(str(path), None, f"--{name}: no such file or directory")
-    runs = read_runs(args.runs)
+    runs = read_runs(args.runs, order_by=args.order_by)
+    warn_score_order(err, runs)
     judgments = read_judgments(args.judgments, args.scale)
     metadata = read_metadata(args.metadata) if args.metadata else None
     various = args.various_artists if args.various_artists else DEFAULT_VARIOUS_ARTISTS
@@ -264,7 +268,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _check_outputs(args)
-    loaded = load_inputs(args)
+    loaded = load_inputs(args, err)
     model = args.model or DEFAULT_ESTIMATOR
     if model in ("ordinal", CALIBRATED, JOINT) and args.metadata is None:
         err.write(

@@ -136,6 +136,7 @@ def payload(
         "true_ties": int(true_ties(result.true_means).sum()),
         "settings": {
             "runs": str(args.runs),
+            "order_by": args.order_by,
             "judgments": str(args.judgments),
             "metadata": str(args.metadata) if args.metadata else None,
             "k": args.k,

@@ -18,6 +18,7 @@ import numpy as np
 from mtcjudge.evaluation.measures import RBP_PERSISTENCE
 from mtcjudge.evaluation.service import MirexResult, OfflineEvaluation, SignificanceResult
 from mtcjudge.exports.formats import MEASURE_DEFINITIONS
+from mtcjudge.ingest.formats import SCORE_CONFLICTS_SHOWN
 from mtcjudge.validation import printable
 
 __all__ = [
@@ -43,12 +44,21 @@ CONVENTIONS = {
     ),
     "order": (
         "a system's list is in the order of the run file's rank column (TREC) or of its lines "
-        "(TSV); trec_eval sorts by score instead, which agrees when scores decrease with rank"
+        "(TSV); trec_eval sorts by score instead (ties by decreasing docno), which agrees when "
+        "scores decrease with rank: the lists whose scores disagree are named on stderr and "
+        "in score_conflicts"
     ),
     "several_judgments": (
         "several qrels lines for one pair count as their mean, rounded half up on BROAD"
     ),
 }
+
+#: the conventions' order when ``--order-by score`` is given
+_ORDER_BY_SCORE = (
+    "a system's list is in the order trec_eval, ir_measures and pytrec_eval use: decreasing "
+    "score, ties by decreasing docno (the rank column is ignored; a TSV run cannot be ordered "
+    "by score)"
+)
 
 _OFFLINE_IDEAL = (
     "Here the ideal ordering is the query's k highest judgments in the qrels file, so a "
@@ -261,7 +271,25 @@ def to_json(
             "ground_truth": len(result.ground_truth_queries),
             "ignored": result.ignored_queries,
         },
-        "conventions": CONVENTIONS,
+        "conventions": {
+            **CONVENTIONS,
+            **({"order": _ORDER_BY_SCORE} if result.order_by == "score" else {}),
+        },
+        "order_by": result.order_by,
+        "score_conflicts": {
+            "lists": len(result.score_conflicts),
+            "of": result.n_lists,
+            "first": [
+                {
+                    "file": c.path,
+                    "line": c.line,
+                    "system": c.system,
+                    "query": c.query,
+                    "message": c.message,
+                }
+                for c in result.score_conflicts[:SCORE_CONFLICTS_SHOWN]
+            ],
+        },
         "measure_definitions": measure_definitions(result),
         "systems": [
             {

@@ -28,7 +28,14 @@ from mtcjudge.evaluation.measures import (
     judged_share,
 )
 from mtcjudge.exports.formats import round_half_up
-from mtcjudge.ingest.formats import InputError, Judgments, Runs, read_judgments, read_runs
+from mtcjudge.ingest.formats import (
+    InputError,
+    Judgments,
+    Runs,
+    ScoreConflict,
+    read_judgments,
+    read_runs,
+)
 from mtcjudge.mtc._validation import check_int
 from mtcjudge.mtc.adr import adr_partial_order
 from mtcjudge.mtc.mirex import MirexAnalysis, friedman_tukey
@@ -102,6 +109,13 @@ class OfflineEvaluation:
     best_cg : ndarray of shape (n_systems, n_qrels_queries) or None
         CG@k with every unjudged document of the top k at the maximum grade: the best case
         of the 2012 significance rules (the worst case is ``cg@k`` itself).
+    order_by : str
+        How the lists were ordered: ``"rank"`` (the rank column, or a TSV run's lines) or
+        ``"score"`` (trec_eval's order).
+    score_conflicts : tuple of ScoreConflict
+        The lists whose scores order them otherwise than their ranks (file and line).
+    n_lists : int
+        How many (system, query) lists the runs hold.
     """
 
     systems: list[str]
@@ -117,6 +131,9 @@ class OfflineEvaluation:
     ground_truth_queries: list[str]
     ignored_queries: list[str]
     best_cg: FloatArray | None
+    order_by: str = "rank"
+    score_conflicts: tuple[ScoreConflict, ...] = ()
+    n_lists: int = 0
 
     def means(self) -> dict[str, FloatArray]:
         """Mean of each measure over the queries it is defined on, shape (n_systems,)."""
@@ -243,6 +260,7 @@ def evaluate_files(
     scale: str | None = None,
     k: int = DEFAULT_K,
     threshold: float | None = None,
+    order_by: str = "rank",
 ) -> OfflineEvaluation:
     """Read the files and score every system on every evaluated query.
 
@@ -251,7 +269,8 @@ def evaluate_files(
     runs_path : path
         A run file or a directory of run files (TREC ``qid Q0 docno rank score tag`` or TSV
         ``system query doc``; :func:`mtcjudge.ingest.formats.read_runs`). Lists are in ``rank``
-        order.
+        order, or with ``order_by="score"`` in trec_eval's (decreasing score, ties by
+        decreasing docno).
     qrels_path : path, optional
         TREC qrels ``qid 0 docno rel`` or TSV ``query doc score``.
     ground_truth_path : path, optional
@@ -262,6 +281,8 @@ def evaluate_files(
         Cut-off of the ``@k`` measures, from 1 to :data:`MAX_K`.
     threshold : float, optional
         Smallest relevant judgment (default :data:`DEFAULT_THRESHOLDS`).
+    order_by : {"rank", "score"}
+        How the lists of TREC runs are ordered (:data:`mtcjudge.ingest.formats.RUN_ORDERS`).
 
     Raises
     ------
@@ -276,7 +297,7 @@ def evaluate_files(
     check_int("k", k, 1, MAX_K)
     if scale is not None:
         get_scale(scale)
-    runs = read_runs(runs_path)
+    runs = read_runs(runs_path, order_by=order_by)
     judgments = None
     qrels: dict[str, dict[str, float]] = {}
     used_scale: Scale | None = None
@@ -334,6 +355,9 @@ def evaluate_files(
         ground_truth_queries=truth_queries,
         ignored_queries=sorted(set(runs.queries) - evaluated),
         best_cg=best_cg,
+        order_by=runs.order_by,
+        score_conflicts=runs.score_conflicts,
+        n_lists=runs.n_lists,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import statistics
 from collections.abc import Sequence
 from typing import Any, BinaryIO
@@ -18,6 +19,7 @@ __all__ = [
     "aggregate",
     "grades_markdown",
     "round_half_up",
+    "run_file_name",
 ]
 
 AGGREGATES = ("mean", "median")
@@ -33,6 +35,34 @@ WHATS = (
     "assessors",
     "bundle",
 )
+
+
+#: the characters a system's name keeps in its run file's name
+_FILE_NAME_SAFE = re.compile(r"[A-Za-z0-9_.-]")
+
+
+def run_file_name(system: str) -> str:
+    """The file name of a system's TREC run, ``NAME.txt``, safe on every file system and
+    one to one with the names: letters, digits, ``_``, ``-`` and ``.`` are kept (not a
+    leading ``.``, which would hide the file and could name ``..``); every other character
+    is written as the ``%XX`` of its UTF-8 bytes, as in addresses (``%`` itself is ``%25``).
+
+    Examples
+    --------
+    >>> run_file_name("S01")
+    'S01.txt'
+    >>> run_file_name("team/run 2")
+    'team%2Frun%202.txt'
+    >>> run_file_name("..")
+    '%2E..txt'
+    """
+    encoded = [
+        char
+        if _FILE_NAME_SAFE.fullmatch(char) and not (i == 0 and char == ".")
+        else "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+        for i, char in enumerate(system)
+    ]
+    return "".join(encoded) + ".txt"
 
 
 def round_half_up(value: float) -> int:

@@ -30,6 +30,7 @@ __all__ = [
     "documents",
     "judgment_ids",
     "judgment_rows",
+    "judgment_tally",
     "max_rank",
     "pair_values",
     "query_documents",
@@ -250,6 +251,36 @@ def counts(session: Session, campaign_id: int) -> dict[str, int]:
         "judged_pairs": int(judged_pairs or 0),
         "pool_pairs": int(pool_pairs or 0),
         "judged_pool_pairs": int(judged_pool or 0),
+    }
+
+
+def judgment_tally(session: Session, campaign_id: int) -> dict[str, int]:
+    """How many judgments the campaign has (``rows``), how many count (pool pairs, not set
+    aside) with a FINE value (``fine``) and with a BROAD one (``broad``), how many pool
+    judgments are set aside (``set_aside``), how many assessors and results it has: what
+    an export without rows says about why."""
+    counted = counted_judgment()
+    row = session.execute(
+        select(
+            func.count(),
+            func.count().filter(counted, Judgment.fine.is_not(None)),
+            func.count().filter(counted, Judgment.broad.is_not(None)),
+            func.count().filter(Judgment.kind == "pool", Judgment.set_aside.is_(True)),
+        ).where(Judgment.campaign_id == campaign_id)
+    ).one()
+    assessors = session.scalar(
+        select(func.count()).select_from(Assessor).where(Assessor.campaign_id == campaign_id)
+    )
+    results = session.scalar(
+        select(func.count()).select_from(Result).where(Result.campaign_id == campaign_id)
+    )
+    return {
+        "rows": int(row[0] or 0),
+        "fine": int(row[1] or 0),
+        "broad": int(row[2] or 0),
+        "set_aside": int(row[3] or 0),
+        "assessors": int(assessors or 0),
+        "results": int(results or 0),
     }
 
 

@@ -27,7 +27,7 @@ __all__ = ["router"]
 router = APIRouter(
     prefix="/api/campaigns",
     tags=["organizer"],
-    responses=error_responses(400, 401, 404, 422, 503),
+    responses=error_responses(400, 401, 404, 409, 422, 503),
     dependencies=[CHECK_SLUG],
 )
 
@@ -92,8 +92,11 @@ async def export_campaign(
     format: Annotated[
         Literal["trec", "csv", "jsonl", "json", "zip"] | None,
         Query(
-            description="qrels, runs: trec; judgments, estimates, entries: csv (default) or "
-            "jsonl; assessors: csv (default) or json; offsets, results: json; bundle: zip"
+            description="qrels: trec; runs: trec (default: every system in one file, told "
+            "apart by the tag column, which trec_eval, ir_measures, pytrec_eval and ranx read "
+            "as one run) or zip (runs/SYSTEM.txt, one TREC file per system, as those tools "
+            "take them); judgments, estimates, entries: csv (default) or jsonl; assessors: csv "
+            "(default) or json; offsets, results: json; bundle: zip"
         ),
     ] = None,
     aggregate: Annotated[
@@ -102,6 +105,13 @@ async def export_campaign(
             description="several judgments of a pair in the qrels: mean or median, rounded half up"
         ),
     ] = "mean",
+    allow_empty: Annotated[
+        bool,
+        Query(
+            description="export a file without rows (qrels without a line, a CSV with its "
+            "header alone) rather than answer 409 empty_export, which says why it is empty"
+        ),
+    ] = False,
 ) -> StreamingResponse:
     """A campaign's export for researchers: ``qrels`` (TREC ``qid 0 docno rel``, one line per
     judged pair), ``judgments`` (every judgment, long format), ``estimates`` (the unjudged
@@ -111,10 +121,14 @@ async def export_campaign(
     beyond the entries, for the results' variances), ``results`` (the results document for every
     measure: ``cg`` = CG@k; ``dcg`` = MIREX nDCG@k, normalised by an all-maximum list;
     ``ndcg`` = trec_eval/ir_measures nDCG@k, normalised by the ideal ordering; ``rbp``),
-    ``runs`` (TREC run file), ``assessors`` (each assessor by pseudonym: judgments counted,
-    set aside and quality trials, set-aside and pause state, reliability) or ``bundle`` (a
-    zip of all, with grades and a manifest)."""
-    spec = service.ExportSpec(what, scale, format, aggregate)
+    ``runs`` (TREC run file; ``format=zip``: one file per system), ``assessors`` (each
+    assessor by pseudonym: judgments counted, set aside and quality trials, set-aside and
+    pause state, reliability) or ``bundle`` (a zip of all, with grades and a manifest).
+
+    An export that would have no rows (qrels on a scale nothing was judged on, estimates of
+    a fully judged campaign, no assessors yet...) is a 409 ``empty_export`` saying why,
+    unless ``allow_empty=true``."""
+    spec = service.ExportSpec(what, scale, format, aggregate, allow_empty)
     factory = request.app.state.session_factory
 
     def produce() -> tuple[IO[bytes], str]:
@@ -122,12 +136,12 @@ async def export_campaign(
         try:
             with session_scope(factory) as session:
                 service.begin_snapshot(session)
-                name = service.write_export(session, slug, spec, spool)  # type: ignore[arg-type]
+                written = service.write_export(session, slug, spec, spool)  # type: ignore[arg-type]
         except BaseException:
             spool.close()
             raise
         spool.seek(0)
-        return spool, name
+        return spool, written.name
 
     spool, name = await anyio.to_thread.run_sync(produce, limiter=_EXPORTS)
     return StreamingResponse(

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import IO, Any, BinaryIO
+from typing import IO, Any, BinaryIO, TypeVar
 
 import numpy as np
 from sqlalchemy import Engine
@@ -27,6 +28,7 @@ from mtcjudge.campaigns import service as campaigns
 from mtcjudge.campaigns.assessors import assessor_overview
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository
+from mtcjudge.exports.empty import EmptyExport, why_empty
 from mtcjudge.exports.formats import (
     AGGREGATES,
     GRADES,
@@ -35,6 +37,7 @@ from mtcjudge.exports.formats import (
     HashingWriter,
     aggregate,
     grades_markdown,
+    run_file_name,
 )
 from mtcjudge.exports.state import STATE_COLUMNS, state_records
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS
@@ -55,10 +58,15 @@ __all__ = [
     "JUDGMENT_COLUMNS",
     "SCALES",
     "WHATS",
+    "EmptyExport",
     "ExportSpec",
+    "Written",
     "begin_snapshot",
+    "run_files",
     "write_export",
 ]
+
+_Row = TypeVar("_Row")
 
 #: the order of the scales' files in a bundle: FINE's first
 _BUNDLE_SCALES = (FINE.name, BROAD.name)
@@ -70,7 +78,7 @@ FORMATS: dict[str, tuple[str, ...]] = {
     "entries": ("csv", "jsonl"),
     "offsets": ("json",),
     "results": ("json",),
-    "runs": ("trec",),
+    "runs": ("trec", "zip"),
     "assessors": ("csv", "json"),
     "bundle": ("zip",),
 }
@@ -172,13 +180,16 @@ _PIECE = 1 << 16
 @dataclass(frozen=True)
 class ExportSpec:
     """What to export: ``what`` (:data:`WHATS`), the scale of qrels, estimates and results
-    (default: the campaign's), the format (default: the first of :data:`FORMATS`) and the
-    rule for several judgments of a pair in the qrels."""
+    (default: the campaign's), the format (default: the first of :data:`FORMATS`; the runs
+    as ``zip``: one TREC file per system), the rule for several judgments of a pair in the
+    qrels, and whether an export without rows is written (``allow_empty``) or refused
+    (:class:`EmptyExport`)."""
 
     what: str
     scale: str | None = None
     format: str | None = None
     aggregate: str = "mean"
+    allow_empty: bool = False
 
     def __post_init__(self) -> None:
         if self.what not in WHATS:
@@ -223,14 +234,46 @@ def begin_snapshot(session: Session) -> None:
         session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
 
 
+@dataclass(frozen=True)
+class Written:
+    """An export written: its file name, and why it has no rows when it has none (it was
+    written because :attr:`ExportSpec.allow_empty` said so)."""
+
+    name: str
+    empty: str | None = None
+
+
+_END = object()
+
+
+def _rows(
+    rows: Iterator[_Row], spec: ExportSpec, why: Callable[[], EmptyExport], empty: list[str]
+) -> Iterator[_Row]:
+    """``rows`` as they come, once the first one is read: none is an :class:`EmptyExport`
+    (``why()``), or with ``allow_empty`` its reason appended to ``empty``. Nothing has been
+    written when it is raised."""
+    first = next(rows, _END)
+    if first is _END:
+        refusal = why()
+        if not spec.allow_empty:
+            raise refusal
+        empty.append(refusal.reason)
+        return iter(())
+    return itertools.chain([first], rows)  # type: ignore[list-item]
+
+
 def write_export(
     session: Session, slug: str, spec: ExportSpec, out: BinaryIO, *, now: datetime | None = None
-) -> str:
-    """Write the export of campaign ``slug`` to ``out``; returns its file name.
+) -> Written:
+    """Write the export of campaign ``slug`` to ``out``; returns its file name (and why it
+    has no rows, when ``spec.allow_empty`` let an export without rows be written).
 
     Raises
     ------
     CampaignNotFound
+    EmptyExport
+        The export would have no rows (a header at most) and ``spec.allow_empty`` is false;
+        nothing was written to ``out``. The results and the bundle always have content.
     InvalidInput
         An id with white space in a TREC file (qrels, runs), whose columns are separated by
         white space.
@@ -238,25 +281,85 @@ def write_export(
     campaign = campaigns.get_campaign(session, slug)
     scale = spec.scale or campaign.scale
     what, fmt = spec.what, spec.file_format
+    empty: list[str] = []
+
+    def rows(found: Iterator[_Row]) -> Iterator[_Row]:
+        return _rows(found, spec, lambda: why_empty(session, campaign, what, scale), empty)
+
     if what == "qrels":
-        _write_lines(out, qrels_lines(session, campaign, scale, spec.aggregate))
+        values = rows(repository.pair_values(session, campaign.id, scale))
+        _write_lines(out, qrels_lines(session, campaign, scale, spec.aggregate, values))
     elif what == "judgments":
-        _write_lines(out, judgment_lines(session, campaign, fmt))
+        judgments = rows(judgment_records(session, campaign))
+        _write_lines(out, judgment_lines(session, campaign, fmt, judgments))
     elif what == "estimates":
-        _write_lines(out, estimate_lines(session, campaign, scale, fmt))
+        estimates = rows(estimate_records(session, campaign, scale))
+        _write_lines(out, estimate_lines(session, campaign, scale, fmt, records=estimates))
     elif what == "entries":
-        _write_lines(out, entry_lines(session, campaign, scale, fmt))
+        entries = rows(entry_records(session, campaign, scale))
+        _write_lines(out, entry_lines(session, campaign, scale, fmt, records=entries))
     elif what == "offsets":
         _write_lines(out, [offsets_json(session, campaign, scale)])
     elif what == "results":
         _write_lines(out, [results_json(session, campaign, scale)])
     elif what == "runs":
-        _write_lines(out, run_lines(session, campaign))
+        records = rows(run_records(session, campaign))
+        if fmt == "zip":
+            write_runs_zip(out, records, now=now or utcnow())
+        else:
+            _write_lines(out, (line for _system, line in records))
     elif what == "assessors":
-        _write_lines(out, assessor_lines(session, campaign, fmt))
+        assessors = rows(assessor_records(session, campaign))
+        _write_lines(out, assessor_lines(session, campaign, fmt, assessors))
     else:
         write_bundle(session, campaign, out, spec.aggregate, now=now or utcnow())
-    return spec.file_name(campaign)
+    return Written(spec.file_name(campaign), empty[0] if empty else None)
+
+
+def run_files(
+    session: Session, slug: str, *, allow_empty: bool = False
+) -> tuple[Iterator[tuple[str, str, Iterator[str]]], str | None]:
+    """Every system's run, one TREC file each: (system, file name, lines), by system name,
+    as they are read (:func:`~mtcjudge.exports.formats.run_file_name` names the files); and
+    why there are none when there are none and ``allow_empty`` let it be.
+
+    Raises
+    ------
+    CampaignNotFound
+    EmptyExport
+        The campaign has no results to write and ``allow_empty`` is false.
+    """
+    campaign = campaigns.get_campaign(session, slug)
+    empty: list[str] = []
+    spec = ExportSpec("runs", allow_empty=allow_empty)
+    records = _rows(
+        run_records(session, campaign),
+        spec,
+        lambda: why_empty(session, campaign, "runs", campaign.scale),
+        empty,
+    )
+
+    def files() -> Iterator[tuple[str, str, Iterator[str]]]:
+        for system, group in itertools.groupby(records, key=lambda record: record[0]):
+            yield system, run_file_name(system), (line for _system, line in group)
+
+    return files(), empty[0] if empty else None
+
+
+def write_runs_zip(
+    out: BinaryIO, records: Iterable[tuple[str, str]], *, now: datetime
+) -> list[str]:
+    """One zip of ``runs/NAME.txt`` members, one TREC run file per system (the names of
+    :func:`~mtcjudge.exports.formats.run_file_name`); returns the member names."""
+    stamp = as_utc(now).astimezone(UTC).timetuple()[:6]
+    names: list[str] = []
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for system, group in itertools.groupby(records, key=lambda record: record[0]):
+            name = f"runs/{run_file_name(system)}"
+            with _member(archive, name, stamp) as member:
+                _write_lines(member, (line for _system, line in group))
+            names.append(name)
+    return names
 
 
 def _write_lines(out: Any, lines: Iterable[str]) -> None:
@@ -286,11 +389,21 @@ def _trec_id(value: str, what: str) -> str:
     return value
 
 
-def qrels_lines(session: Session, campaign: Campaign, scale: str, rule: str) -> Iterator[str]:
-    """``qid 0 docno rel``: one line per judged pair, several judgments aggregated."""
+def qrels_lines(
+    session: Session,
+    campaign: Campaign,
+    scale: str,
+    rule: str,
+    rows: Iterable[Any] | None = None,
+) -> Iterator[str]:
+    """``qid 0 docno rel``: one line per judged pair, several judgments aggregated (of
+    ``rows`` of :func:`~mtcjudge.exports.repository.pair_values` when they are read
+    already)."""
     pair: tuple[str, str] | None = None
     values: list[float] = []
-    for query, document, value in repository.pair_values(session, campaign.id, scale):
+    if rows is None:
+        rows = repository.pair_values(session, campaign.id, scale)
+    for query, document, value in rows:
         if (query, document) != pair:
             if pair is not None:
                 yield f"{pair[0]} 0 {pair[1]} {aggregate(values, rule)}\n"
@@ -363,8 +476,13 @@ def assessor_records(session: Session, campaign: Campaign) -> Iterator[dict[str,
         }
 
 
-def assessor_lines(session: Session, campaign: Campaign, fmt: str) -> Iterator[str]:
-    records = list(assessor_records(session, campaign))
+def assessor_lines(
+    session: Session,
+    campaign: Campaign,
+    fmt: str,
+    records: Iterable[dict[str, Any]] | None = None,
+) -> Iterator[str]:
+    records = list(assessor_records(session, campaign) if records is None else records)
     if fmt == "json":
         return iter([json.dumps({"assessors": records}, indent=1, allow_nan=False) + "\n"])
 
@@ -400,8 +518,14 @@ def _jsonl_lines(records: Iterable[dict[str, Any]]) -> Iterator[str]:
         yield json.dumps(record, allow_nan=False) + "\n"
 
 
-def judgment_lines(session: Session, campaign: Campaign, fmt: str) -> Iterator[str]:
-    records = judgment_records(session, campaign)
+def judgment_lines(
+    session: Session,
+    campaign: Campaign,
+    fmt: str,
+    records: Iterable[dict[str, Any]] | None = None,
+) -> Iterator[str]:
+    if records is None:
+        records = judgment_records(session, campaign)
     if fmt == "jsonl":
         return _jsonl_lines(records)
     return _csv_lines(JUDGMENT_COLUMNS, records)
@@ -473,8 +597,12 @@ def estimate_lines(
     scale: str,
     fmt: str,
     state: CampaignEngine | None = None,
+    *,
+    records: Iterable[dict[str, Any]] | None = None,
 ) -> Iterator[str]:
-    records = estimate_records(session, campaign, scale, state)
+    """The estimates' lines (of ``records`` when they are read already)."""
+    if records is None:
+        records = estimate_records(session, campaign, scale, state)
     if fmt == "jsonl":
         return _jsonl_lines(records)
     return _csv_lines(ESTIMATE_COLUMNS, records)
@@ -534,8 +662,12 @@ def entry_lines(
     scale: str,
     fmt: str,
     state: CampaignEngine | None = None,
+    *,
+    records: Iterable[dict[str, Any]] | None = None,
 ) -> Iterator[str]:
-    records = entry_records(session, campaign, scale, state)
+    """The entries' lines (of ``records`` when they are read already)."""
+    if records is None:
+        records = entry_records(session, campaign, scale, state)
     if fmt == "jsonl":
         return _jsonl_lines(records)
     return _csv_lines(ENTRY_COLUMNS, records)

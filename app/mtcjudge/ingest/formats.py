@@ -7,24 +7,38 @@ import can tell users exactly what to fix.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
+import struct
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from mtcjudge.validation import DECIMAL, INTEGER
 
 __all__ = [
+    "RUN_ORDERS",
     "InputError",
     "Judgments",
     "Metadata",
     "Runs",
+    "ScoreConflict",
+    "ScoreOrderWarning",
     "check_judgments_cover_runs",
     "data_lines",
     "read_judgments",
     "read_metadata",
     "read_runs",
+    "score_order_warnings",
+    "trec_eval_order",
 ]
+
+#: how the lists of a TREC run are ordered: by the rank column as written, or by score as
+#: trec_eval orders them (:func:`trec_eval_order`)
+RUN_ORDERS = ("rank", "score")
+#: lists named one by one in :func:`score_order_warnings` (the rest are counted)
+SCORE_CONFLICTS_SHOWN = 10
 
 _BROAD_SCORES = (0.0, 1.0, 2.0)
 _FINE_RANGE = (0.0, 100.0)
@@ -79,6 +93,64 @@ class InputError(ValueError):
 
 
 @dataclass(frozen=True)
+class ScoreConflict:
+    """A TREC run list whose scores order it otherwise than its ranks, where it first shows.
+
+    trec_eval (and ir_measures and pytrec_eval, which run its code) ignore the rank column:
+    they order a list by decreasing score, ties broken by decreasing docno
+    (:func:`trec_eval_order`). Going down the list in rank order, the entry at ``line``
+    (rank ``rank``, score ``score`` as written) should come before the one ranked just above
+    it (``above_rank``, ``above_score``, ``above_doc``) by that rule: its score is higher or,
+    with ``tie``, equal and its docno greater. ``more`` counts the other adjacent entries of
+    the list that are out of order.
+    """
+
+    path: str
+    line: int
+    system: str
+    query: str
+    rank: int
+    score: str
+    doc: str
+    above_rank: int
+    above_score: str
+    above_doc: str
+    tie: bool
+    more: int = 0
+
+    @property
+    def message(self) -> str:
+        """What is wrong, without the file and line."""
+        where = f"system {self.system} query {self.query}: "
+        if self.tie:
+            if self.score == self.above_score:
+                text = f"rank {self.rank} ({self.doc}) ties rank {self.above_rank} "
+                text += f"({self.above_doc}) at score {self.score}"
+            else:
+                text = (
+                    f"rank {self.rank} ({self.doc}) has score {self.score}, equal to rank "
+                    f"{self.above_rank}'s ({self.above_doc}) {self.above_score} as a 32-bit "
+                    "float (as pytrec_eval and ir_measures read scores)"
+                )
+            text += f"; trec_eval breaks ties by docno, descending, and puts {self.doc} first"
+        else:
+            text = (
+                f"rank {self.rank} has score {self.score} above rank {self.above_rank}'s "
+                f"{self.above_score}"
+            )
+        if self.more:
+            text += f" (and {self.more} more in this list)"
+        return where + text
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class ScoreOrderWarning(UserWarning):
+    """Run lists whose scores contradict their ranks (the Python API warns with it)."""
+
+
+@dataclass(frozen=True)
 class Runs:
     """Ranked result lists of several systems.
 
@@ -88,10 +160,24 @@ class Runs:
         System id -> query id -> doc ids in rank order (rank 1 first), full lists as read.
     format : str
         ``"trec"`` or ``"tsv"``.
+    order_by : str
+        How the lists of a TREC run were ordered (:data:`RUN_ORDERS`): ``"rank"`` (the rank
+        column) or ``"score"`` (:func:`trec_eval_order`). A TSV run is in file order: ``"rank"``.
+    score_conflicts : tuple of ScoreConflict
+        One per list whose scores order it otherwise than its ranks (TREC runs only), by
+        file and line: where trec_eval, ir_measures and pytrec_eval, which order by score,
+        see another list than the rank column says.
     """
 
     lists: dict[str, dict[str, list[str]]]
     format: str
+    order_by: str = "rank"
+    score_conflicts: tuple[ScoreConflict, ...] = field(default=())
+
+    @property
+    def n_lists(self) -> int:
+        """How many (system, query) lists there are."""
+        return sum(len(per_query) for per_query in self.lists.values())
 
     @property
     def systems(self) -> list[str]:
@@ -291,11 +377,53 @@ def _run_files(root: str) -> list[str]:
     return files
 
 
+class _Scored(NamedTuple):
+    """One line of a TREC run: its score as trec_eval's tools compare it and its document
+    first, so that tuples compare in trec_eval's order (a document is once in a list, so
+    the two decide); the score as written and where the line is."""
+
+    value: float
+    doc: str
+    score: str
+    path: str
+    line: int
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to a 32-bit float, as pytrec_eval stores a score (and trec_eval's
+    releases before it kept doubles); beyond the 32-bit range: infinite, as C converts."""
+    try:
+        return float(struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def trec_eval_order(entries: Sequence[tuple[str, float]]) -> list[str]:
+    """The documents of ``(docno, score)`` entries in the order trec_eval evaluates them.
+
+    trec_eval ignores the rank column of a run: ``te_form_res_rels`` (form_res_rels.c) sorts
+    a query's results with ``comp_sim_docno``, by decreasing score, then by decreasing
+    docno (``strcmp(p2->docno, p1->docno)``: byte order, which for UTF-8 is the order of
+    Python's ``str``). Scores are compared as 32-bit floats, as pytrec_eval (and so
+    ir_measures) stores them; trec_eval's current source stores doubles, which differs only
+    for scores equal in their first 7 significant digits.
+
+    Examples
+    --------
+    >>> trec_eval_order([("d1", 0.5), ("d2", 0.9), ("d3", 0.5)])
+    ['d2', 'd3', 'd1']
+    """
+    keyed = [(_float32(score), doc) for doc, score in entries]
+    return [doc for _, doc in sorted(keyed, reverse=True)]
+
+
 class _RunCollector:
     """Accumulates lists from several files, checking ranks, duplicates and contiguity."""
 
     def __init__(self) -> None:
         self.ranked: dict[tuple[str, str], dict[int, str]] = {}
+        self.scored: dict[tuple[str, str], dict[int, _Scored]] = {}
+        self.values: dict[str, float] = {}  # score as written -> as a 32-bit float
         self.rank_seen: dict[tuple[str, str, int], tuple[str, int]] = {}
         self.doc_seen: dict[tuple[str, str, str], tuple[str, int]] = {}
         self.closed_blocks: dict[tuple[str, str], tuple[str, int]] = {}
@@ -333,6 +461,43 @@ class _RunCollector:
                     field="rank",
                 )
             self.add_doc(path, row.line, system, query, values["doc"], rank)
+            score = values["score"]
+            value = self.values.get(score)
+            if value is None:
+                value = self.values[score] = _float32(float(score))
+            self.scored.setdefault((system, query), {})[rank] = _Scored(
+                value, values["doc"], score, path, row.line
+            )
+
+    def score_conflicts(self) -> list[ScoreConflict]:
+        """One :class:`ScoreConflict` per list whose rank order is not trec_eval's."""
+        conflicts: list[ScoreConflict] = []
+        for (system, query), by_rank in self.scored.items():
+            ranks = sorted(by_rank)
+            first: ScoreConflict | None = None
+            out_of_order = 0
+            for above_rank, rank in itertools.pairwise(ranks):
+                above, entry = by_rank[above_rank], by_rank[rank]
+                if above > entry:  # trec_eval's order: (score, docno) decreasing
+                    continue
+                out_of_order += 1
+                if first is None:
+                    first = ScoreConflict(
+                        entry.path,
+                        entry.line,
+                        system,
+                        query,
+                        rank,
+                        entry.score,
+                        entry.doc,
+                        above_rank,
+                        above.score,
+                        above.doc,
+                        tie=entry.value == above.value,
+                    )
+            if first is not None:
+                conflicts.append(replace(first, more=out_of_order - 1))
+        return sorted(conflicts, key=lambda c: (c.path, c.line))
 
     def add_tsv(self, path: str, rows: list[_Row]) -> None:
         block: tuple[str, str] | None = None
@@ -394,21 +559,30 @@ class _RunCollector:
             field=field,
         )
 
-    def lists(self) -> dict[str, dict[str, list[str]]]:
+    def lists(self, order_by: str = "rank") -> dict[str, dict[str, list[str]]]:
+        """System -> query -> docs, by rank or (TREC runs) by trec_eval's order."""
         lists: dict[str, dict[str, list[str]]] = {}
         for (system, query), by_rank in self.ranked.items():
-            lists.setdefault(system, {})[query] = [by_rank[rank] for rank in sorted(by_rank)]
+            if order_by == "score":
+                entries = sorted(self.scored[system, query].values(), reverse=True)
+                docs = [entry.doc for entry in entries]
+            else:
+                docs = [by_rank[rank] for rank in sorted(by_rank)]
+            lists.setdefault(system, {})[query] = docs
         return lists
 
 
-def read_runs(path: str | os.PathLike[str]) -> Runs:
+def read_runs(path: str | os.PathLike[str], *, order_by: str = "rank") -> Runs:
     """Read the ranked lists of the systems from a run file or a directory of run files.
 
     Two formats are recognised from the content:
 
     - TREC: ``qid Q0 doc rank score tag`` (6 whitespace-separated fields). The system id is
       ``tag``; lists are ordered by the integer ``rank``, which need not start at 1 but must be
-      unique per (tag, qid). ``Q0`` is ignored and ``score`` must be a number.
+      unique per (tag, qid), or with ``order_by="score"`` as trec_eval orders them
+      (:func:`trec_eval_order`: decreasing score, ties by decreasing docno). ``Q0`` is ignored
+      and ``score`` must be a number. Either way, every list whose scores order it otherwise
+      than its ranks is reported in :attr:`Runs.score_conflicts` (file and line).
     - TSV: ``system<TAB>query<TAB>doc``, the lines of one (system, query) contiguous and in rank
       order. A header line whose first field is ``system`` is skipped.
 
@@ -419,6 +593,9 @@ def read_runs(path: str | os.PathLike[str]) -> Runs:
     ----------
     path : str or os.PathLike
         A run file, or a directory of run files.
+    order_by : {"rank", "score"}
+        How to order the lists of a TREC run (:data:`RUN_ORDERS`). ``"score"`` needs a score
+        column: a TSV run is refused with it.
 
     Returns
     -------
@@ -430,16 +607,27 @@ def read_runs(path: str | os.PathLike[str]) -> Runs:
     InputError
         On a missing path, an empty directory or file, a file that is not UTF-8 text (or holds
         a NUL), a line with the wrong number of fields, a non-integer or duplicate rank, the
-        same doc twice in one list, or a (system, query) block of a TSV file interrupted by
-        another block.
+        same doc twice in one list, a (system, query) block of a TSV file interrupted by
+        another block, or a TSV run to be ordered by score.
+    ValueError
+        If ``order_by`` is neither ``"rank"`` nor ``"score"``.
 
     Examples
     --------
     A TSV file holding ``sysA<TAB>q1<TAB>d3`` then ``sysA<TAB>q1<TAB>d1`` gives
     ``Runs(lists={"sysA": {"q1": ["d3", "d1"]}}, format="tsv")``.
     """
+    if order_by not in RUN_ORDERS:
+        raise ValueError(f"order_by must be 'rank' or 'score', got {order_by!r}")
     parsed = [(file, *_parse(file, (_TSV_RUN, _TREC_RUN))) for file in _run_files(os.fspath(path))]
     first_file, first_format, _ = parsed[0]
+    if order_by == "score" and first_format is _TSV_RUN:
+        raise InputError(
+            first_file,
+            None,
+            "cannot order by score: this is a TSV run (system query doc), which has no score "
+            "column; its lines are in rank order (order by rank)",
+        )
     collector = _RunCollector()
     for file, detected, rows in parsed:
         if detected is not first_format:
@@ -453,7 +641,52 @@ def read_runs(path: str | os.PathLike[str]) -> Runs:
             collector.add_trec(file, rows)
         else:
             collector.add_tsv(file, rows)
-    return Runs(lists=collector.lists(), format=first_format.name)
+    return Runs(
+        lists=collector.lists(order_by),
+        format=first_format.name,
+        order_by=order_by,
+        score_conflicts=tuple(collector.score_conflicts()),
+    )
+
+
+def score_order_warnings(
+    conflicts: Sequence[ScoreConflict],
+    *,
+    n_lists: int,
+    order_by: str,
+    hint: str,
+    shown: int = SCORE_CONFLICTS_SHOWN,
+) -> list[str]:
+    """The warning about lists whose scores contradict their ranks (``conflicts``, of
+    ``n_lists`` lists ordered by ``order_by``), as lines: a summary, the first ``shown``
+    lists by file and line, and how many more there are (empty when there are none).
+    ``hint`` is the sentence saying how the reader asks for trec_eval's order (the command
+    line's ``--order-by score``, the API's ``order_by``), shown when the lists are in rank
+    order."""
+    if not conflicts:
+        return []
+    systems = sorted({c.system for c in conflicts})
+    named = ", ".join(systems[:5]) + (f" and {len(systems) - 5} more" if len(systems) > 5 else "")
+    lists = "list" if n_lists == 1 else "lists"
+    head = (
+        f"the scores of {len(conflicts)} of the {n_lists} {lists} order them otherwise "
+        f"than their ranks ({'system' if len(systems) == 1 else 'systems'} {named}). "
+    )
+    if order_by == "score":
+        head += (
+            "They are ordered by score, as trec_eval, ir_measures and pytrec_eval order them "
+            "(decreasing score, ties by decreasing docno), not by the rank column."
+        )
+    else:
+        head += (
+            "They are ordered by the rank column; trec_eval, ir_measures and pytrec_eval ignore "
+            "it and order each list by score (decreasing, ties by decreasing docno), so their "
+            f"figures from these files will differ. {hint}"
+        )
+    lines = [head, *(str(c) for c in conflicts[:shown])]
+    if len(conflicts) > shown:
+        lines.append(f"and {len(conflicts) - shown} more lists")
+    return lines
 
 
 def _parse_score(path: str, row: _Row, field: str, scale: str) -> float:
