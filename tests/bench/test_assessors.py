@@ -3,6 +3,7 @@ figures (no MIREX data needed)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from types import ModuleType
 
@@ -53,6 +54,8 @@ def campaign(scenario: str, collection: str, wrong: int, answers: int, people: l
         stop="confidence",
         seconds=0.0,
         assessors=people,
+        second_opinions=4,
+        noise_sd=15.0 if scenario != "exact" else 0.0,
     )
 
 
@@ -98,6 +101,42 @@ def test_ranking_figures_against_the_clean_campaign() -> None:
     assert aside["honest"]
     assert aside["judgments_vs_clean"] == pytest.approx(180 / 150)
     assert ranking["clean"]["judgments_vs_clean"] == pytest.approx(1.0)
+    assert aside["second_opinions"] == 8
+    assert aside["mean_noise_sd"] == pytest.approx(15.0)
+
+
+def test_the_disagreement_is_measured_from_second_opinions_as_the_planner_does() -> None:
+    """Exact answers measure none; careful ones about their noise; a set-aside assessor's
+    second opinions, and those of pairs whose judge was set aside, count for nothing."""
+    settings = assessors.tasks_for(_quick_args())[0].settings
+    exact = assessors.Campaign(assessors.Task("exact", settings=settings, n_assessors=5))
+    exact.run()
+    assert exact.second
+    assert exact._disagreement().measured
+    assert exact._disagreement().variance == 0.0
+    assert exact.engine.judged_var.max() == 0.0
+    clean = assessors.Campaign(assessors.Task("clean", settings=settings, n_assessors=5))
+    record = clean.run()
+    measured = clean._disagreement()
+    assert measured.measured
+    assert record.second_opinions == measured.pairs
+    assert 5.0 < record.noise_sd < 40.0  # FINE points; the careful noise is 10-25
+    judged = clean.engine.judged
+    assert clean.engine.var[judged] == pytest.approx(measured.variance)
+    # setting an assessor aside drops their second opinions and those on their pairs
+    who = clean.second[0][0]
+    before = measured.pairs
+    clean._set_aside(clean.assessors[who])
+    assert clean._disagreement().pairs < before
+    off = assessors.Campaign(assessors.Task("clean", settings=settings, n_assessors=5, noise="off"))
+    off.run()
+    assert off.engine.judged_var.max() == 0.0
+
+
+def _quick_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    assessors.add_arguments(parser)
+    return parser.parse_args(["--quick", "--collections", "1", "--scenario", "clean"])
 
 
 def test_population_of_each_scenario() -> None:
