@@ -181,6 +181,11 @@ def next_pair(session: Session, token: str) -> NextPair:
             repository.release_lease(session, current, "released")
         return NextPair("done", None, False, prog, paused)
     rule = context.listen_seconds
+    if current is not None and context.trial_unplayable:
+        # a trial on a pool pair that cannot be played any more (the planner ends the
+        # leases of such a pair, which a trial's lease is not): it just ends
+        repository.release_lease(session, current, "released")
+        current = None
     if current is not None and current.expires_at > now:
         same = current.query_id == previous_query
         return NextPair("pair", current, same, prog, "", rule, context.assessor_id)
@@ -393,18 +398,22 @@ def submit_judgment(
     if repository.assessor_hold(session, context.assessor_id, shared_lock=True).set_aside:
         raise AssessorPaused(SET_ASIDE_MESSAGE)
     # under the pair's lock the lease's state cannot change any more
-    state, expires_at = repository.lease_state(session, lease.id)
+    lease_now = repository.lease_state(session, lease.id)
     per_pair = context.judgments_per_pair
-    live = state == "live"
-    held = live and expires_at > now
+    live = lease_now.state == "live"
+    held = live and lease_now.expires_at > now
     if (
-        state != "done"
+        lease_now.state != "done"
         and not held
         and pair.judged + repository.live_leases_of_others(session, lease, now) >= per_pair
     ):
         raise LeaseExpired(
             "your time on this pair ran out and it was given to someone else: here is a new one"
         )
+    if lease_now.judged_otherwise:
+        # they answered it as a hidden trial (a second opinion whose lease had lapsed,
+        # answered late): one assessor never gives a pair both a trial's and a pool answer
+        raise Conflict("you have already judged this pair: revise it from your recent judgments")
     judgment = repository.insert_judgment(session, values)
     if judgment is None:  # a unique key said no: this client_id, or this pair, is stored
         existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
@@ -437,9 +446,28 @@ def _submit_trial(
     values: dict[str, Any],
     client_id: str,
 ) -> tuple[Any, bool]:
-    """Store the answer to a quality trial: no pair to lock or count. Its lease is answered
-    once (the unique key on the assessor's judgments of a kind), late or not, unless it was
-    answered already; the volunteer is told what they would be told of a pool pair."""
+    """Store the answer to a quality trial: no pair to count. Its lease is answered once (the
+    unique key on the assessor's judgments of a kind), late or not, unless it was answered
+    already; the volunteer is told what they would be told of a pool pair.
+
+    A trial whose clips are a pool pair (a repeat, a second opinion) takes the pair's row
+    first, as a pool judgment of it does: a pair that cannot be played is not judged, and a
+    second opinion is refused when the assessor answered the pair otherwise meanwhile (its
+    lease lapsed and the pair came back to them as a pool pair, its original set aside)."""
+    pair = repository.lock_pair_of(session, lease.campaign_id, lease.query_id, lease.document_id)
+    if pair is not None:
+        _refuse_unplayable(pair)
+        if lease.kind == "second" and repository.judged_otherwise(
+            session,
+            lease.campaign_id,
+            lease.query_id,
+            lease.document_id,
+            context.assessor_id,
+            lease.kind,
+        ):
+            raise Conflict(
+                "you have already judged this pair: revise it from your recent judgments"
+            )
     judgment = repository.insert_judgment(session, values)
     if judgment is None:
         existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)

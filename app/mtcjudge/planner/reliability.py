@@ -148,7 +148,9 @@ def assess_assessors(
             )
             last_query = query
             expected = expected_var = others = repeat_of = None
-            if r.kind == "pool":
+            # a second opinion (another assessor's pool pair, handed blind) is weighed as a
+            # pool answer: against the other judges of the pair, else the expectation
+            if r.kind in ("pool", "second"):
                 key = (query, int(r.document_id))
                 p = state.pair_index.get(key)
                 if p is not None and mean is not None and var is not None and yardstick:
@@ -166,7 +168,7 @@ def assess_assessors(
                 seconds = max(0.0, (as_utc(r.created_at) - as_utc(r.leased_at)).total_seconds())
             answers.append(
                 Answer(
-                    kind=str(r.kind),
+                    kind="pool" if r.kind == "second" else str(r.kind),
                     score=_score(r.fine),
                     broad=None if r.broad is None else int(r.broad),
                     expected=expected,
