@@ -223,22 +223,11 @@ def pair_counters(s: Scratch) -> tuple[int, int, int]:
     return int(judged or 0), int(leased or 0), int(changes or 0)
 
 
-@pytest.mark.parametrize("per_pair", [1, 2])
-def test_many_assessors_with_quality_trials_respect_every_invariant(scratch, workers, per_pair):
-    """Every other hand-out a trial (rate 1): the pool is still judged in full, each pair
-    exactly ``per_pair`` times, its counters agree with the rows, and no trial held a pair."""
-    n = 6
-    s = scratch(
-        audio_dir=AUDIO,
-        n_systems=4,
-        n_queries=8,
-        k=3,
-        n_assessors=n,
-        judgments_per_pair=per_pair,
-        quality_rate=1.0,
-    )
-    w = workers(s.url, n)
-    results = oks(w.run([("judge_loop", (token, 400)) for token in s.tokens]))
+def judged_in_full_with_trials(
+    s: Scratch, per_pair: int, results: list[tuple[int, int]], n: int
+) -> Counter[str]:
+    """The invariants after assessors judged the whole pool with trials among their pairs;
+    the judgments by kind."""
     assert len(results) == n
     assert max(most_held for _, most_held in results) <= per_pair
     counted = counted_per_pair(s)
@@ -283,11 +272,10 @@ def test_many_assessors_with_quality_trials_respect_every_invariant(scratch, wor
     assert len(trial_leases) == len(set(trial_leases))
     trial_pairs = rows(s, select(Lease.pair_id).where(Lease.kind != "pool"))
     assert all(pair_id is None for (pair_id,) in trial_pairs)
-    # second opinions were among them, each of a playable pair judged by another assessor
-    # with a judgment that counts (the earliest), never one its assessor judged as a pool pair
-    assert kinds["second"] > 0, kinds
+    # each second opinion is of a playable pair judged by another assessor with a judgment
+    # that counts (the earliest), never one its assessor judged as a pool pair
     pool_of = {(a, q, d) for a, q, d, kind, *_ in answers if kind == "pool"}
-    originals = {
+    judgments = {
         j: (a, q, d, kind, aside)
         for j, a, q, d, kind, aside in rows(
             s,
@@ -307,17 +295,60 @@ def test_many_assessors_with_quality_trials_respect_every_invariant(scratch, wor
     for a, q, d, kind, repeat_of, _lease_kind, _pair_id in answers:
         if kind != "second":
             continue
-        original = originals[repeat_of]
+        original = judgments[repeat_of]
         assert original[0] != a
         assert original[1:] == (q, d, "pool", False)
         assert (a, q, d) not in pool_of
         assert playable[(q, d)]
         earlier = [
             j
-            for j, (who, oq, od, okind, aside) in originals.items()
+            for j, (who, oq, od, okind, _aside) in judgments.items()
             if (oq, od) == (q, d) and okind == "pool" and who != a and j < repeat_of
         ]
         assert earlier == []
+    return kinds
+
+
+@pytest.mark.parametrize("per_pair", [1, 2])
+def test_many_assessors_with_quality_trials_respect_every_invariant(scratch, workers, per_pair):
+    """Every other hand-out a trial (rate 1): the pool is still judged in full, each pair
+    exactly ``per_pair`` times, its counters agree with the rows, and no trial held a pair."""
+    n = 6
+    s = scratch(
+        audio_dir=AUDIO,
+        n_systems=4,
+        n_queries=8,
+        k=3,
+        n_assessors=n,
+        judgments_per_pair=per_pair,
+        quality_rate=1.0,
+    )
+    w = workers(s.url, n)
+    results = oks(w.run([("judge_loop", (token, 400)) for token in s.tokens]))
+    judged_in_full_with_trials(s, per_pair, results, n)
+
+
+@pytest.mark.parametrize("per_pair", [1, 2])
+def test_second_opinions_under_concurrency_respect_every_invariant(scratch, workers, per_pair):
+    """Each assessor judges their warm-up first, so that every one of them can be handed
+    another's pair for a second opinion from their first trial on; then all judge at once
+    (rate 1). Second opinions are handed out, take no slot, and every invariant holds."""
+    n = 6
+    s = scratch(
+        audio_dir=AUDIO,
+        n_systems=4,
+        n_queries=8,
+        k=3,
+        n_assessors=n,
+        judgments_per_pair=per_pair,
+        quality_rate=1.0,
+    )
+    for token in s.tokens:
+        warm_up(s, token)
+    w = workers(s.url, n)
+    results = oks(w.run([("judge_loop", (token, 400)) for token in s.tokens]))
+    kinds = judged_in_full_with_trials(s, per_pair, results, n)
+    assert kinds["second"] > 0, kinds
 
 
 def test_concurrent_next_of_an_assessor_due_a_trial_leases_one_trial(scratch, workers) -> None:

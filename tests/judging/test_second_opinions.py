@@ -26,6 +26,7 @@ from mtcjudge.models import (
     Judgment,
     Lease,
     Pair,
+    PlanEntry,
     counted_judgment,
     utcnow,
 )
@@ -376,10 +377,10 @@ def test_a_pair_given_a_second_opinion_never_comes_back_to_them_as_a_pool_pair(
     assert pair is not None
     db_session.refresh(pair)
     assert pair.judged == 0  # free again
-    candidates = repository.candidate(
-        db_session, fx.campaign.id, b, 1, utcnow(), planned=False, query_id=lease.query_id
-    )
-    assert candidates is None or candidates.pair_id != pair.id
+    # the claim's conditional UPDATE refuses it to A2 (and the claim then leaves out every
+    # pair they answered as a trial that is back in the pool)
+    assert repository.trial_pairs_back(db_session, b, 1) == {pair.id}
+    assert not repository.take_slot(db_session, pair.id, 1, utcnow(), b)
     while True:
         body = next_body(client, second)
         if body["status"] != "pair":
@@ -393,6 +394,43 @@ def test_a_pair_given_a_second_opinion_never_comes_back_to_them_as_a_pool_pair(
     body = next_body(client, third)
     got = lease_of(db_session, body["pair"]["lease_id"])
     assert (got.query_id, got.document_id) == (lease.query_id, lease.document_id)
+
+
+def test_many_pairs_answered_as_trials_back_in_the_pool_do_not_stall_the_claim(
+    db_session,
+) -> None:
+    """More pairs than a claim tries (MAX_CLAIM_ATTEMPTS) came back to the pool after A2
+    gave second opinions on them, ahead of every other free pair: one ``next`` still hands A2
+    another pair (after the first refusal the claim leaves them all out)."""
+    from mtcjudge.judging import service
+
+    fx = build_campaign(db_session, n_systems=4, n_queries=6, k=4, keep_collecting=True)
+    second = fx.tokens[1]
+    b = assessor_id(db_session, second)
+    pairs = db_session.scalars(
+        select(Pair).where(Pair.campaign_id == fx.campaign.id).order_by(Pair.id)
+    ).all()
+    back = pairs[: service.MAX_CLAIM_ATTEMPTS + 4]
+    assert len(pairs) > len(back)
+    db_session.add_all(
+        Judgment(
+            campaign_id=p.campaign_id,
+            query_id=p.query_id,
+            document_id=p.document_id,
+            assessor_id=b,
+            broad=1,
+            fine=50.0,
+            kind="second",
+        )
+        for p in back
+    )
+    db_session.flush()
+    assert db_session.scalar(select(func.count()).select_from(PlanEntry)) == 0  # no plan yet
+    result = service.next_pair(db_session, second)
+    assert result.status == "pair", result.message
+    assert result.lease is not None
+    assert result.lease.pair_id not in {p.id for p in back}
+    assert result.lease.pair_id == pairs[len(back)].id  # the first free pair by id
 
 
 def test_a_pool_answer_to_a_pair_they_gave_a_second_opinion_on_is_refused(
@@ -447,8 +485,9 @@ def test_a_pool_answer_to_a_pair_they_gave_a_second_opinion_on_is_refused(
 def test_a_late_second_opinion_of_a_pair_judged_since_as_pool_is_refused(
     db_session, client
 ) -> None:
-    """The second opinion's lease lapsed, its original was set aside and A2 judged the pair
-    as a pool pair: the late answer to the second opinion is refused (409)."""
+    """The second opinion's lease lapsed, its original was set aside and A2 was handed the
+    pair as a pool pair: the late answer to the second opinion is refused (409) while they
+    hold it and after they judged it."""
     fx = build_campaign(
         db_session, n_systems=3, n_queries=2, k=3, n_assessors=2, target=1.0, keep_collecting=True
     )
@@ -478,6 +517,9 @@ def test_a_late_second_opinion_of_a_pair_judged_since_as_pool_is_refused(
     db_session.add(handed)
     db_session.execute(update(Pair).where(Pair.id == pair.id).values(leased=1))
     db_session.flush()
+    # while they hold it as a pool pair, and once they judged it so
+    held = post(client, second, trial["lease_id"])
+    assert held.status_code == 409, held.text
     submit(client, second, handed.id)
     late = post(client, second, trial["lease_id"])
     assert late.status_code == 409, late.text

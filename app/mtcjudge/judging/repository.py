@@ -55,6 +55,7 @@ __all__ = [
     "TrialQuery",
     "add_served_bytes",
     "anchor_document",
+    "answered_otherwise",
     "assessor_and_campaign",
     "assessor_by_token",
     "assessor_hold",
@@ -63,7 +64,6 @@ __all__ = [
     "insert_judgment",
     "insert_lease",
     "insert_trial_lease",
-    "judged_otherwise",
     "judgment_by_client_id",
     "last_judged_query",
     "lease_clip",
@@ -86,6 +86,7 @@ __all__ = [
     "repeat_judgment",
     "second_opinion",
     "take_slot",
+    "trial_pairs_back",
     "trial_query",
 ]
 
@@ -481,29 +482,41 @@ def lock_pair_of(
     return None if row is None else LockedPair(int(row.id), int(row.judged), bool(row.playable))
 
 
-_JUDGED_BY = select(
-    exists().where(
-        Judgment.campaign_id == bindparam("campaign_id", type_=Integer),
-        Judgment.query_id == bindparam("query_id", type_=Integer),
-        Judgment.document_id == bindparam("document_id", type_=Integer),
-        Judgment.assessor_id == bindparam("assessor_id", type_=Integer),
-        Judgment.kind != bindparam("kind", type_=String),
+_ANSWERED_OTHERWISE = select(
+    or_(
+        exists().where(
+            Judgment.campaign_id == bindparam("campaign_id", type_=Integer),
+            Judgment.query_id == bindparam("query_id", type_=Integer),
+            Judgment.document_id == bindparam("document_id", type_=Integer),
+            Judgment.assessor_id == bindparam("assessor_id", type_=Integer),
+            Judgment.kind != bindparam("kind", type_=String),
+        ),
+        exists().where(
+            Lease.pair_id == bindparam("pair_id", type_=Integer),
+            Lease.assessor_id == bindparam("assessor_id", type_=Integer),
+            Lease.state == "live",
+        ),
     )
 )
 
 
-def judged_otherwise(
-    session: Session, campaign_id: int, query_id: int, document_id: int, assessor_id: int, kind: str
+def answered_otherwise(
+    session: Session,
+    pair: LockedPair,
+    lease: LeaseInfo,
+    assessor_id: int,
 ) -> bool:
-    """Whether the assessor has a judgment of the pair of a kind other than ``kind``."""
+    """Whether the assessor judged the pool pair whose clips a trial's ``lease`` plays as
+    another kind, or holds it now as a pool pair (read under the pair's lock)."""
     params = {
-        "campaign_id": campaign_id,
-        "query_id": query_id,
-        "document_id": document_id,
+        "campaign_id": lease.campaign_id,
+        "query_id": lease.query_id,
+        "document_id": lease.document_id,
         "assessor_id": assessor_id,
-        "kind": kind,
+        "kind": lease.kind,
+        "pair_id": pair.id,
     }
-    return bool(_run(session, _JUDGED_BY, params).scalar())
+    return bool(_run(session, _ANSWERED_OTHERWISE, params).scalar())
 
 
 def pair_of(session: Session, campaign_id: int, query_id: int, document_id: int) -> Pair | None:
@@ -523,12 +536,12 @@ _NOW = bindparam("now", type_=DateTime(timezone=True))
 _SKIP = bindparam("skip", expanding=True, type_=Integer)
 
 
-def _candidate_statement(*, planned: bool, own_query: bool) -> Any:
-    # the pairs this assessor judged in any kind are left out (an anti-join on the judgment
-    # table, by the columns of its unique key): with several judgments per pair their own
-    # pool judgment, and whatever the campaign asks, a pair they answered as a hidden trial
-    # (a second opinion, or a reference trial whose clips are a pool pair) and that came
-    # back to the pool since (its judgment was set aside)
+def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> Any:
+    # with one judgment per pair a pair judged as a pool pair is never free, so only a
+    # campaign that asks for several needs to leave out the pairs this assessor judged here
+    # (an anti-join on the judgment table, by the columns of its unique key, whatever their
+    # kind); with one, the rare pair they answered as a hidden trial and that came back to
+    # the pool is refused by :func:`take_slot`, at no cost per free pair
     judged_by_me = exists().where(
         Judgment.campaign_id == Pair.campaign_id,
         Judgment.query_id == Pair.query_id,
@@ -543,8 +556,9 @@ def _candidate_statement(*, planned: bool, own_query: bool) -> Any:
         Pair.judged < _PER_PAIR,
         or_(Pair.judged + Pair.leased < _PER_PAIR, Pair.leased_until <= _NOW),
         Pair.id.not_in(_SKIP),
-        ~judged_by_me,
     ]
+    if several:
+        conditions.append(~judged_by_me)
     columns = (
         Pair.id,
         Pair.query_id,
@@ -576,9 +590,10 @@ def _candidate_statement(*, planned: bool, own_query: bool) -> Any:
 
 
 _CANDIDATE = {
-    (planned, own): _candidate_statement(planned=planned, own_query=own)
+    (planned, own, several): _candidate_statement(planned=planned, own_query=own, several=several)
     for planned in (True, False)
     for own in (True, False)
+    for several in (True, False)
 }
 
 
@@ -594,7 +609,8 @@ def candidate(
     skip: frozenset[int] = frozenset(),
 ) -> ClaimCandidate | None:
     """The best free pair for this assessor: from the planner's list (``planned``), else
-    any free playable pair; with ``query_id``, of that query only."""
+    any free playable pair; with ``query_id``, of that query only. With one judgment per
+    pair it may be one they answered as a hidden trial, which :func:`take_slot` refuses."""
     params: dict[str, Any] = {
         "campaign_id": campaign_id,
         "assessor_id": assessor_id,
@@ -604,7 +620,7 @@ def candidate(
     }
     if query_id is not None:
         params["query_id"] = query_id
-    statement = _CANDIDATE[(planned, query_id is not None)]
+    statement = _CANDIDATE[(planned, query_id is not None, per_pair > 1)]
     row = _run(session, statement, params).first()
     if row is None:
         return None
@@ -619,6 +635,38 @@ def candidate(
         None if rank is None else int(rank),
         bool(audit),
     )
+
+
+def _trial_pairs_back(assessor_id: Any, per_pair: Any) -> Any:
+    """The pool pairs with room for a judgment that the assessor answered as a hidden trial
+    (a second opinion whose original was set aside since, a reference trial whose clips are
+    a pool pair): never to be handed to them as pool pairs."""
+    return (
+        select(Pair.id)
+        .join(
+            Judgment,
+            and_(
+                Judgment.campaign_id == Pair.campaign_id,
+                Judgment.query_id == Pair.query_id,
+                Judgment.document_id == Pair.document_id,
+            ),
+        )
+        .where(
+            Judgment.assessor_id == assessor_id,
+            Judgment.kind != "pool",
+            Pair.judged < per_pair,
+        )
+    )
+
+
+_TRIAL_PAIRS_BACK = _trial_pairs_back(_ASSESSOR_ID, _PER_PAIR)
+
+
+def trial_pairs_back(session: Session, assessor_id: int, per_pair: int) -> frozenset[int]:
+    """The ids of the pool pairs with room for a judgment that the assessor answered as a
+    hidden trial (what :func:`candidate` must skip for them)."""
+    params = {"assessor_id": assessor_id, "per_pair": per_pair}
+    return frozenset(int(p) for p in _run(session, _TRIAL_PAIRS_BACK, params).scalars())
 
 
 def release_expired(session: Session, pair_id: int, now: datetime) -> None:
@@ -643,6 +691,13 @@ _TAKE_SLOT = (
         Pair.playable.is_(True),
         Pair.judged < _PER_PAIR,
         Pair.judged + Pair.leased < _PER_PAIR,
+        # nor one the assessor judged, in any kind (one probe of the judgments' unique key)
+        ~exists().where(
+            Judgment.campaign_id == Pair.campaign_id,
+            Judgment.query_id == Pair.query_id,
+            Judgment.document_id == Pair.document_id,
+            Judgment.assessor_id == _ASSESSOR_ID,
+        ),
     )
     .values(
         leased=Pair.leased + 1,
@@ -655,9 +710,17 @@ _TAKE_SLOT = (
 )
 
 
-def take_slot(session: Session, pair_id: int, per_pair: int, expires_at: datetime) -> bool:
-    """Count one more live lease on the pair if it is still free: one conditional UPDATE."""
-    params = {"pair_id": pair_id, "per_pair": per_pair, "expires_at": expires_at}
+def take_slot(
+    session: Session, pair_id: int, per_pair: int, expires_at: datetime, assessor_id: int
+) -> bool:
+    """Count one more live lease on the pair if it is still free and the assessor never
+    judged it in any kind: one conditional UPDATE."""
+    params = {
+        "pair_id": pair_id,
+        "per_pair": per_pair,
+        "expires_at": expires_at,
+        "assessor_id": assessor_id,
+    }
     taken = _run(session, _TAKE_SLOT, params).rowcount
     return bool(taken)
 

@@ -221,6 +221,7 @@ def _claim(
     per_pair = context.judgments_per_pair
     expires_at = now + timedelta(minutes=context.lease_minutes)
     skip: set[int] = set()
+    looked_back = False
     for _ in range(MAX_CLAIM_ATTEMPTS):
         args = (session, context.campaign_id, context.assessor_id, per_pair, now)
         best = repository.candidate(*args, planned=True, skip=frozenset(skip))
@@ -241,8 +242,15 @@ def _claim(
             rule = "audit"
         if chosen.lapsed_leases:
             repository.release_expired(session, chosen.pair_id, now)
-        if not repository.take_slot(session, chosen.pair_id, per_pair, expires_at):
+        if not repository.take_slot(
+            session, chosen.pair_id, per_pair, expires_at, context.assessor_id
+        ):
             skip.add(chosen.pair_id)
+            if not looked_back:
+                # taken meanwhile, or a pair the assessor answered as a hidden trial that
+                # came back to the pool (its original set aside): leave all of those out
+                skip |= repository.trial_pairs_back(session, context.assessor_id, per_pair)
+                looked_back = True
             continue
         values = {
             "campaign_id": context.campaign_id,
@@ -452,18 +460,14 @@ def _submit_trial(
 
     A trial whose clips are a pool pair (a repeat, a second opinion) takes the pair's row
     first, as a pool judgment of it does: a pair that cannot be played is not judged, and a
-    second opinion is refused when the assessor answered the pair otherwise meanwhile (its
-    lease lapsed and the pair came back to them as a pool pair, its original set aside)."""
+    second opinion is refused when the assessor judged the pair otherwise meanwhile or holds
+    it as a pool pair (its lease lapsed and the pair came back to them from the pool, its
+    original set aside): one assessor never answers a pair both ways."""
     pair = repository.lock_pair_of(session, lease.campaign_id, lease.query_id, lease.document_id)
     if pair is not None:
         _refuse_unplayable(pair)
-        if lease.kind == "second" and repository.judged_otherwise(
-            session,
-            lease.campaign_id,
-            lease.query_id,
-            lease.document_id,
-            context.assessor_id,
-            lease.kind,
+        if lease.kind == "second" and repository.answered_otherwise(
+            session, pair, lease, context.assessor_id
         ):
             raise Conflict(
                 "you have already judged this pair: revise it from your recent judgments"
