@@ -117,7 +117,7 @@ class Campaign(Base):
     listen_seconds: Mapped[float] = mapped_column(
         Float, default=DEFAULT_LISTEN_SECONDS, server_default="0", nullable=False
     )
-    # the share of hand-outs that are hidden quality trials (reference, anchor, repeat);
+    # the share of hand-outs that are hidden quality trials (of TRIAL_KINDS);
     # 0 turns them off. Campaigns from before them keep them off (server default 0).
     quality_rate: Mapped[float] = mapped_column(
         Float, default=DEFAULT_QUALITY_RATE, server_default="0", nullable=False

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import and_, func, select, text, update
+from sqlalchemy.orm import aliased
 
 from mtcjudge import audit
 from mtcjudge.campaigns import assessors as actions
@@ -581,3 +582,90 @@ def test_no_second_opinion_without_another_assessors_judgment(db_session, client
         assert lease_of(db_session, body["pair"]["lease_id"]).kind == "pool"
         submit(client, second, body["pair"]["lease_id"])
     assert db_session.scalar(select(func.count()).where(Lease.kind == "second")) == 0
+
+
+# ---------------------------------------------------------------- reading them
+#: each second opinion of a campaign with its original (docs/web-architecture.md, "Hidden
+#: quality trials"), as the SQL there
+SECOND_OPINIONS_SQL = """
+SELECT s.id, s.assessor_id, s.fine, s.broad,
+       o.id AS original_id, o.assessor_id AS original_assessor,
+       o.fine AS original_fine, o.broad AS original_broad, s.query_id, s.document_id
+FROM judgment s
+JOIN judgment o ON o.id = s.repeat_of
+JOIN assessor a ON a.id = s.assessor_id
+WHERE s.campaign_id = :campaign AND s.kind = 'second'
+  AND o.kind = 'pool' AND NOT o.set_aside
+  AND a.set_aside_at IS NULL
+"""
+
+
+def second_opinions_orm(campaign_id: int) -> Any:
+    """The same as :data:`SECOND_OPINIONS_SQL` with the ORM."""
+    original = aliased(Judgment)
+    return (
+        select(
+            Judgment.id,
+            Judgment.assessor_id,
+            Judgment.fine,
+            Judgment.broad,
+            original.id,
+            original.assessor_id,
+            original.fine,
+            original.broad,
+            Judgment.query_id,
+            Judgment.document_id,
+        )
+        .join(original, original.id == Judgment.repeat_of)
+        .join(Assessor, Assessor.id == Judgment.assessor_id)
+        .where(
+            Judgment.campaign_id == campaign_id,
+            Judgment.kind == "second",
+            counted_judgment_of(original),
+            Assessor.set_aside_at.is_(None),
+        )
+    )
+
+
+def counted_judgment_of(judgment: Any) -> Any:
+    return and_(judgment.kind == "pool", judgment.set_aside.is_(False))
+
+
+def test_the_second_opinions_of_a_campaign_with_their_originals(db_session, client) -> None:
+    fx = build_campaign(db_session, n_systems=3, n_queries=2, k=3, target=1.0, keep_collecting=True)
+    first, second = fx.tokens
+    trial, lease = a_second_opinion(db_session, client, fx)
+    answer = submit(client, second, trial["lease_id"], fine=12.0, broad=0)
+    original = db_session.get_one(Judgment, lease.repeat_of)
+    expected = [
+        (
+            answer["judgment"]["id"],
+            assessor_id(db_session, second),
+            12.0,
+            0,
+            original.id,
+            assessor_id(db_session, first),
+            original.fine,
+            original.broad,
+            lease.query_id,
+            lease.document_id,
+        )
+    ]
+
+    def read() -> tuple[list[Any], list[Any]]:
+        db_session.expire_all()
+        by_sql = db_session.execute(text(SECOND_OPINIONS_SQL), {"campaign": fx.campaign.id})
+        by_orm = db_session.execute(second_opinions_orm(fx.campaign.id))
+        return [tuple(r) for r in by_sql], [tuple(r) for r in by_orm]
+
+    assert read() == (expected, expected)
+    # the original set aside: it no longer stands for the pair
+    campaign = db_session.get_one(Campaign, fx.campaign.id)
+    actions.set_aside(db_session, campaign, assessor_id(db_session, first), ACTOR)
+    assert read() == ([], [])
+    actions.bring_back(db_session, campaign, assessor_id(db_session, first), ACTOR)
+    assert read() == (expected, expected)
+    # the second opinion's assessor set aside (their trial answers keep set_aside false)
+    actions.set_aside(db_session, campaign, assessor_id(db_session, second), ACTOR)
+    assert db_session.get_one(Judgment, answer["judgment"]["id"]).set_aside is False
+    assert read() == ([], [])
