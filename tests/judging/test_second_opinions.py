@@ -7,7 +7,9 @@ as a second opinion and as a pool pair."""
 from __future__ import annotations
 
 import json
+import math
 import uuid
+from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -122,6 +124,25 @@ def judged_pairs(db_session, who: int, kind: str = "pool") -> set[tuple[int, int
             )
         ).all()
     )
+
+
+# ---------------------------------------------------------------- the kind
+def test_each_kind_starts_a_fair_share_of_the_trials() -> None:
+    """The kinds are tried from a drawn start, each start equally likely, second opinions
+    among them (a kind that cannot be made passes its turn to the next)."""
+    assert trials.KINDS == ("reference", "anchor", "repeat", "second")
+    n = 20_000
+    orders = [trials.kind_order(11, 5, handout) for handout in range(n)]
+    for order in orders:
+        assert sorted(order) == sorted(trials.KINDS)
+        i = trials.KINDS.index(order[0])
+        assert order == trials.KINDS[i:] + trials.KINDS[:i]  # the same cycle
+    starts = Counter(order[0] for order in orders)
+    assert sorted(starts) == sorted(trials.KINDS)
+    share = 1 / len(trials.KINDS)
+    for count in starts.values():
+        # 5 standard errors of a binomial share (the draws are fixed: this never flickers)
+        assert abs(count / n - share) <= 5 * math.sqrt(share * (1 - share) / n), starts
 
 
 # ---------------------------------------------------------------- which pair

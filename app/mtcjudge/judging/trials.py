@@ -43,6 +43,7 @@ __all__ = [
     "REPEAT_GAP",
     "WARMUP",
     "hand_out",
+    "kind_order",
     "trial_due",
     "unit_draw",
 ]
@@ -61,6 +62,13 @@ def unit_draw(seed: int, assessor_id: int, handout: int, purpose: str) -> float:
     text = f"{seed}:{assessor_id}:{handout}:{purpose}".encode()
     digest = hashlib.blake2b(text, digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64
+
+
+def kind_order(seed: int, assessor_id: int, handout: int) -> tuple[str, ...]:
+    """The kinds of trial in the order a hand-out tries them: :data:`KINDS` from a drawn
+    start, each start equally likely (a kind that cannot be made passes its turn on)."""
+    start = int(unit_draw(seed, assessor_id, handout, "kind") * len(KINDS))
+    return KINDS[start:] + KINDS[:start]
 
 
 def trial_due(rate: float, handouts: int, last_was_trial: bool, draw: float) -> bool:
@@ -88,9 +96,8 @@ def hand_out(
     if query is None or not query.has_audio:
         return None
     salt = int(unit_draw(context.seed, context.assessor_id, context.handouts, "salt") * 2**31)
-    start = int(unit_draw(context.seed, context.assessor_id, context.handouts, "kind") * len(KINDS))
     expires_at = now + timedelta(minutes=context.lease_minutes)
-    for kind in KINDS[start:] + KINDS[:start]:
+    for kind in kind_order(context.seed, context.assessor_id, context.handouts):
         chosen = _choose(session, context, query, kind, salt)
         if chosen is None:
             continue
