@@ -78,8 +78,12 @@ class Base(DeclarativeBase):
 DEFAULT_LISTEN_SECONDS = 5.0
 #: a new campaign's share of hidden quality trials among the pairs handed out
 DEFAULT_QUALITY_RATE = 0.1
+#: the kinds of hidden quality trial (docs/web-architecture.md, "Hidden quality trials"):
+#: the query against itself, a clearly dissimilar clip, a pair the assessor judged before, and
+#: a pair another assessor judged (a second opinion)
+TRIAL_KINDS = ("reference", "anchor", "repeat", "second")
 #: what a lease or a judgment is: a pool pair, or a hidden quality trial of one kind
-JUDGMENT_KINDS = ("pool", "reference", "anchor", "repeat")
+JUDGMENT_KINDS = ("pool", *TRIAL_KINDS)
 
 
 def _ts() -> Mapped[datetime]:
@@ -113,7 +117,7 @@ class Campaign(Base):
     listen_seconds: Mapped[float] = mapped_column(
         Float, default=DEFAULT_LISTEN_SECONDS, server_default="0", nullable=False
     )
-    # the share of hand-outs that are hidden quality trials (reference, anchor, repeat);
+    # the share of hand-outs that are hidden quality trials (of TRIAL_KINDS);
     # 0 turns them off. Campaigns from before them keep them off (server default 0).
     quality_rate: Mapped[float] = mapped_column(
         Float, default=DEFAULT_QUALITY_RATE, server_default="0", nullable=False
@@ -358,7 +362,8 @@ class Lease(Base):
     kind: Mapped[str] = mapped_column(
         String(16), default="pool", server_default="pool", nullable=False
     )
-    # a repeat trial: the assessor's earlier judgment it repeats
+    # a repeat trial: the assessor's earlier judgment it repeats; a second opinion: the other
+    # assessor's counted judgment of the pair it is a second opinion on
     repeat_of: Mapped[int | None] = mapped_column(Integer)
     # the server's own evidence of listening: bytes of each clip it sent for this lease
     served_query_bytes: Mapped[int] = mapped_column(
@@ -425,7 +430,9 @@ class Judgment(Base):
     kind: Mapped[str] = mapped_column(
         String(16), default="pool", server_default="pool", nullable=False
     )
-    # a repeat trial: the assessor's earlier judgment it repeats
+    # a repeat trial: the assessor's earlier judgment it repeats; a second opinion: the other
+    # assessor's counted judgment of the pair (the earliest when several) it is a second
+    # opinion on
     repeat_of: Mapped[int | None] = mapped_column(Integer)
     # set aside by an organizer (with all the assessor's judgments): counted nowhere
     set_aside: Mapped[bool] = mapped_column(

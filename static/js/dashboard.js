@@ -546,6 +546,16 @@ function actionsCell(a) {
   return td;
 }
 
+// the kinds of hidden quality trial in words (templates/partials/trials.html says the same)
+const TRIAL_NAMES = { reference: "reference", anchor: "anchor", repeat: "repeat", second: "second opinion" };
+
+function trialsByKind(counts) {
+  return Object.entries(counts || {})
+    .filter(([, n]) => n)
+    .map(([kind, n]) => `${fmt.int(n)} ${TRIAL_NAMES[kind] || kind}`)
+    .join(", ");
+}
+
 function renderAssessors(doc) {
   const rows = (doc.assessors || []).map((a) => {
     const tr = el("tr");
@@ -554,8 +564,16 @@ function renderAssessors(doc) {
     const judged = el("td", { class: "num" }, fmt.int(a.counted_judgments ?? a.judged));
     if (a.set_aside_judgments)
       judged.appendChild(el("span", { class: "data-table__sub" }, `${fmt.int(a.set_aside_judgments)} set aside`));
-    if (a.quality_trials)
-      judged.appendChild(el("span", { class: "data-table__sub" }, `${fmt.int(a.quality_trials)} quality trials`));
+    if (a.quality_trials) {
+      const kinds = trialsByKind(a.trials_by_kind);
+      judged.appendChild(
+        el(
+          "span",
+          { class: "data-table__sub" },
+          `${fmt.int(a.quality_trials)} quality trials${kinds ? `: ${kinds}` : ""}`,
+        ),
+      );
+    }
     tr.appendChild(judged);
     tr.appendChild(
       el(

@@ -1145,6 +1145,9 @@ function conflictNotice(error) {
   if (error.status === 410) {
     return "Your time on that pair ran out and it went to someone else, so it needs no score from you. Here is a new one.";
   }
+  if (error.code === "pair_unplayable") {
+    return "That pair can no longer be played (one of its clips is missing on the server), so it needs no score from you. Here is a new one.";
+  }
   if (error.code === "pair_not_leased") {
     return "That pair was no longer yours to judge (perhaps it was finished in another tab). Here is a new one.";
   }

@@ -344,3 +344,50 @@ def test_a_pair_taken_in_a_race_with_the_pause_is_given_back(db_session, client)
     assert db_session.get(Lease, lease_id).state == "released"
     check_counters(db_session, fx.campaign.id)
     assert db_session.scalar(select(func.sum(Pair.leased))) == 0
+
+
+def test_quality_trials_are_counted_by_kind_for_organizers(db_session, client):
+    """Each assessor's answers to hidden trials by kind (every kind listed, second opinions
+    among them) in GET .../assessors, the results document (the dashboard) and the report."""
+    from mtcjudge.reports import service as reports
+
+    fx = build_campaign(db_session, n_assessors=2)
+    slug = fx.campaign.slug
+    db_session.commit()
+    ids = judge_some(client, fx.tokens[0], 2)
+    second_of = db_session.get(Judgment, ids[0])
+    assert second_of is not None
+    b = db_session.scalars(
+        select(Assessor.id).where(Assessor.campaign_id == fx.campaign.id).order_by(Assessor.id)
+    ).all()[1]
+    query = fx.queries[0]
+    for kind, document, repeat_of in (
+        ("second", second_of.document_id, second_of.id),
+        ("reference", query.document_id, None),
+    ):
+        db_session.add(
+            Judgment(
+                campaign_id=fx.campaign.id,
+                query_id=second_of.query_id if kind == "second" else query.id,
+                document_id=document,
+                assessor_id=b,
+                broad=1,
+                fine=50.0,
+                kind=kind,
+                repeat_of=repeat_of,
+            )
+        )
+    db_session.commit()
+    none = {"reference": 0, "anchor": 0, "repeat": 0, "second": 0}
+    both = {**none, "reference": 1, "second": 1}
+    people = assessors(client, slug)
+    assert [(p["quality_trials"], p["trials_by_kind"]) for p in people] == [(0, none), (2, both)]
+    shown = results(client, slug)["assessors"]
+    assert [(a["quality_trials"], a["trials_by_kind"]) for a in shown] == [(0, none), (2, both)]
+    report = reports.build_report(db_session, slug)
+    rows = report["assessors"]["assessors"]
+    assert [r["trials_by_kind"] for r in rows] == [none, both]
+    html = reports.render_html(report)
+    assert "1 reference, 1 second opinion" in html
+    # the second opinion counts nowhere: A1's pair is judged once
+    assert results(client, slug)["judgments"] == 2

@@ -275,3 +275,105 @@ def test_the_judgments_and_assessors_exports_say_what_each_is(db_session) -> Non
     assert shown[1]["reasons"] == ["Agrees with the others on 40 % of pairs."]
     assert shown[1]["metrics"]["agreement"] == 0.4
     assert (shown[2]["assessed"], shown[2]["flagged"], shown[2]["reasons"]) == (False, False, [])
+
+
+def with_a_second_opinion(session) -> tuple[Campaign, int]:
+    """:func:`quality_campaign`, and A3 gave a second opinion on A2's first pair: (the
+    campaign, the second opinion's judgment id)."""
+    campaign = quality_campaign(session)
+    bo, cy = session.scalars(
+        select(Assessor).where(Assessor.campaign_id == campaign.id).order_by(Assessor.id)
+    ).all()[1:]
+    original = session.scalars(
+        select(Judgment)
+        .where(Judgment.assessor_id == bo.id, Judgment.kind == "pool")
+        .order_by(Judgment.id)
+    ).first()
+    assert original is not None
+    lease = Lease(
+        campaign_id=campaign.id,
+        pair_id=None,
+        query_id=original.query_id,
+        document_id=original.document_id,
+        assessor_id=cy.id,
+        kind="second",
+        repeat_of=original.id,
+        served_query_bytes=700,
+        served_candidate_bytes=900,
+        state="done",
+        leased_at=T1,
+        expires_at=T1 + timedelta(minutes=10),
+    )
+    session.add(lease)
+    session.flush()
+    second = Judgment(
+        campaign_id=campaign.id,
+        query_id=original.query_id,
+        document_id=original.document_id,
+        assessor_id=cy.id,
+        broad=0,
+        fine=12.0,
+        kind="second",
+        repeat_of=original.id,
+        served_query_bytes=700,
+        served_candidate_bytes=900,
+        lease_id=lease.id,
+        created_at=T1,
+        updated_at=T1,
+    )
+    session.add(second)
+    session.commit()
+    return campaign, second.id
+
+
+def test_a_second_opinion_is_exported_and_restored_as_what_it_is(db_session) -> None:
+    campaign, _ = with_a_second_opinion(db_session)
+    slug = campaign.slug
+    before = snapshot(db_session, campaign.id)
+    assert ("second", True, False, 700, 900) in before["judgments"]
+    assert before["counted"] == 2  # A2's two; the second opinion counts nowhere
+
+    out = io.BytesIO()
+    service.write_export(db_session, slug, service.ExportSpec("judgments", format="jsonl"), out)
+    records = [json.loads(line) for line in out.getvalue().decode().splitlines()]
+    second = next(r for r in records if r["kind"] == "second")
+    original = next(r for r in records if r["lease_id"] == second["repeat_of_lease"])
+    assert (second["assessor"], second["fine"], second["set_aside"]) == ("A3", 12.0, 0)
+    assert (original["assessor"], original["kind"], original["set_aside"]) == ("A2", "pool", 0)
+    assert (original["query"], original["document"]) == (second["query"], second["document"])
+
+    out = io.BytesIO()
+    service.write_export(db_session, slug, service.ExportSpec("assessors", format="json"), out)
+    shown = {a["assessor"]: a for a in json.loads(out.getvalue())["assessors"]}
+    assert shown["A3"]["quality_trials"] == 1
+    assert shown["A3"]["trials_by_kind"] == {"reference": 0, "anchor": 0, "repeat": 0, "second": 1}
+    assert shown["A1"]["trials_by_kind"] == {"reference": 1, "anchor": 0, "repeat": 1, "second": 0}
+    out = io.BytesIO()
+    service.write_export(db_session, slug, service.ExportSpec("assessors"), out)
+    header, *lines = out.getvalue().decode().splitlines()
+    assert header.endswith(",computed_at,trials_by_kind")
+    assert lines[2].endswith('"{""reference"": 0, ""anchor"": 0, ""repeat"": 0, ""second"": 1}"')
+
+    first = bundle_of(db_session, slug)
+    judgments_csv = members(first)["state/judgments.csv"].decode().splitlines()
+    original_number = next(n for n, line in enumerate(judgments_csv[1:], start=1) if ",A2," in line)
+    assert judgments_csv[-1].endswith(f",second,{original_number},0,700,900")
+    db_session.execute(delete(Campaign).where(Campaign.id == campaign.id))
+    db_session.commit()
+    restored, _report = restore_campaign(
+        db_session, open_bundle(io.BytesIO(first), "b.zip"), audio_dir=TEST_AUDIO / "synthetic-5"
+    )
+    db_session.commit()
+    assert snapshot(db_session, restored.id) == before
+    assert bundle_of(db_session, slug) == first
+    second_row = db_session.scalars(
+        select(Judgment).where(Judgment.campaign_id == restored.id, Judgment.kind == "second")
+    ).one()
+    original_row = db_session.get(Judgment, second_row.repeat_of)
+    assert original_row is not None
+    assert original_row.assessor_id != second_row.assessor_id
+    assert (original_row.query_id, original_row.document_id, original_row.kind) == (
+        second_row.query_id,
+        second_row.document_id,
+        "pool",
+    )

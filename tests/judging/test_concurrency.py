@@ -25,7 +25,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.judging import trials
-from mtcjudge.models import Judgment, Lease, Pair, counted_judgment, utcnow
+from mtcjudge.models import Assessor, Judgment, Lease, Pair, counted_judgment, utcnow
+from mtcjudge.security import hash_token
 from tests.factories import TEST_AUDIO, build_campaign
 from tests.judging.workers import Workers, op_next, op_submit
 
@@ -222,22 +223,11 @@ def pair_counters(s: Scratch) -> tuple[int, int, int]:
     return int(judged or 0), int(leased or 0), int(changes or 0)
 
 
-@pytest.mark.parametrize("per_pair", [1, 2])
-def test_many_assessors_with_quality_trials_respect_every_invariant(scratch, workers, per_pair):
-    """Every other hand-out a trial (rate 1): the pool is still judged in full, each pair
-    exactly ``per_pair`` times, its counters agree with the rows, and no trial held a pair."""
-    n = 6
-    s = scratch(
-        audio_dir=AUDIO,
-        n_systems=4,
-        n_queries=8,
-        k=3,
-        n_assessors=n,
-        judgments_per_pair=per_pair,
-        quality_rate=1.0,
-    )
-    w = workers(s.url, n)
-    results = oks(w.run([("judge_loop", (token, 400)) for token in s.tokens]))
+def judged_in_full_with_trials(
+    s: Scratch, per_pair: int, results: list[tuple[int, int]], n: int
+) -> Counter[str]:
+    """The invariants after assessors judged the whole pool with trials among their pairs;
+    the judgments by kind."""
     assert len(results) == n
     assert max(most_held for _, most_held in results) <= per_pair
     counted = counted_per_pair(s)
@@ -282,6 +272,83 @@ def test_many_assessors_with_quality_trials_respect_every_invariant(scratch, wor
     assert len(trial_leases) == len(set(trial_leases))
     trial_pairs = rows(s, select(Lease.pair_id).where(Lease.kind != "pool"))
     assert all(pair_id is None for (pair_id,) in trial_pairs)
+    # each second opinion is of a playable pair judged by another assessor with a judgment
+    # that counts (the earliest), never one its assessor judged as a pool pair
+    pool_of = {(a, q, d) for a, q, d, kind, *_ in answers if kind == "pool"}
+    judgments = {
+        j: (a, q, d, kind, aside)
+        for j, a, q, d, kind, aside in rows(
+            s,
+            select(
+                Judgment.id,
+                Judgment.assessor_id,
+                Judgment.query_id,
+                Judgment.document_id,
+                Judgment.kind,
+                Judgment.set_aside,
+            ),
+        )
+    }
+    playable = {
+        (q, d): p for q, d, p in rows(s, select(Pair.query_id, Pair.document_id, Pair.playable))
+    }
+    for a, q, d, kind, repeat_of, _lease_kind, _pair_id in answers:
+        if kind != "second":
+            continue
+        original = judgments[repeat_of]
+        assert original[0] != a
+        assert original[1:] == (q, d, "pool", False)
+        assert (a, q, d) not in pool_of
+        assert playable[(q, d)]
+        earlier = [
+            j
+            for j, (who, oq, od, okind, _aside) in judgments.items()
+            if (oq, od) == (q, d) and okind == "pool" and who != a and j < repeat_of
+        ]
+        assert earlier == []
+    return kinds
+
+
+@pytest.mark.parametrize("per_pair", [1, 2])
+def test_many_assessors_with_quality_trials_respect_every_invariant(scratch, workers, per_pair):
+    """Every other hand-out a trial (rate 1): the pool is still judged in full, each pair
+    exactly ``per_pair`` times, its counters agree with the rows, and no trial held a pair."""
+    n = 6
+    s = scratch(
+        audio_dir=AUDIO,
+        n_systems=4,
+        n_queries=8,
+        k=3,
+        n_assessors=n,
+        judgments_per_pair=per_pair,
+        quality_rate=1.0,
+    )
+    w = workers(s.url, n)
+    results = oks(w.run([("judge_loop", (token, 400)) for token in s.tokens]))
+    judged_in_full_with_trials(s, per_pair, results, n)
+
+
+@pytest.mark.parametrize("per_pair", [1, 2])
+def test_second_opinions_under_concurrency_respect_every_invariant(scratch, workers, per_pair):
+    """Each assessor judges their warm-up first, so that every one of them can be handed
+    another's pair for a second opinion from their first trial on; then all judge at once
+    (rate 1). Second opinions are handed out, take no slot, and every invariant holds."""
+    n = 6
+    s = scratch(
+        audio_dir=AUDIO,
+        n_systems=4,
+        n_queries=8,
+        k=3,
+        n_assessors=n,
+        judgments_per_pair=per_pair,
+        quality_rate=1.0,
+    )
+    for token in s.tokens:
+        warm_up(s, token)
+    w = workers(s.url, n)
+    results = oks(w.run([("judge_loop", (token, 400)) for token in s.tokens]))
+    kinds = judged_in_full_with_trials(s, per_pair, results, n)
+    assert kinds["second"] > 0, kinds
 
 
 def test_concurrent_next_of_an_assessor_due_a_trial_leases_one_trial(scratch, workers) -> None:
@@ -348,3 +415,84 @@ def test_a_trial_never_takes_the_last_free_pair(scratch, workers) -> None:
         # both give back what they hold; the next two race for the same pair
         oks(w.run([("pause", (b,)), ("pause", (a,))]))
         assert pair_counters(s)[1] == 0
+
+
+def test_a_late_second_opinion_racing_a_pool_answer_of_its_pair_stores_one(
+    scratch, workers
+) -> None:
+    """A2's second opinion of a pair lapsed unanswered; the pair came back to the pool (its
+    original set aside) and A2 holds it as a pool pair. The late second opinion and the pool
+    answer come in at once: one is stored, the other refused (409), never both (each takes
+    the pair's row first and then looks for the other)."""
+    rounds = 6
+    s = scratch(audio_dir=AUDIO, n_systems=4, n_queries=3, k=3, n_assessors=2, keep_collecting=True)
+    first, second = s.tokens
+    for _ in range(rounds):
+        lease_id = op_next(s.factory, first)
+        assert lease_id is not None
+        op_submit(s.factory, first, lease_id)
+    with session_scope(s.factory) as session:
+        originals = session.execute(
+            select(Judgment.id, Judgment.query_id, Judgment.document_id).order_by(Judgment.id)
+        ).all()
+        b = session.scalars(
+            select(Assessor.id).where(Assessor.token_hash == hash_token(second))
+        ).one()
+    w = workers(s.url, 2)
+    outcomes: Counter[str] = Counter()
+    for n, (original, q, d) in enumerate(originals):
+        now = utcnow()
+        with session_scope(s.factory) as session:
+            pair = session.scalars(
+                select(Pair).where(Pair.query_id == q, Pair.document_id == d)
+            ).one()
+            lapsed = Lease(
+                campaign_id=s.campaign_id,
+                query_id=q,
+                document_id=d,
+                assessor_id=b,
+                kind="second",
+                repeat_of=original,
+                state="expired",
+                leased_at=now - timedelta(minutes=20),
+                expires_at=now - timedelta(minutes=10),
+            )
+            session.add(lapsed)
+            session.execute(update(Judgment).where(Judgment.id == original).values(set_aside=True))
+            pair.judged, pair.leased = 0, 1
+            pair.leased_until = now + timedelta(minutes=10)
+            held = Lease(
+                campaign_id=s.campaign_id,
+                pair_id=pair.id,
+                query_id=q,
+                document_id=d,
+                assessor_id=b,
+                state="live",
+                leased_at=now,
+                expires_at=now + timedelta(minutes=10),
+            )
+            session.add(held)
+            session.flush()
+            lapsed_id, held_id = lapsed.id, held.id
+        calls = [("submit", (second, lapsed_id)), ("submit", (second, held_id))]
+        if n % 2:
+            calls.reverse()
+        results = w.run(calls)
+        assert sorted(kind for kind, _ in results) == ["error", "ok"], results
+        assert [v for kind, v in results if kind == "error"] == [409], results
+        stored = rows(
+            s,
+            select(Judgment.kind).where(
+                Judgment.assessor_id == b, Judgment.query_id == q, Judgment.document_id == d
+            ),
+        )
+        assert len(stored) == 1, stored
+        outcomes[stored[0][0]] += 1
+        # the pair's counters agree with its rows whichever won
+        judged, leased = rows(s, select(Pair.judged, Pair.leased).where(Pair.id == pair.id))[0]
+        assert judged == (1 if stored[0][0] == "pool" else 0)
+        if stored[0][0] == "second":
+            # the pool lease stays live, its slot counted; give it back for the next round
+            assert leased == 1
+            oks(w.run([("pause", (second,)), ("pause", (first,))]))
+    assert sum(outcomes.values()) == len(originals)

@@ -14,7 +14,17 @@ from sqlalchemy import func, select
 from mtcjudge.config import Settings
 from mtcjudge.judging import repository as judging
 from mtcjudge.main import create_app
-from mtcjudge.models import Document, Judgment, Lease, Pair, PlanEntry, PlannerState, Query, utcnow
+from mtcjudge.models import (
+    Assessor,
+    Document,
+    Judgment,
+    Lease,
+    Pair,
+    PlanEntry,
+    PlannerState,
+    Query,
+    utcnow,
+)
 from mtcjudge.planner.build import playable_mask
 from tests.factories import CampaignFixture, PlanningClient, build_campaign, write_clips
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
@@ -196,8 +206,10 @@ def test_an_unplayable_pair_takes_no_lease_slot(db_session) -> None:
     pair.playable = False
     db_session.flush()
     expires = utcnow()
-    assert judging.take_slot(db_session, pair.id, 1, expires) is False
+    assessor = db_session.scalars(select(Assessor.id)).first()
+    assert assessor is not None
+    assert judging.take_slot(db_session, pair.id, 1, expires, assessor) is False
     pair.playable = True
     db_session.flush()
-    assert judging.take_slot(db_session, pair.id, 1, expires) is True
+    assert judging.take_slot(db_session, pair.id, 1, expires, assessor) is True
     assert fx.campaign.id == pair.campaign_id

@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from mtcjudge import audit
 from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns.service import CampaignSpec
-from mtcjudge.models import Assessor, AuditEvent, Campaign
+from mtcjudge.models import Assessor, AuditEvent, Campaign, Judgment, Pair
+from tests.factories import build_campaign
 from tests.support import ORGANIZER_HEADERS, session_csrf, write_tone
 
 # three systems, four queries, five results each, overlapping
@@ -647,3 +648,41 @@ def test_the_automatic_pause_is_a_setting(
     assert 'id="setting-auto_pause" name="auto_pause" value="yes"\n               checked' in (
         signed_in.get("/campaigns/m/manage").text
     )
+
+
+def test_the_management_page_counts_quality_trials_by_kind(
+    signed_in: TestClient, session_factory: sessionmaker[Session]
+) -> None:
+    with session_factory() as session:
+        fx = build_campaign(session, n_assessors=1)
+        slug = fx.campaign.slug
+        assessor = session.scalars(
+            select(Assessor.id).where(Assessor.campaign_id == fx.campaign.id)
+        ).one()
+        pair = session.execute(
+            select(Pair.query_id, Pair.document_id).where(Pair.campaign_id == fx.campaign.id)
+        ).first()
+        assert pair is not None
+        q0, q1 = fx.queries
+        # (kind, query, candidate): a second opinion of a pool pair, two anchors
+        answers = [
+            ("second", pair[0], pair[1]),
+            ("anchor", q0.id, q1.document_id),
+            ("anchor", q1.id, q0.document_id),
+        ]
+        session.add_all(
+            Judgment(
+                campaign_id=fx.campaign.id,
+                query_id=query,
+                document_id=document,
+                assessor_id=assessor,
+                broad=1,
+                fine=50.0,
+                kind=kind,
+            )
+            for kind, query, document in answers
+        )
+        session.commit()
+    page = signed_in.get(f"/campaigns/{slug}/manage")
+    assert page.status_code == 200
+    assert "3 quality trials: 2 anchor, 1 second opinion" in page.text

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from sqlalchemy import select, update
 
+from mtcjudge import audit
+from mtcjudge.campaigns import assessors
 from mtcjudge.models import Assessor, Judgment, Pair, utcnow
 from mtcjudge.planner.build import build_engine
 from mtcjudge.planner.service import Planner
@@ -112,12 +114,18 @@ def test_set_aside_second_opinions_are_not_counted(db_session, session_factory, 
         _judge(db_session, campaign.id, a, pair, fine, "second", when, repeat_of=original.id)
     db_session.commit()
     assert build_engine(db_session, campaign).disagreement.measured
-    db_session.execute(update(Judgment).where(Judgment.assessor_id == a.id).values(set_aside=True))
+    # the organizer's action marks the assessor (their second opinions keep their flag)
+    assessors.set_aside(db_session, campaign, a.id, audit.Actor("tester"))
     db_session.commit()
     state = build_engine(db_session, campaign)
     assert not state.disagreement.measured
     assert state.disagreement.pairs == 0
     assert np.all(state.engine.judged_var == 0)
+    # a second opinion flagged set aside does not count either
+    assessors.bring_back(db_session, campaign, a.id, audit.Actor("tester"))
+    db_session.execute(update(Judgment).where(Judgment.assessor_id == a.id).values(set_aside=True))
+    db_session.commit()
+    assert build_engine(db_session, campaign).disagreement.pairs == 0
 
 
 def test_pairs_judged_twice_in_the_pool_count_and_their_mean_keeps_half(

@@ -167,3 +167,49 @@ def test_reliability_is_assessed_again_only_when_answers_change(db_session, sess
         select(AssessorReliability.computed_at).where(AssessorReliability.assessor_id == careful.id)
     ).one()
     assert latest > first
+
+
+def test_a_second_opinion_is_weighed_as_a_pool_answer(db_session, session_factory):
+    """A second opinion (a pair another assessor judged, handed blind) is assessed as a pool
+    answer of its assessor (mtc.reliability knows no such kind): it adds to their pool
+    answers, not to their trials, and never counts as the other judge of the original."""
+    campaign, careful, clicker = _campaign_with_two_assessors(db_session, auto_pause=False)
+    planner = Planner(session_factory, reliability_seconds=0.0)
+    planner.run_once()
+
+    def metrics(who) -> dict:
+        db_session.expire_all()
+        row = db_session.scalars(
+            select(AssessorReliability).where(AssessorReliability.assessor_id == who.id)
+        ).one()
+        return json.loads(row.metrics)
+
+    before = {who.id: metrics(who) for who in (careful, clicker)}
+    original = db_session.scalars(
+        select(Judgment)
+        .where(Judgment.assessor_id == clicker.id, Judgment.kind == "pool")
+        .order_by(Judgment.id)
+    ).first()
+    assert original is not None
+    _answer(
+        db_session,
+        campaign.id,
+        careful,
+        original.query_id,
+        original.document_id,
+        55.0,
+        utcnow(),
+        kind="second",
+    )
+    db_session.flush()
+    second = db_session.scalars(select(Judgment).where(Judgment.kind == "second")).one()
+    second.repeat_of = original.id
+    db_session.commit()
+    planner.run_once(force=True)
+    after = metrics(careful)
+    assert after["n_answers"] == before[careful.id]["n_answers"] + 1
+    assert after["n_pool"] == before[careful.id]["n_pool"] + 1
+    assert after["n_trials"] == before[careful.id]["n_trials"]
+    # the clicker's verdict rests on what it rested on (their pair's other judges unchanged)
+    assert metrics(clicker)["agreement"] == before[clicker.id]["agreement"]
+    assert metrics(clicker)["n_answers"] == before[clicker.id]["n_answers"]

@@ -422,7 +422,8 @@ def reliability_view(row: AssessorReliability | None) -> ReliabilityView:
 @dataclass(frozen=True)
 class AssessorOverview:
     """An assessor as organizers see them: who, where they are, their judgments (pool ones
-    counted, pool ones set aside, hidden quality trials), and their reliability."""
+    counted, pool ones set aside, hidden quality trials in all and by kind), and their
+    reliability."""
 
     id: int
     pseudonym: str
@@ -431,6 +432,8 @@ class AssessorOverview:
     judgments: int
     set_aside_judgments: int
     quality_trials: int
+    # every kind of models.TRIAL_KINDS, in its order
+    trials_by_kind: dict[str, int]
     set_aside: bool
     set_aside_at: datetime | None
     paused: bool
@@ -462,6 +465,7 @@ def assessor_overview(session: Session, campaign: Campaign) -> list[AssessorOver
                 judgments=n.counted,
                 set_aside_judgments=n.set_aside,
                 quality_trials=n.trials,
+                trials_by_kind=dict(n.trials_by_kind),
                 set_aside=assessor.set_aside_at is not None,
                 set_aside_at=None
                 if assessor.set_aside_at is None

@@ -31,5 +31,5 @@ FLOAT_SETTING_HELP: dict[str, str] = {
     "listen_seconds": "seconds of each clip an assessor plays before scoring (the whole clip "
     "when shorter); 0 turns the listening rule off",
     "quality_rate": "share of hand-outs that are hidden quality trials (reference, anchor, "
-    "repeat), from 0 (none) to 0.3",
+    "repeat, second opinion), from 0 (none) to 0.3",
 }

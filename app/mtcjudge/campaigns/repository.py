@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from mtcjudge.models import (
+    TRIAL_KINDS,
     Assessor,
     AssessorReliability,
     Base,
@@ -39,6 +40,7 @@ __all__ = [
     "document_ids",
     "documents_without_audio",
     "live_lease_of",
+    "no_trials",
     "pool_judgments_of",
     "query_ids",
     "recount_pair",
@@ -267,13 +269,20 @@ def live_lease_of(session: Session, assessor_id: int) -> Lease | None:
     ).one_or_none()
 
 
+def no_trials() -> dict[str, int]:
+    """Answers to quality trials by kind, none yet (every kind listed)."""
+    return dict.fromkeys(TRIAL_KINDS, 0)
+
+
 @dataclass(frozen=True)
 class AssessorCounts:
-    """An assessor's judgments: pool ones counted, pool ones set aside, quality trials."""
+    """An assessor's judgments: pool ones counted, pool ones set aside, quality trials (in
+    all, and by kind: every kind of :data:`~mtcjudge.models.TRIAL_KINDS`, in its order)."""
 
     counted: int = 0
     set_aside: int = 0
     trials: int = 0
+    trials_by_kind: dict[str, int] = field(default_factory=no_trials)
 
 
 def assessor_counts(session: Session, campaign_id: int) -> dict[int, AssessorCounts]:
@@ -285,11 +294,20 @@ def assessor_counts(session: Session, campaign_id: int) -> dict[int, AssessorCou
             func.count().filter(counted_judgment()),
             func.count().filter(pool & Judgment.set_aside.is_(True)),
             func.count().filter(Judgment.kind != "pool"),
+            *(func.count().filter(Judgment.kind == kind) for kind in TRIAL_KINDS),
         )
         .where(Judgment.campaign_id == campaign_id, Judgment.assessor_id.is_not(None))
         .group_by(Judgment.assessor_id)
     ).all()
-    return {int(a or 0): AssessorCounts(int(c), int(s), int(t)) for a, c, s, t in rows}
+    return {
+        int(row[0] or 0): AssessorCounts(
+            int(row[1]),
+            int(row[2]),
+            int(row[3]),
+            {kind: int(n) for kind, n in zip(TRIAL_KINDS, row[4:], strict=True)},
+        )
+        for row in rows
+    }
 
 
 def reliability_rows(session: Session, campaign_id: int) -> dict[int, AssessorReliability]:

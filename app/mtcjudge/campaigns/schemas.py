@@ -316,6 +316,8 @@ class ReliabilityOut(ReliabilityView):
         judgments="their pool judgments that count",
         set_aside_judgments="their pool judgments set aside (counted nowhere)",
         quality_trials="their answers to hidden quality trials",
+        trials_by_kind="their answers to hidden quality trials by kind: reference, anchor, "
+        "repeat and second (a second opinion on another assessor's pair), every kind listed",
         set_aside="their judgments are set aside and they are handed no pairs",
         paused="they are handed no pairs for now",
         pause_reason="what they are told (null: the default message)",

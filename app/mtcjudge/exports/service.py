@@ -131,6 +131,8 @@ ASSESSOR_COLUMNS = (
     "reasons",
     "metrics",
     "computed_at",
+    # added after the others (a reader by position keeps working): the trials by kind
+    "trials_by_kind",
 )
 ESTIMATE_COLUMNS = (
     "query",
@@ -454,8 +456,8 @@ def judgment_records(session: Session, campaign: Campaign) -> Iterator[dict[str,
 
 def assessor_records(session: Session, campaign: Campaign) -> Iterator[dict[str, Any]]:
     """Every assessor as a record of :data:`ASSESSOR_COLUMNS` (by pseudonym: no name, no
-    message to them): ``reasons`` a list of sentences and ``metrics`` an object, which the
-    CSV writes as JSON texts."""
+    message to them): ``reasons`` a list of sentences, ``metrics`` and ``trials_by_kind``
+    objects, which the CSV writes as JSON texts."""
     for a in assessor_overview(session, campaign):
         r = a.reliability
         yield {
@@ -473,6 +475,7 @@ def assessor_records(session: Session, campaign: Campaign) -> Iterator[dict[str,
             "reasons": list(r.reasons),
             "metrics": dict(r.metrics),
             "computed_at": _time(r.computed_at),
+            "trials_by_kind": dict(a.trials_by_kind),
         }
 
 
@@ -495,6 +498,8 @@ def assessor_lines(
             },
             "reasons": json.dumps(record["reasons"]) if record["reasons"] else None,
             "metrics": json.dumps(record["metrics"], sort_keys=True) if record["metrics"] else None,
+            # every kind, in the order of models.TRIAL_KINDS
+            "trials_by_kind": json.dumps(record["trials_by_kind"]),
         }
 
     return _csv_lines(ASSESSOR_COLUMNS, (flat(r) for r in records))

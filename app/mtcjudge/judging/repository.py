@@ -26,6 +26,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    tuple_,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -54,6 +55,7 @@ __all__ = [
     "TrialQuery",
     "add_served_bytes",
     "anchor_document",
+    "answered_otherwise",
     "assessor_and_campaign",
     "assessor_by_token",
     "assessor_hold",
@@ -68,6 +70,7 @@ __all__ = [
     "live_lease_of",
     "live_leases_of_others",
     "lock_pair",
+    "lock_pair_of",
     "mark_consented",
     "mark_lease",
     "pair_of",
@@ -81,7 +84,9 @@ __all__ = [
     "release_expired",
     "release_lease",
     "repeat_judgment",
+    "second_opinion",
     "take_slot",
+    "trial_pairs_back",
     "trial_query",
 ]
 
@@ -177,6 +182,8 @@ class Context:
     progress: ProgressCounts | None = None
     handouts: int = 0  # leases the assessor was ever handed (``next``)
     last_kind: str | None = None  # the kind of the latest of them (``next``)
+    # the live lease is a trial on a pool pair that cannot be played now (``next``)
+    trial_unplayable: bool = False
     stored_judgment: int | None = None  # id of the judgment already stored for the client id
     query_clip: ClipFile | None = None  # the named lease's clips (a submit)
     candidate_clip: ClipFile | None = None
@@ -264,6 +271,8 @@ _LAST_KIND = (
     .scalar_subquery()
     .label("last_kind")
 )
+# the pool pair whose clips a live trial lease plays (a repeat's, a second opinion's)
+_TRIAL_PAIR = aliased(Pair)
 _NEXT_CONTEXT = (
     select(
         *_CONTEXT_COLUMNS,
@@ -271,10 +280,20 @@ _NEXT_CONTEXT = (
         _HANDOUTS,
         _LAST_KIND,
         *_progress_columns(Assessor.id, Campaign.id),
+        _TRIAL_PAIR.playable.label("trial_pair_playable"),
     )
     .select_from(Assessor)
     .join(Campaign, Campaign.id == Assessor.campaign_id)
     .outerjoin(Lease, and_(Lease.assessor_id == Assessor.id, Lease.state == "live"))
+    .outerjoin(
+        _TRIAL_PAIR,
+        and_(
+            Lease.pair_id.is_(None),
+            _TRIAL_PAIR.campaign_id == Lease.campaign_id,
+            _TRIAL_PAIR.query_id == Lease.query_id,
+            _TRIAL_PAIR.document_id == Lease.document_id,
+        ),
+    )
     .outerjoin(PlannerState, PlannerState.campaign_id == Campaign.id)
     .where(*_CONTEXT_WHERE)
 )
@@ -355,6 +374,7 @@ def next_context(session: Session, token: str) -> Context | None:
         progress=_progress_from(row),
         handouts=int(row.handouts or 0),
         last_kind=row.last_kind,
+        trial_unplayable=row.trial_pair_playable is not None and not row.trial_pair_playable,
     )
 
 
@@ -440,6 +460,65 @@ def lock_pair(session: Session, pair_id: int | None) -> LockedPair | None:
     return LockedPair(int(row.id), int(row.judged), bool(row.playable))
 
 
+_LOCK_PAIR_OF = (
+    select(Pair.id, Pair.judged, Pair.playable)
+    .where(
+        Pair.campaign_id == bindparam("campaign_id", type_=Integer),
+        Pair.query_id == bindparam("query_id", type_=Integer),
+        Pair.document_id == bindparam("document_id", type_=Integer),
+    )
+    .with_for_update(key_share=True)
+)
+
+
+def lock_pair_of(
+    session: Session, campaign_id: int, query_id: int, document_id: int
+) -> LockedPair | None:
+    """:func:`lock_pair` by the pair's query and candidate: the pool pair whose clips a
+    quality trial plays (a repeat's, a second opinion's), or None when they are no pool
+    pair (a reference or an anchor trial, as a rule)."""
+    params = {"campaign_id": campaign_id, "query_id": query_id, "document_id": document_id}
+    row = _run(session, _LOCK_PAIR_OF, params).one_or_none()
+    return None if row is None else LockedPair(int(row.id), int(row.judged), bool(row.playable))
+
+
+_ANSWERED_OTHERWISE = select(
+    or_(
+        exists().where(
+            Judgment.campaign_id == bindparam("campaign_id", type_=Integer),
+            Judgment.query_id == bindparam("query_id", type_=Integer),
+            Judgment.document_id == bindparam("document_id", type_=Integer),
+            Judgment.assessor_id == bindparam("assessor_id", type_=Integer),
+            Judgment.kind != bindparam("kind", type_=String),
+        ),
+        exists().where(
+            Lease.pair_id == bindparam("pair_id", type_=Integer),
+            Lease.assessor_id == bindparam("assessor_id", type_=Integer),
+            Lease.state == "live",
+        ),
+    )
+)
+
+
+def answered_otherwise(
+    session: Session,
+    pair: LockedPair,
+    lease: LeaseInfo,
+    assessor_id: int,
+) -> bool:
+    """Whether the assessor judged the pool pair whose clips a trial's ``lease`` plays as
+    another kind, or holds it now as a pool pair (read under the pair's lock)."""
+    params = {
+        "campaign_id": lease.campaign_id,
+        "query_id": lease.query_id,
+        "document_id": lease.document_id,
+        "assessor_id": assessor_id,
+        "kind": lease.kind,
+        "pair_id": pair.id,
+    }
+    return bool(_run(session, _ANSWERED_OTHERWISE, params).scalar())
+
+
 def pair_of(session: Session, campaign_id: int, query_id: int, document_id: int) -> Pair | None:
     return session.scalars(
         select(Pair).where(
@@ -458,9 +537,11 @@ _SKIP = bindparam("skip", expanding=True, type_=Integer)
 
 
 def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> Any:
-    # with one judgment per pair a judged pair is never free, so only a campaign that asks
-    # for several needs to leave out the pairs this assessor judged (an anti-join on the
-    # judgment table, by the columns of its unique key)
+    # with one judgment per pair a pair judged as a pool pair is never free, so only a
+    # campaign that asks for several needs to leave out the pairs this assessor judged here
+    # (an anti-join on the judgment table, by the columns of its unique key, whatever their
+    # kind); with one, the rare pair they answered as a hidden trial and that came back to
+    # the pool is refused by :func:`take_slot`, at no cost per free pair
     judged_by_me = exists().where(
         Judgment.campaign_id == Pair.campaign_id,
         Judgment.query_id == Pair.query_id,
@@ -528,7 +609,8 @@ def candidate(
     skip: frozenset[int] = frozenset(),
 ) -> ClaimCandidate | None:
     """The best free pair for this assessor: from the planner's list (``planned``), else
-    any free playable pair; with ``query_id``, of that query only."""
+    any free playable pair; with ``query_id``, of that query only. With one judgment per
+    pair it may be one they answered as a hidden trial, which :func:`take_slot` refuses."""
     params: dict[str, Any] = {
         "campaign_id": campaign_id,
         "assessor_id": assessor_id,
@@ -555,6 +637,38 @@ def candidate(
     )
 
 
+def _trial_pairs_back(assessor_id: Any, per_pair: Any) -> Any:
+    """The pool pairs with room for a judgment that the assessor answered as a hidden trial
+    (a second opinion whose original was set aside since, a reference trial whose clips are
+    a pool pair): never to be handed to them as pool pairs."""
+    return (
+        select(Pair.id)
+        .join(
+            Judgment,
+            and_(
+                Judgment.campaign_id == Pair.campaign_id,
+                Judgment.query_id == Pair.query_id,
+                Judgment.document_id == Pair.document_id,
+            ),
+        )
+        .where(
+            Judgment.assessor_id == assessor_id,
+            Judgment.kind != "pool",
+            Pair.judged < per_pair,
+        )
+    )
+
+
+_TRIAL_PAIRS_BACK = _trial_pairs_back(_ASSESSOR_ID, _PER_PAIR)
+
+
+def trial_pairs_back(session: Session, assessor_id: int, per_pair: int) -> frozenset[int]:
+    """The ids of the pool pairs with room for a judgment that the assessor answered as a
+    hidden trial (what :func:`candidate` must skip for them)."""
+    params = {"assessor_id": assessor_id, "per_pair": per_pair}
+    return frozenset(int(p) for p in _run(session, _TRIAL_PAIRS_BACK, params).scalars())
+
+
 def release_expired(session: Session, pair_id: int, now: datetime) -> None:
     """Mark the pair's lapsed live leases expired and stop counting them (pair row held)."""
     released = _run(
@@ -577,6 +691,13 @@ _TAKE_SLOT = (
         Pair.playable.is_(True),
         Pair.judged < _PER_PAIR,
         Pair.judged + Pair.leased < _PER_PAIR,
+        # nor one the assessor judged, in any kind (one probe of the judgments' unique key)
+        ~exists().where(
+            Judgment.campaign_id == Pair.campaign_id,
+            Judgment.query_id == Pair.query_id,
+            Judgment.document_id == Pair.document_id,
+            Judgment.assessor_id == _ASSESSOR_ID,
+        ),
     )
     .values(
         leased=Pair.leased + 1,
@@ -589,9 +710,17 @@ _TAKE_SLOT = (
 )
 
 
-def take_slot(session: Session, pair_id: int, per_pair: int, expires_at: datetime) -> bool:
-    """Count one more live lease on the pair if it is still free: one conditional UPDATE."""
-    params = {"pair_id": pair_id, "per_pair": per_pair, "expires_at": expires_at}
+def take_slot(
+    session: Session, pair_id: int, per_pair: int, expires_at: datetime, assessor_id: int
+) -> bool:
+    """Count one more live lease on the pair if it is still free and the assessor never
+    judged it in any kind: one conditional UPDATE."""
+    params = {
+        "pair_id": pair_id,
+        "per_pair": per_pair,
+        "expires_at": expires_at,
+        "assessor_id": assessor_id,
+    }
     taken = _run(session, _TAKE_SLOT, params).rowcount
     return bool(taken)
 
@@ -646,13 +775,36 @@ def release_lease(session: Session, lease: Lease | LeaseInfo, new_state: str) ->
     return bool(ended)
 
 
-_LEASE_STATE = select(Lease.state, Lease.expires_at).where(Lease.id == bindparam("lease_id"))
+_OTHER_JUDGMENT = aliased(Judgment)
+_LEASE_STATE = select(
+    Lease.state,
+    Lease.expires_at,
+    # the lease's assessor answered its pair as another kind (a hidden trial)
+    exists()
+    .where(
+        _OTHER_JUDGMENT.campaign_id == Lease.campaign_id,
+        _OTHER_JUDGMENT.query_id == Lease.query_id,
+        _OTHER_JUDGMENT.document_id == Lease.document_id,
+        _OTHER_JUDGMENT.assessor_id == Lease.assessor_id,
+        _OTHER_JUDGMENT.kind != Lease.kind,
+    )
+    .label("judged_otherwise"),
+).where(Lease.id == bindparam("lease_id"))
 
 
-def lease_state(session: Session, lease_id: int) -> tuple[str, datetime]:
-    """The lease's state and expiry as committed now (read under its pair's lock)."""
+@dataclass(frozen=True)
+class LeaseState:
+    state: str
+    expires_at: datetime
+    judged_otherwise: bool  # its assessor answered its pair as another kind of judgment
+
+
+def lease_state(session: Session, lease_id: int) -> LeaseState:
+    """The lease's state and expiry as committed now, and whether its assessor answered its
+    pair as another kind (read under its pair's lock, which a trial's answer of the pair
+    takes too)."""
     row = _run(session, _LEASE_STATE, {"lease_id": lease_id}).one()
-    return str(row.state), as_utc(row.expires_at)
+    return LeaseState(str(row.state), as_utc(row.expires_at), bool(row.judged_otherwise))
 
 
 _LIVE_LEASE = select(
@@ -1116,7 +1268,6 @@ def anchor_document(
 
 def _repeat_statement() -> Any:
     assessor_id = bindparam("assessor_id", type_=Integer)
-    query_doc, candidate_doc = aliased(Document), aliased(Document)
     # the assessor's hand-out ``gap`` hand-outs before the coming one: judgments of leases
     # up to it were made at least that long ago
     horizon = (
@@ -1135,16 +1286,21 @@ def _repeat_statement() -> Any:
     )
     return (
         select(Judgment.id, Judgment.query_id, Judgment.document_id)
-        .join(Query, Query.id == Judgment.query_id)
-        .join(query_doc, query_doc.id == Query.document_id)
-        .join(candidate_doc, candidate_doc.id == Judgment.document_id)
+        .join(
+            Pair,
+            and_(
+                Pair.campaign_id == Judgment.campaign_id,
+                Pair.query_id == Judgment.query_id,
+                Pair.document_id == Judgment.document_id,
+            ),
+        )
         .where(
             Judgment.assessor_id == assessor_id,
             Judgment.kind == "pool",
             Judgment.set_aside.is_(False),
             Judgment.lease_id <= horizon,
-            query_doc.audio_path.is_not(None),
-            candidate_doc.audio_path.is_not(None),
+            # both clips can be played now (not only: have audio)
+            Pair.playable.is_(True),
             ~repeated,
         )
         .order_by(
@@ -1163,11 +1319,97 @@ def repeat_judgment(
     session: Session, assessor_id: int, query_id: int, gap: int, salt: int
 ) -> tuple[int, int, int] | None:
     """(judgment id, query id, document id) of a pool judgment of the assessor made at least
-    ``gap`` hand-outs before the coming one and not repeated yet, of ``query_id`` when it
-    has one; None when there is none."""
+    ``gap`` hand-outs before the coming one, of a pair that can be played and was not
+    repeated yet, of ``query_id`` when it has one; None when there is none."""
     params = {"assessor_id": assessor_id, "query_id": query_id, "offset": gap - 1, "salt": salt}
     row = _run(session, _REPEAT, params).first()
     return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
+
+
+def _second_opinion_statement(*, own_query: bool) -> Any:
+    campaign_id = bindparam("campaign_id", type_=Integer)
+    assessor_id = bindparam("assessor_id", type_=Integer)
+    earlier, mine = aliased(Judgment), aliased(Judgment)
+
+    def by_another(j: Any) -> list[Any]:
+        # a judgment that counts (models.counted_judgment: a pool pair's, not set aside,
+        # so never one of a set-aside assessor), of another assessor (not an imported one)
+        return [
+            j.kind == "pool",
+            j.set_aside.is_(False),
+            j.assessor_id.is_not(None),
+            j.assessor_id != assessor_id,
+        ]
+
+    conditions = [
+        Judgment.campaign_id == campaign_id,
+        *by_another(Judgment),
+        # both clips can be played, and the pair needs no more judgments: a second opinion
+        # never takes the place of a judgment the pool still needs from this assessor
+        Pair.playable.is_(True),
+        Pair.judged >= bindparam("per_pair", type_=Integer),
+        # the earliest such judgment of the pair: each pair once, its original fixed
+        ~exists().where(
+            earlier.campaign_id == Judgment.campaign_id,
+            earlier.query_id == Judgment.query_id,
+            earlier.document_id == Judgment.document_id,
+            *by_another(earlier),
+            earlier.id < Judgment.id,
+        ),
+        # never judged by this assessor, in any kind (a pool pair of theirs above all)
+        ~exists().where(
+            mine.campaign_id == Judgment.campaign_id,
+            mine.query_id == Judgment.query_id,
+            mine.document_id == Judgment.document_id,
+            mine.assessor_id == assessor_id,
+        ),
+        # never handed to this assessor, in any kind (so not live with them either): the
+        # assessor's leases are read once, not per candidate
+        tuple_(Judgment.query_id, Judgment.document_id).not_in(
+            select(Lease.query_id, Lease.document_id).where(Lease.assessor_id == assessor_id)
+        ),
+    ]
+    if own_query:
+        conditions.append(Judgment.query_id == bindparam("query_id", type_=Integer))
+    return (
+        select(Judgment.id, Judgment.query_id, Judgment.document_id)
+        .join(
+            Pair,
+            and_(
+                Pair.campaign_id == Judgment.campaign_id,
+                Pair.query_id == Judgment.query_id,
+                Pair.document_id == Judgment.document_id,
+            ),
+        )
+        .where(*conditions)
+        .order_by(_scrambled(Judgment.id), Judgment.id)
+        .limit(1)
+    )
+
+
+_SECOND_OPINION = {own: _second_opinion_statement(own_query=own) for own in (True, False)}
+
+
+def second_opinion(
+    session: Session, campaign_id: int, assessor_id: int, query_id: int, per_pair: int, salt: int
+) -> tuple[int, int, int] | None:
+    """(judgment id, query id, document id) of another assessor's judgment that counts, of
+    a playable pool pair that needs no more judgments (``per_pair``) and that this assessor
+    was never handed nor judged in any kind: a pair to hand them blind for a second opinion.
+    The judgment is the earliest of the pair's that count; the pair is of ``query_id`` when
+    it has one. None when there is none."""
+    params = {
+        "campaign_id": campaign_id,
+        "assessor_id": assessor_id,
+        "query_id": query_id,
+        "per_pair": per_pair,
+        "salt": salt,
+    }
+    for own in (True, False):  # the current query's first: one index range, not the campaign
+        row = _run(session, _SECOND_OPINION[own], params).first()
+        if row is not None:
+            return int(row[0]), int(row[1]), int(row[2])
+    return None
 
 
 _TRIAL_LEASE_COLUMNS = (

@@ -181,6 +181,11 @@ def next_pair(session: Session, token: str) -> NextPair:
             repository.release_lease(session, current, "released")
         return NextPair("done", None, False, prog, paused)
     rule = context.listen_seconds
+    if current is not None and context.trial_unplayable:
+        # a trial on a pool pair that cannot be played any more (the planner ends the
+        # leases of such a pair, which a trial's lease is not): it just ends
+        repository.release_lease(session, current, "released")
+        current = None
     if current is not None and current.expires_at > now:
         same = current.query_id == previous_query
         return NextPair("pair", current, same, prog, "", rule, context.assessor_id)
@@ -216,6 +221,7 @@ def _claim(
     per_pair = context.judgments_per_pair
     expires_at = now + timedelta(minutes=context.lease_minutes)
     skip: set[int] = set()
+    looked_back = False
     for _ in range(MAX_CLAIM_ATTEMPTS):
         args = (session, context.campaign_id, context.assessor_id, per_pair, now)
         best = repository.candidate(*args, planned=True, skip=frozenset(skip))
@@ -236,8 +242,15 @@ def _claim(
             rule = "audit"
         if chosen.lapsed_leases:
             repository.release_expired(session, chosen.pair_id, now)
-        if not repository.take_slot(session, chosen.pair_id, per_pair, expires_at):
+        if not repository.take_slot(
+            session, chosen.pair_id, per_pair, expires_at, context.assessor_id
+        ):
             skip.add(chosen.pair_id)
+            if not looked_back:
+                # taken meanwhile, or a pair the assessor answered as a hidden trial that
+                # came back to the pool (its original set aside): leave all of those out
+                skip |= repository.trial_pairs_back(session, context.assessor_id, per_pair)
+                looked_back = True
             continue
         values = {
             "campaign_id": context.campaign_id,
@@ -393,18 +406,22 @@ def submit_judgment(
     if repository.assessor_hold(session, context.assessor_id, shared_lock=True).set_aside:
         raise AssessorPaused(SET_ASIDE_MESSAGE)
     # under the pair's lock the lease's state cannot change any more
-    state, expires_at = repository.lease_state(session, lease.id)
+    lease_now = repository.lease_state(session, lease.id)
     per_pair = context.judgments_per_pair
-    live = state == "live"
-    held = live and expires_at > now
+    live = lease_now.state == "live"
+    held = live and lease_now.expires_at > now
     if (
-        state != "done"
+        lease_now.state != "done"
         and not held
         and pair.judged + repository.live_leases_of_others(session, lease, now) >= per_pair
     ):
         raise LeaseExpired(
             "your time on this pair ran out and it was given to someone else: here is a new one"
         )
+    if lease_now.judged_otherwise:
+        # they answered it as a hidden trial (a second opinion whose lease had lapsed,
+        # answered late): one assessor never gives a pair both a trial's and a pool answer
+        raise Conflict("you have already judged this pair: revise it from your recent judgments")
     judgment = repository.insert_judgment(session, values)
     if judgment is None:  # a unique key said no: this client_id, or this pair, is stored
         existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
@@ -437,9 +454,24 @@ def _submit_trial(
     values: dict[str, Any],
     client_id: str,
 ) -> tuple[Any, bool]:
-    """Store the answer to a quality trial: no pair to lock or count. Its lease is answered
-    once (the unique key on the assessor's judgments of a kind), late or not, unless it was
-    answered already; the volunteer is told what they would be told of a pool pair."""
+    """Store the answer to a quality trial: no pair to count. Its lease is answered once (the
+    unique key on the assessor's judgments of a kind), late or not, unless it was answered
+    already; the volunteer is told what they would be told of a pool pair.
+
+    A trial whose clips are a pool pair (a repeat, a second opinion) takes the pair's row
+    first, as a pool judgment of it does: a pair that cannot be played is not judged, and a
+    second opinion is refused when the assessor judged the pair otherwise meanwhile or holds
+    it as a pool pair (its lease lapsed and the pair came back to them from the pool, its
+    original set aside): one assessor never answers a pair both ways."""
+    pair = repository.lock_pair_of(session, lease.campaign_id, lease.query_id, lease.document_id)
+    if pair is not None:
+        _refuse_unplayable(pair)
+        if lease.kind == "second" and repository.answered_otherwise(
+            session, pair, lease, context.assessor_id
+        ):
+            raise Conflict(
+                "you have already judged this pair: revise it from your recent judgments"
+            )
     judgment = repository.insert_judgment(session, values)
     if judgment is None:
         existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)

@@ -7,7 +7,12 @@ that looks exactly like one (docs/web-architecture.md, "Hidden quality trials"):
 - **anchor**: the current query against a clip clearly unlike it by the campaign's
   metadata (another genre, another artist) that no system retrieved for it;
 - **repeat**: a pool pair the assessor judged at least :data:`REPEAT_GAP` hand-outs ago
-  (their current query's when it has one).
+  (their current query's when it has one);
+- **second** (a second opinion): a playable pool pair that needs no more judgments, judged
+  by another assessor with a judgment that counts, that this assessor was never handed nor
+  judged in any kind (their current query's when it has one); ``repeat_of`` is the other
+  assessor's judgment (the earliest that counts). Pairs judged twice by different
+  assessors measure how far assessors disagree, which repeats (one assessor twice) cannot.
 
 A trial's lease has no pair: it takes no pool pair's slot and never moves a pair's
 counters; its answer is stored as a judgment of its kind, counted nowhere.
@@ -17,8 +22,10 @@ assessor and the number of the hand-out: no trial in an assessor's first
 :data:`WARMUP` hand-outs, never two in a row, and otherwise a trial with the probability
 that makes the share of trials the campaign's rate (``rate / (1 - rate)`` after a pool
 pair gives a long-run share of ``rate``; rates from 0.5 make every other hand-out a trial).
-When no trial can be made (no reference or anchor left for the query, no judgment old
-enough to repeat), the hand-out is a pool pair: the share of trials is then lower.
+The kinds are tried in the order of :data:`KINDS` from a drawn start, so each kind that can
+be made gets an equal share. When no trial can be made (no reference or anchor left for the
+query, no judgment old enough to repeat, no pair another assessor judged), the hand-out is a
+pool pair: the share of trials is then lower.
 """
 
 from __future__ import annotations
@@ -29,12 +36,14 @@ from datetime import datetime, timedelta
 from sqlalchemy.orm import Session
 
 from mtcjudge.judging import repository
+from mtcjudge.models import TRIAL_KINDS
 
 __all__ = [
     "KINDS",
     "REPEAT_GAP",
     "WARMUP",
     "hand_out",
+    "kind_order",
     "trial_due",
     "unit_draw",
 ]
@@ -44,7 +53,7 @@ WARMUP = 3
 #: a repeat is of a judgment made at least this many hand-outs before
 REPEAT_GAP = 10
 #: the kinds of trial, tried in an order drawn for each hand-out
-KINDS = ("reference", "anchor", "repeat")
+KINDS = TRIAL_KINDS
 
 
 def unit_draw(seed: int, assessor_id: int, handout: int, purpose: str) -> float:
@@ -53,6 +62,13 @@ def unit_draw(seed: int, assessor_id: int, handout: int, purpose: str) -> float:
     text = f"{seed}:{assessor_id}:{handout}:{purpose}".encode()
     digest = hashlib.blake2b(text, digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64
+
+
+def kind_order(seed: int, assessor_id: int, handout: int) -> tuple[str, ...]:
+    """The kinds of trial in the order a hand-out tries them: :data:`KINDS` from a drawn
+    start, each start equally likely (a kind that cannot be made passes its turn on)."""
+    start = int(unit_draw(seed, assessor_id, handout, "kind") * len(KINDS))
+    return KINDS[start:] + KINDS[:start]
 
 
 def trial_due(rate: float, handouts: int, last_was_trial: bool, draw: float) -> bool:
@@ -80,9 +96,8 @@ def hand_out(
     if query is None or not query.has_audio:
         return None
     salt = int(unit_draw(context.seed, context.assessor_id, context.handouts, "salt") * 2**31)
-    start = int(unit_draw(context.seed, context.assessor_id, context.handouts, "kind") * 3)
     expires_at = now + timedelta(minutes=context.lease_minutes)
-    for kind in KINDS[start:] + KINDS[:start]:
+    for kind in kind_order(context.seed, context.assessor_id, context.handouts):
         chosen = _choose(session, context, query, kind, salt)
         if chosen is None:
             continue
@@ -125,7 +140,8 @@ def _choose(
     kind: str,
     salt: int,
 ) -> tuple[int, int, int | None] | None:
-    """(candidate document, query, judgment repeated) of a trial of ``kind``, or None."""
+    """(candidate document, query, judgment repeated or second-guessed) of a trial of
+    ``kind``, or None."""
     if kind == "reference":
         if query.has_reference:
             return None
@@ -135,10 +151,20 @@ def _choose(
             session, context.campaign_id, context.assessor_id, query, salt
         )
         return None if found is None else (found, query.query_id, None)
-    repeat = repository.repeat_judgment(
-        session, context.assessor_id, query.query_id, REPEAT_GAP, salt
-    )
-    if repeat is None:
+    if kind == "repeat":
+        found_pair = repository.repeat_judgment(
+            session, context.assessor_id, query.query_id, REPEAT_GAP, salt
+        )
+    else:
+        found_pair = repository.second_opinion(
+            session,
+            context.campaign_id,
+            context.assessor_id,
+            query.query_id,
+            context.judgments_per_pair,
+            salt,
+        )
+    if found_pair is None:
         return None
-    judgment_id, query_id, document_id = repeat
+    judgment_id, query_id, document_id = found_pair
     return document_id, query_id, judgment_id

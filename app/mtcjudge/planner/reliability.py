@@ -148,7 +148,9 @@ def assess_assessors(
             )
             last_query = query
             expected = expected_var = others = repeat_of = None
-            if r.kind in POOL_KINDS:  # a second opinion is weighed as a pool answer
+            # a second opinion (another assessor's pool pair, handed blind) is weighed as a
+            # pool answer: against the other judges of the pair, else the expectation
+            if r.kind in POOL_KINDS:
                 key = (query, int(r.document_id))
                 p = state.pair_index.get(key)
                 if p is not None and mean is not None and var is not None and yardstick:

@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from mtcjudge.models import (
+    Assessor,
     Campaign,
     Document,
     Judgment,
@@ -235,11 +236,19 @@ def disagreement_rows(session: Session, campaign_id: int, scale: str) -> list[An
                 func.sum(value).label("total"),
                 func.sum(value * value).label("squares"),
             )
+            .outerjoin(Assessor, Assessor.id == Judgment.assessor_id)
             .where(
                 Judgment.campaign_id == campaign_id,
                 column.is_not(None),
-                Judgment.set_aside.is_(False),
-                Judgment.kind.in_(("pool", "second")),
+                or_(
+                    counted_judgment(),
+                    # setting an assessor aside marks their pool judgments only
+                    and_(
+                        Judgment.kind == "second",
+                        Judgment.set_aside.is_(False),
+                        Assessor.set_aside_at.is_(None),
+                    ),
+                ),
             )
             .group_by(Judgment.query_id, Judgment.document_id)
             .having(func.count() > 1)

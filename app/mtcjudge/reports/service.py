@@ -295,6 +295,7 @@ def _judgment_summaries(
                 "counted_judgments": o.judgments,
                 "set_aside_judgments": o.set_aside_judgments,
                 "quality_trials": o.quality_trials,
+                "trials_by_kind": dict(o.trials_by_kind),
                 "set_aside": o.set_aside,
                 "paused": o.paused,
                 "reliability": {

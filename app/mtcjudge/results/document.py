@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 from typing import Any
 
@@ -201,6 +201,8 @@ class AssessorSummary:
     counted_judgments: int = 0
     set_aside_judgments: int = 0
     quality_trials: int = 0
+    # by kind (reference, anchor, repeat, second: every kind listed)
+    trials_by_kind: dict[str, int] = field(default_factory=dict)
     set_aside: bool = False
     paused: bool = False
     pause_reason: str | None = None

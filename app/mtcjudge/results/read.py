@@ -235,6 +235,7 @@ def _summary(position: int, a: repository.AssessorActivity, o: AssessorOverview)
         counted_judgments=o.judgments,
         set_aside_judgments=o.set_aside_judgments,
         quality_trials=o.quality_trials,
+        trials_by_kind=dict(o.trials_by_kind),
         set_aside=o.set_aside,
         paused=o.paused,
         pause_reason=o.pause_reason,
