@@ -52,7 +52,7 @@ if __package__ in (None, ""):  # run as ``python bench/calibration.py``: bench.*
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import TARGETS, run_benchmark
-from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
+from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, generate_zoo, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -497,7 +497,7 @@ def plot_reliability(summary: dict[str, Any], path: Path) -> None:
 
 # ---------------------------------------------------------------------------- command line
 def tasks_for(args: argparse.Namespace) -> list[Task]:
-    settings = suite_settings(args.collections, args.seed)
+    settings = suite_settings(args.collections, args.seed, args.ranges)
     if args.quick:
         settings = [
             dataclasses.replace(
@@ -557,6 +557,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="suite collections (32: each measure on each scale 4 times)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the suite (0)")
+    parser.add_argument(
+        "--ranges",
+        choices=list(RANGE_SETS),
+        default="issue11",
+        help="the ranges the suite is drawn from: issue11 (suites 0 and 1, the default) or "
+        "issue23 (the third suite: closer systems, weaker metadata, heavier tails)",
+    )
     parser.add_argument(
         "--mirex", type=Path, metavar="DIR", help="MIREX 2011 AMS directory (runs.tsv, ...)"
     )
@@ -658,6 +665,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
             "settings": {
                 "collections": args.collections,
                 "seed": args.seed,
+                "ranges": args.ranges,
                 "quick": args.quick,
                 "policy": args.policy,
                 "estimators": args.estimator,

@@ -282,3 +282,21 @@ def test_the_command_runs_its_replays_in_worker_processes(tmp_path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert len(json.loads(out.read_text())["records"]) == 2
+
+
+def test_ranges_select_the_suite_the_replays_run_on() -> None:
+    """``--ranges issue23`` replays the third suite; the default is suites 0 and 1's ranges."""
+    import argparse
+
+    from bench.experiments.synthetic_zoo import suite_settings
+
+    parser = argparse.ArgumentParser()
+    calibration.add_arguments(parser)
+    base = ["--collections", "3", "--estimator", "uniform"]
+    for extra, ranges in (([], "issue11"), (["--ranges", "issue23"], "issue23")):
+        args = parser.parse_args(base + extra)
+        tasks = calibration.tasks_for(args)
+        assert sorted(t.settings.index for t in tasks) == [0, 1, 2]
+        assert args.suite == suite_settings(3, 0, ranges)
+    with pytest.raises(SystemExit):
+        parser.parse_args([*base, "--ranges", "issue99"])
