@@ -144,6 +144,7 @@ class Task:
     measure: str = "cg"
     selections: int = SELECTIONS  # 0: one pair per selection whatever the pool
     to_complete: bool = False  # judge on past the 0.99 stop until the pool is complete
+    targets: tuple[float, ...] = TARGETS  # the stops read from the replay (0.99 the highest)
 
     @property
     def cost(self) -> float:
@@ -239,7 +240,7 @@ def run_task(task: Task) -> Record:
         traj_count += count
         traj_right += right
         traj_conf += confsum
-        for target in TARGETS:
+        for target in task.targets:
             if target not in pending and _met(engine, evaluation.ranking_confidence, target):
                 pending[target] = {
                     "judgments": engine.n_judged,
@@ -251,7 +252,7 @@ def run_task(task: Task) -> Record:
                     "expected_claimed": float((1.0 - conf).sum()),
                     "hist": (count, right, confsum),
                 }
-        if len(pending) == len(TARGETS) and (not task.to_complete or engine.n_unjudged == 0):
+        if len(pending) == len(task.targets) and (not task.to_complete or engine.n_unjudged == 0):
             break
         pairs = engine.select(min(batch, engine.n_unjudged))
         engine.judge(pairs, truth[pairs])
@@ -388,7 +389,9 @@ def reliability(records: Sequence[Record], target: float | None) -> list[dict[st
     ]
 
 
-def summarise(records: Sequence[Record], estimators: Sequence[str]) -> dict[str, Any]:
+def summarise(
+    records: Sequence[Record], estimators: Sequence[str], targets: Sequence[float] = TARGETS
+) -> dict[str, Any]:
     groups: dict[str, list[Record]] = {
         "suite": [r for r in records if r.kind == "suite"],
         "mirex": [r for r in records if r.kind == "mirex"],
@@ -407,7 +410,7 @@ def summarise(records: Sequence[Record], estimators: Sequence[str]) -> dict[str,
             base = [r for r in members if r.estimator == BASELINE]
             per[estimator] = {
                 f"{t:.2f}": {**pooled(mine, t), "effort_vs_uniform": effort(mine, base, t)}
-                for t in TARGETS
+                for t in targets
             }
         result[group] = per
     result["reliability"] = {
@@ -415,7 +418,7 @@ def summarise(records: Sequence[Record], estimators: Sequence[str]) -> dict[str,
             "trajectory": reliability([r for r in records if r.estimator == estimator], None),
             **{
                 f"stop {t:.2f}": reliability([r for r in records if r.estimator == estimator], t)
-                for t in TARGETS
+                for t in targets
             },
         }
         for estimator in estimators
@@ -496,6 +499,11 @@ def plot_reliability(summary: dict[str, Any], path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- command line
+def targets_of(args: argparse.Namespace) -> tuple[float, ...]:
+    """0.90, 0.95, 0.99 and the further ``--target`` values, in increasing order."""
+    return tuple(sorted({*TARGETS, *(getattr(args, "target", None) or [])}))
+
+
 def tasks_for(args: argparse.Namespace) -> list[Task]:
     settings = suite_settings(args.collections, args.seed, args.ranges)
     if args.quick:
@@ -520,6 +528,7 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
             settings=s,
             selections=args.selections,
             to_complete=args.to_complete,
+            targets=targets_of(args),
         )
         for s in settings
         for estimator in args.estimator
@@ -533,6 +542,7 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
                 measure=m,
                 selections=args.selections,
                 to_complete=args.to_complete,
+                targets=targets_of(args),
             )
             for m in MEASURES
             for estimator in args.estimator
@@ -588,6 +598,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="judge on after the 0.99 stop until every pair is judged, so that the frontier "
         "(accuracy reaches the target and stays) is known for 0.99 too (slower)",
     )
+    parser.add_argument(
+        "--target",
+        type=_between_target,
+        action="append",
+        metavar="T",
+        help="a further target (repeatable), above 0.5 and below 0.99, whose stops are read "
+        "from the same replays as 0.90, 0.95 and 0.99 (selection does not depend on the target)",
+    )
     parser.add_argument("--workers", type=_positive, default=2, help="processes (2)")
     parser.add_argument(
         "--quick",
@@ -607,6 +625,18 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _between_target(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+    if not 0.5 < value < max(TARGETS):
+        raise argparse.ArgumentTypeError(
+            f"expected a target above 0.5 and below {max(TARGETS)}, got {text}"
+        )
+    return value
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -617,6 +647,7 @@ def _positive(text: str) -> int:
 def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
     started = time.perf_counter()
     args.estimator = args.estimator or list(ESTIMATOR_CHOICES)
+    args.targets = targets_of(args)
     # every check that can fail is made before replays that take minutes
     if args.mirex is not None and not (args.mirex / "runs.tsv").is_file():
         raise UsageError(f"--mirex {args.mirex}: no runs.tsv there")
@@ -654,7 +685,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
         for task in tasks:
             report(run_task(task))
     records.sort(key=lambda r: (r.kind, r.collection, args.estimator.index(r.estimator)))
-    summary = summarise(records, args.estimator)
+    summary = summarise(records, args.estimator, args.targets)
     print_table(summary, out)
     seconds = time.perf_counter() - started
     print(f"\n{len(records)} replays in {seconds:.0f} s with {args.workers} workers", file=out)
@@ -669,7 +700,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
                 "quick": args.quick,
                 "policy": args.policy,
                 "estimators": args.estimator,
-                "targets": list(TARGETS),
+                "targets": list(args.targets),
                 "selections": args.selections,
                 "to_complete": args.to_complete,
                 "mirex": str(args.mirex) if args.mirex else None,
