@@ -28,6 +28,10 @@ the *frontier* (the first point from which the true accuracy stays at or above t
 until the end of the replay: the 0.99 stop, or the complete pool with ``--to-complete``)
 beside the stop. ``--plot`` draws the reliability diagram.
 
+``--ranges issue23`` replays the third suite (closer systems, weaker metadata, heavier
+tails) instead of the ranges of suites 0 and 1; ``--target T`` reads a further stop between
+0.5 and 0.99 from the same replays.
+
 Figures are printed, never asserted (docs/calibration.md has the measured ones).
 """
 
