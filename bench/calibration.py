@@ -28,6 +28,10 @@ the *frontier* (the first point from which the true accuracy stays at or above t
 until the end of the replay: the 0.99 stop, or the complete pool with ``--to-complete``)
 beside the stop. ``--plot`` draws the reliability diagram.
 
+``--ranges issue23`` replays the third suite (closer systems, weaker metadata, heavier
+tails) instead of the ranges of suites 0 and 1; ``--target T`` reads a further stop between
+0.5 and 0.99 from the same replays.
+
 Figures are printed, never asserted (docs/calibration.md has the measured ones).
 """
 
@@ -52,7 +56,7 @@ if __package__ in (None, ""):  # run as ``python bench/calibration.py``: bench.*
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import TARGETS, run_benchmark
-from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
+from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, generate_zoo, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -144,6 +148,7 @@ class Task:
     measure: str = "cg"
     selections: int = SELECTIONS  # 0: one pair per selection whatever the pool
     to_complete: bool = False  # judge on past the 0.99 stop until the pool is complete
+    targets: tuple[float, ...] = TARGETS  # the stops read from the replay (0.99 the highest)
 
     @property
     def cost(self) -> float:
@@ -239,7 +244,7 @@ def run_task(task: Task) -> Record:
         traj_count += count
         traj_right += right
         traj_conf += confsum
-        for target in TARGETS:
+        for target in task.targets:
             if target not in pending and _met(engine, evaluation.ranking_confidence, target):
                 pending[target] = {
                     "judgments": engine.n_judged,
@@ -251,7 +256,7 @@ def run_task(task: Task) -> Record:
                     "expected_claimed": float((1.0 - conf).sum()),
                     "hist": (count, right, confsum),
                 }
-        if len(pending) == len(TARGETS) and (not task.to_complete or engine.n_unjudged == 0):
+        if len(pending) == len(task.targets) and (not task.to_complete or engine.n_unjudged == 0):
             break
         pairs = engine.select(min(batch, engine.n_unjudged))
         engine.judge(pairs, truth[pairs])
@@ -388,7 +393,9 @@ def reliability(records: Sequence[Record], target: float | None) -> list[dict[st
     ]
 
 
-def summarise(records: Sequence[Record], estimators: Sequence[str]) -> dict[str, Any]:
+def summarise(
+    records: Sequence[Record], estimators: Sequence[str], targets: Sequence[float] = TARGETS
+) -> dict[str, Any]:
     groups: dict[str, list[Record]] = {
         "suite": [r for r in records if r.kind == "suite"],
         "mirex": [r for r in records if r.kind == "mirex"],
@@ -407,7 +414,7 @@ def summarise(records: Sequence[Record], estimators: Sequence[str]) -> dict[str,
             base = [r for r in members if r.estimator == BASELINE]
             per[estimator] = {
                 f"{t:.2f}": {**pooled(mine, t), "effort_vs_uniform": effort(mine, base, t)}
-                for t in TARGETS
+                for t in targets
             }
         result[group] = per
     result["reliability"] = {
@@ -415,7 +422,7 @@ def summarise(records: Sequence[Record], estimators: Sequence[str]) -> dict[str,
             "trajectory": reliability([r for r in records if r.estimator == estimator], None),
             **{
                 f"stop {t:.2f}": reliability([r for r in records if r.estimator == estimator], t)
-                for t in TARGETS
+                for t in targets
             },
         }
         for estimator in estimators
@@ -496,8 +503,13 @@ def plot_reliability(summary: dict[str, Any], path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- command line
+def targets_of(args: argparse.Namespace) -> tuple[float, ...]:
+    """0.90, 0.95, 0.99 and the further ``--target`` values, in increasing order."""
+    return tuple(sorted({*TARGETS, *(getattr(args, "target", None) or [])}))
+
+
 def tasks_for(args: argparse.Namespace) -> list[Task]:
-    settings = suite_settings(args.collections, args.seed)
+    settings = suite_settings(args.collections, args.seed, args.ranges)
     if args.quick:
         settings = [
             dataclasses.replace(
@@ -520,6 +532,7 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
             settings=s,
             selections=args.selections,
             to_complete=args.to_complete,
+            targets=targets_of(args),
         )
         for s in settings
         for estimator in args.estimator
@@ -533,6 +546,7 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
                 measure=m,
                 selections=args.selections,
                 to_complete=args.to_complete,
+                targets=targets_of(args),
             )
             for m in MEASURES
             for estimator in args.estimator
@@ -558,6 +572,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the suite (0)")
     parser.add_argument(
+        "--ranges",
+        choices=list(RANGE_SETS),
+        default="issue11",
+        help="the ranges the suite is drawn from: issue11 (suites 0 and 1, the default) or "
+        "issue23 (the third suite: closer systems, weaker metadata, heavier tails)",
+    )
+    parser.add_argument(
         "--mirex", type=Path, metavar="DIR", help="MIREX 2011 AMS directory (runs.tsv, ...)"
     )
     parser.add_argument(
@@ -581,6 +602,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="judge on after the 0.99 stop until every pair is judged, so that the frontier "
         "(accuracy reaches the target and stays) is known for 0.99 too (slower)",
     )
+    parser.add_argument(
+        "--target",
+        type=_between_target,
+        action="append",
+        metavar="T",
+        help="a further target (repeatable), above 0.5 and below 0.99, whose stops are read "
+        "from the same replays as 0.90, 0.95 and 0.99 (selection does not depend on the target)",
+    )
     parser.add_argument("--workers", type=_positive, default=2, help="processes (2)")
     parser.add_argument(
         "--quick",
@@ -600,6 +629,18 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _between_target(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+    if not 0.5 < value < max(TARGETS):
+        raise argparse.ArgumentTypeError(
+            f"expected a target above 0.5 and below {max(TARGETS)}, got {text}"
+        )
+    return value
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -610,6 +651,7 @@ def _positive(text: str) -> int:
 def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
     started = time.perf_counter()
     args.estimator = args.estimator or list(ESTIMATOR_CHOICES)
+    args.targets = targets_of(args)
     # every check that can fail is made before replays that take minutes
     if args.mirex is not None and not (args.mirex / "runs.tsv").is_file():
         raise UsageError(f"--mirex {args.mirex}: no runs.tsv there")
@@ -647,7 +689,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
         for task in tasks:
             report(run_task(task))
     records.sort(key=lambda r: (r.kind, r.collection, args.estimator.index(r.estimator)))
-    summary = summarise(records, args.estimator)
+    summary = summarise(records, args.estimator, args.targets)
     print_table(summary, out)
     seconds = time.perf_counter() - started
     print(f"\n{len(records)} replays in {seconds:.0f} s with {args.workers} workers", file=out)
@@ -658,10 +700,11 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
             "settings": {
                 "collections": args.collections,
                 "seed": args.seed,
+                "ranges": args.ranges,
                 "quick": args.quick,
                 "policy": args.policy,
                 "estimators": args.estimator,
-                "targets": list(TARGETS),
+                "targets": list(args.targets),
                 "selections": args.selections,
                 "to_complete": args.to_complete,
                 "mirex": str(args.mirex) if args.mirex else None,

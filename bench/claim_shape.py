@@ -43,6 +43,7 @@ if __package__ in (None, ""):  # run as ``python bench/claim_shape.py``: bench.*
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.calibration import SELECTIONS, Task, _load, tasks_for
+from bench.experiments.synthetic_zoo import RANGE_SETS
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, campaign_engine
 from mtcjudge.mtc.measures import evaluate
@@ -186,6 +187,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--collections", type=int, default=16, help="suite collections (16)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the suite (1)")
     parser.add_argument(
+        "--ranges",
+        choices=list(RANGE_SETS),
+        default="issue11",
+        help="the suite's ranges: issue11 (suites 0 and 1, the default) or issue23 (the third)",
+    )
+    parser.add_argument(
         "--mirex", type=Path, metavar="DIR", help="also MIREX 2011 FINE under the four measures"
     )
     parser.add_argument(
@@ -212,6 +219,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
     namespace = argparse.Namespace(
         collections=args.collections,
         seed=args.seed,
+        ranges=args.ranges,
         quick=args.quick,
         estimator=[args.estimator],
         policy="confidence",

@@ -12,6 +12,12 @@ Nothing here looks at any estimator: the ranges were fixed before any benchmark
 result, bracket the MIREX 2011-like defaults from "none" to about their double, and
 are drawn independently of each other.
 
+A second set of ranges, :data:`ISSUE23_RANGES` (the *third suite*), was fixed for
+issue 23 before any run on it: MIREX-sized collections whose systems are closer
+together, whose metadata predicts the judgments less well and whose judgment noise
+has heavier tails than the first two suites'. :data:`RANGE_SETS` names both;
+``suite_settings(n, seed, ranges="issue23")`` draws from it.
+
 Examples
 --------
 >>> settings = suite_settings(2, seed=0)
@@ -33,7 +39,9 @@ from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.synthetic import SyntheticCollection, generate
 
 __all__ = [
+    "ISSUE23_RANGES",
     "RANGES",
+    "RANGE_SETS",
     "SCALES",
     "ZooCollection",
     "ZooSettings",
@@ -69,6 +77,43 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "metadata_wrong_artist": ("uniform", 0.0, 0.05),
 }
 
+#: the third suite's ranges (issue 23), fixed before any run on them; docs/calibration.md
+#: ("The third suite") gives the reason for each. The two "quality_*" entries spread the
+#: teams' qualities over [centre - width / 2, centre + width / 2] instead of [0, 1]
+ISSUE23_RANGES: dict[str, tuple[str, float, float]] = {
+    "n_systems": ("log", 10, 30),  # MIREX-sized: MIREX 2011 had 18
+    "n_queries": ("log", 30, 120),  # MIREX: 100; fewer queries, fewer degrees of freedom
+    "k": ("int", 5, 8),
+    "team_share": ("uniform", 0.25, 0.7),  # more teams of near-identical variants
+    "n_weak": ("int", 0, 2),  # capped at a quarter of the systems
+    "n_genres": ("int", 5, 12),
+    "docs_per_genre": ("int", 300, 700),
+    "clips_per_artist": ("uniform", 4.0, 16.0),
+    "difficulty_sd": ("uniform", 7.5, 22.5),
+    "noise_sd": ("uniform", 12.0, 30.0),
+    "heavy_tail_probability": ("uniform", 0.75, 0.75),
+    "noise_df": ("uniform", 2.5, 6.0),
+    "artist_effect_sd": ("uniform", 3.0, 15.0),
+    "genre_effect_sd": ("uniform", 3.0, 15.0),
+    "hidden_sd": ("uniform", 5.0, 20.0),
+    "skill_sd": ("uniform", 0.0, 0.15),
+    "metadata_missing": ("uniform", 0.05, 0.35),
+    "metadata_wrong_genre": ("uniform", 0.02, 0.10),
+    "metadata_wrong_artist": ("uniform", 0.02, 0.10),
+    "quality_width": ("uniform", 0.15, 0.6),  # closer systems: [0, 1] is 1.0
+    "quality_centre": ("uniform", 0.3, 0.7),
+}
+
+#: the named range sets a suite is drawn from: "issue11" (suites 0 and 1 of
+#: docs/calibration.md, the default) and "issue23" (the third suite)
+RANGE_SETS: dict[str, dict[str, tuple[str, float, float]]] = {
+    "issue11": RANGES,
+    "issue23": ISSUE23_RANGES,
+}
+
+# the entropy that seeds a suite of each range set, with the suite's seed before it
+_SUITE_KEYS = {"issue11": 0x200, "issue23": 0x223}
+
 
 @dataclass(frozen=True)
 class ZooSettings:
@@ -78,6 +123,9 @@ class ZooSettings:
     ``metadata_*`` shares are the clips whose metadata row is dropped, whose genre is
     replaced by another genre, and whose artist is replaced by another artist, in the
     metadata the estimators see (the systems and the true scores use the real one).
+    ``quality_low`` and ``quality_high`` are the interval the teams' qualities are
+    spread over (:func:`generate`'s options of those names); None for the whole of [0, 1],
+    as in the first two suites, whose settings (and their dictionaries) are unchanged.
     """
 
     index: int
@@ -102,9 +150,21 @@ class ZooSettings:
     metadata_wrong_artist: float
     measure: str
     scale: str
+    quality_low: float | None = None
+    quality_high: float | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        """The settings as a dictionary; the quality interval only where one is set."""
+        d = asdict(self)
+        if self.quality_low is None and self.quality_high is None:
+            del d["quality_low"], d["quality_high"]
+        return d
+
+    @property
+    def quality_range(self) -> tuple[float, float] | None:
+        if self.quality_low is None or self.quality_high is None:
+            return None
+        return (self.quality_low, self.quality_high)
 
     @property
     def name(self) -> str:
@@ -122,8 +182,10 @@ class ZooCollection:
     collection: SyntheticCollection
 
 
-def _draw(rng: np.random.Generator, name: str) -> float:
-    kind, low, high = RANGES[name]
+def _draw(
+    rng: np.random.Generator, name: str, ranges: dict[str, tuple[str, float, float]] = RANGES
+) -> float:
+    kind, low, high = ranges[name]
     if kind == "log":
         return float(np.exp(rng.uniform(np.log(low), np.log(high))))
     if kind == "int":
@@ -131,26 +193,36 @@ def _draw(rng: np.random.Generator, name: str) -> float:
     return float(rng.uniform(low, high))
 
 
-def draw_settings(rng: np.random.Generator, index: int) -> ZooSettings:
-    """One collection's settings from :data:`RANGES`; measure and scale cycle with ``index``.
+def draw_settings(
+    rng: np.random.Generator,
+    index: int,
+    ranges: dict[str, tuple[str, float, float]] = RANGES,
+) -> ZooSettings:
+    """One collection's settings from ``ranges``; measure and scale cycle with ``index``.
 
     ``measure`` is ``MEASURES[index % 4]`` and ``scale`` is ``SCALES[(index // 4) % 2]``:
-    every 8 consecutive collections cover each measure on each scale once.
+    every 8 consecutive collections cover each measure on each scale once. Ranges with
+    ``quality_width`` and ``quality_centre`` (the third suite's) draw them last, so a
+    range set without them draws exactly what it drew before they existed.
     """
-    n_systems = round(_draw(rng, "n_systems"))
-    n_queries = round(_draw(rng, "n_queries"))
-    k = round(_draw(rng, "k"))
-    n_teams = max(1, min(n_systems, round(_draw(rng, "team_share") * n_systems)))
-    n_weak = min(round(_draw(rng, "n_weak")), n_systems // 4)
-    n_genres = round(_draw(rng, "n_genres"))
-    docs_per_genre = round(_draw(rng, "docs_per_genre"))
+
+    def draw(name: str) -> float:
+        return _draw(rng, name, ranges)
+
+    n_systems = round(draw("n_systems"))
+    n_queries = round(draw("n_queries"))
+    k = round(draw("k"))
+    n_teams = max(1, min(n_systems, round(draw("team_share") * n_systems)))
+    n_weak = min(round(draw("n_weak")), n_systems // 4)
+    n_genres = round(draw("n_genres"))
+    docs_per_genre = round(draw("docs_per_genre"))
     n_docs = n_genres * docs_per_genre
-    n_artists = max(n_genres, round(n_docs / _draw(rng, "clips_per_artist")))
-    difficulty_sd = _draw(rng, "difficulty_sd")
-    noise_sd = _draw(rng, "noise_sd")
-    heavy = rng.uniform() < RANGES["heavy_tail_probability"][1]
-    df = _draw(rng, "noise_df")
-    return ZooSettings(
+    n_artists = max(n_genres, round(n_docs / draw("clips_per_artist")))
+    difficulty_sd = draw("difficulty_sd")
+    noise_sd = draw("noise_sd")
+    heavy = rng.uniform() < ranges["heavy_tail_probability"][1]
+    df = draw("noise_df")
+    settings = ZooSettings(
         index=index,
         seed=int(rng.integers(0, 2**31 - 1)),
         n_systems=n_systems,
@@ -164,27 +236,37 @@ def draw_settings(rng: np.random.Generator, index: int) -> ZooSettings:
         difficulty_sd=difficulty_sd,
         noise_sd=noise_sd,
         noise_df=df if heavy else None,
-        artist_effect_sd=_draw(rng, "artist_effect_sd"),
-        genre_effect_sd=_draw(rng, "genre_effect_sd"),
-        hidden_sd=_draw(rng, "hidden_sd"),
-        skill_sd=_draw(rng, "skill_sd"),
-        metadata_missing=_draw(rng, "metadata_missing"),
-        metadata_wrong_genre=_draw(rng, "metadata_wrong_genre"),
-        metadata_wrong_artist=_draw(rng, "metadata_wrong_artist"),
+        artist_effect_sd=draw("artist_effect_sd"),
+        genre_effect_sd=draw("genre_effect_sd"),
+        hidden_sd=draw("hidden_sd"),
+        skill_sd=draw("skill_sd"),
+        metadata_missing=draw("metadata_missing"),
+        metadata_wrong_genre=draw("metadata_wrong_genre"),
+        metadata_wrong_artist=draw("metadata_wrong_artist"),
         measure=MEASURES[index % len(MEASURES)],
         scale=SCALES[(index // len(MEASURES)) % len(SCALES)],
     )
+    if "quality_width" in ranges:
+        width = draw("quality_width")
+        centre = draw("quality_centre")
+        low, high = max(0.0, centre - width / 2), min(1.0, centre + width / 2)
+        settings = replace(settings, quality_low=low, quality_high=high)
+    return settings
 
 
-def suite_settings(n: int, seed: int = 0) -> list[ZooSettings]:
+def suite_settings(n: int, seed: int = 0, ranges: str = "issue11") -> list[ZooSettings]:
     """The settings of a suite of ``n`` collections, reproducible from ``seed``.
 
-    The first ``m`` settings of a suite are the same for every ``n >= m``.
+    ``ranges`` names the range set (:data:`RANGE_SETS`): "issue11" for suites 0 and 1 of
+    docs/calibration.md, "issue23" for the third suite. The first ``m`` settings of a
+    suite are the same for every ``n >= m``.
     """
     if n < 0:
         raise ValueError(f"n must be non-negative, got {n}")
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x200]))
-    return [draw_settings(rng, i) for i in range(n)]
+    if ranges not in RANGE_SETS:
+        raise ValueError(f"ranges must be one of {', '.join(RANGE_SETS)}, got {ranges!r}")
+    rng = np.random.default_rng(np.random.SeedSequence([seed, _SUITE_KEYS[ranges]]))
+    return [draw_settings(rng, i, RANGE_SETS[ranges]) for i in range(n)]
 
 
 def generate_zoo(settings: ZooSettings) -> ZooCollection:
@@ -206,14 +288,23 @@ def generate_zoo(settings: ZooSettings) -> ZooCollection:
         hidden_sd=settings.hidden_sd,
         skill_sd=settings.skill_sd,
         n_weak=settings.n_weak,
+        **_quality_options(settings),
     )
     artist, genre = _observed_metadata(collection, settings)
     return ZooCollection(settings, replace(collection, artist=artist, genre=genre))
 
 
-def calibration_suite(n: int, seed: int = 0) -> Iterator[ZooCollection]:
+def _quality_options(settings: ZooSettings) -> dict[str, float]:
+    """:func:`generate`'s quality interval options for ``settings`` (none by default)."""
+    if settings.quality_range is None:
+        return {}
+    low, high = settings.quality_range
+    return {"quality_low": low, "quality_high": high}
+
+
+def calibration_suite(n: int, seed: int = 0, ranges: str = "issue11") -> Iterator[ZooCollection]:
     """``n`` zoo collections drawn with :func:`suite_settings`, generated one at a time."""
-    for settings in suite_settings(n, seed):
+    for settings in suite_settings(n, seed, ranges):
         yield generate_zoo(settings)
 
 

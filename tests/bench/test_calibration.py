@@ -282,3 +282,53 @@ def test_the_command_runs_its_replays_in_worker_processes(tmp_path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert len(json.loads(out.read_text())["records"]) == 2
+
+
+def test_ranges_select_the_suite_the_replays_run_on() -> None:
+    """``--ranges issue23`` replays the third suite; the default is suites 0 and 1's ranges."""
+    import argparse
+
+    from bench.experiments.synthetic_zoo import suite_settings
+
+    parser = argparse.ArgumentParser()
+    calibration.add_arguments(parser)
+    base = ["--collections", "3", "--estimator", "uniform"]
+    for extra, ranges in (([], "issue11"), (["--ranges", "issue23"], "issue23")):
+        args = parser.parse_args(base + extra)
+        tasks = calibration.tasks_for(args)
+        assert sorted(t.settings.index for t in tasks) == [0, 1, 2]
+        assert args.suite == suite_settings(3, 0, ranges)
+    with pytest.raises(SystemExit):
+        parser.parse_args([*base, "--ranges", "issue99"])
+
+
+def test_further_targets_are_read_from_the_same_replays(quick_run: dict, tmp_path) -> None:
+    """``--target 0.97`` adds a stop between 0.95's and 0.99's and changes no other stop."""
+    out = tmp_path / "between.json"
+    argv = ["bench", "calibration", "--quick", "--collections", "2", "--workers", "1"]
+    argv += ["--estimator", "uniform", "--estimator", "calibrated", "--target", "0.97"]
+    assert main([*argv, "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["settings"]["targets"] == [0.9, 0.95, 0.97, 0.99]
+    assert set(payload["summary"]["suite"]["uniform"]) == {"0.90", "0.95", "0.97", "0.99"}
+    before = {(r["collection"], r["estimator"]): r["stops"] for r in quick_run["records"]}
+    for r in payload["records"]:
+        stops = {s["target"]: s for s in r["stops"]}
+        assert [s["target"] for s in r["stops"]] == [0.9, 0.95, 0.97, 0.99]
+        assert [s for s in r["stops"] if s["target"] != 0.97] == before[
+            r["collection"], r["estimator"]
+        ]
+        assert stops[0.95]["judgments"] <= stops[0.97]["judgments"] <= stops[0.99]["judgments"]
+        assert stops[0.97]["confidence"] >= 0.97 or stops[0.97]["judgments"] == r["pool"]
+
+
+@pytest.mark.parametrize("value", ["0.995", "0.5", "high"])
+def test_a_further_target_outside_the_replays_is_refused(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "calibration", "--quick", "--collections", "1", "--target", value])
+    assert exit_info.value.code == 2  # argparse's usage error, before any replay
+    err = capsys.readouterr().err
+    assert "argument --target" in err
+    assert "[1/" not in err

@@ -11,6 +11,8 @@ import pytest
 from scipy.stats import kurtosis
 
 from bench.experiments.synthetic_zoo import (
+    ISSUE23_RANGES,
+    RANGE_SETS,
     RANGES,
     SCALES,
     ZooSettings,
@@ -62,6 +64,117 @@ BEFORE_OPTIONS = [
 @pytest.mark.parametrize(("sizes", "options", "digest"), BEFORE_OPTIONS)
 def test_defaults_generate_the_same_collections_as_before(sizes, options, digest) -> None:
     assert fingerprint(generate(*sizes, **options)) == digest
+
+
+def settings_fingerprint(settings: list[ZooSettings]) -> str:
+    blob = json.dumps([s.as_dict() for s in settings], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# The first 8 settings of suites 0 and 1, taken before the third suite's ranges existed
+# (their figures in docs/calibration.md must stay reproducible), and of the third suite
+# (ranges "issue23", seed 0), taken when its ranges were fixed, before any run on it.
+SUITE_FINGERPRINTS = [
+    ("issue11", 0, "39aca232354d2aa21322a836b6f75cffbb92407876647b800f8e84981392a351"),
+    ("issue11", 1, "af5ef4397a16992610969618f58893490105143b77a4dcd6e8d392fb9fee20e7"),
+    ("issue23", 0, "4d35c3bc70b38ae67d5d98713802b634b5d2273c6ab282c9c5c08371d1ee6e12"),
+]
+
+
+@pytest.mark.parametrize(("ranges", "seed", "digest"), SUITE_FINGERPRINTS)
+def test_suites_draw_the_settings_they_were_registered_with(ranges, seed, digest) -> None:
+    assert settings_fingerprint(suite_settings(8, seed, ranges)) == digest
+
+
+def test_the_first_suites_settings_carry_no_quality_interval() -> None:
+    for s in suite_settings(8, seed=0):
+        assert s.quality_range is None
+        assert "quality_low" not in s.as_dict()
+    assert suite_settings(8, seed=0) == suite_settings(8, seed=0, ranges="issue11")
+
+
+def test_third_suite_settings_stay_in_their_ranges() -> None:
+    settings = suite_settings(200, seed=3, ranges="issue23")
+    for name in ("n_systems", "n_queries", "k", "n_genres", "docs_per_genre"):
+        _, low, high = ISSUE23_RANGES[name]
+        values = [getattr(s, name) for s in settings]
+        assert low <= min(values)
+        assert max(values) <= high
+    for name in (
+        "noise_sd",
+        "artist_effect_sd",
+        "genre_effect_sd",
+        "hidden_sd",
+        "skill_sd",
+        "metadata_missing",
+        "metadata_wrong_genre",
+        "metadata_wrong_artist",
+    ):
+        _, low, high = ISSUE23_RANGES[name]
+        assert all(low <= getattr(s, name) <= high for s in settings), name
+    for s in settings:
+        assert s.n_teams <= round(0.7 * s.n_systems)
+        assert s.noise_df is None or 2.5 <= s.noise_df <= 6.0
+        assert s.quality_range is not None
+        low, high = s.quality_range
+        assert 0.0 <= low < high <= 1.0
+        assert 0.15 / 2 - 1e-12 <= high - low <= 0.6 + 1e-12
+    heavy = sum(s.noise_df is not None for s in settings)
+    assert 130 <= heavy <= 170  # three quarters of 200
+    # another range set is another suite, even with the same seed
+    assert suite_settings(4, seed=0, ranges="issue23") != suite_settings(4, seed=0)
+    assert set(RANGE_SETS) == {"issue11", "issue23"}
+    with pytest.raises(ValueError, match="ranges must be one of"):
+        suite_settings(1, ranges="issue99")
+
+
+def test_a_narrow_quality_range_brings_systems_closer_together() -> None:
+    options = {"n_genres": 5, "docs_per_genre": 150, "n_artists": 60, "seed": 4}
+    wide = generate(12, 40, 5, **options)
+    narrow = generate(12, 40, 5, quality_low=0.45, quality_high=0.6, **options)
+    assert generate(12, 40, 5, quality_low=0.0, quality_high=1.0, **options) == wide
+
+    def spread(c: SyntheticCollection) -> float:
+        means = [
+            np.mean([c.fine[q, d] for q in c.queries for d in c.runs[s][q]]) for s in c.systems
+        ]
+        return float(np.std(means))
+
+    assert spread(narrow) < spread(wide)
+    # the same teams and the same true scores of the pairs both pools hold
+    assert narrow.teams == wide.teams
+    common = set(narrow.fine) & set(wide.fine)
+    assert common
+    assert all(narrow.fine[p] == wide.fine[p] for p in common)
+
+
+def test_generate_zoo_passes_the_quality_interval_on() -> None:
+    settings = small(suite_settings(1, seed=0, ranges="issue23")[0])
+    assert settings.quality_range is not None
+    low, high = settings.quality_range
+    c = generate_zoo(settings).collection
+    truth = generate(
+        8,
+        20,
+        6,
+        n_genres=5,
+        docs_per_genre=120,
+        n_artists=50,
+        n_teams=5,
+        n_weak=2,
+        seed=settings.seed,
+        difficulty_sd=settings.difficulty_sd,
+        noise_sd=settings.noise_sd,
+        noise_df=settings.noise_df,
+        artist_effect_sd=settings.artist_effect_sd,
+        genre_effect_sd=settings.genre_effect_sd,
+        hidden_sd=settings.hidden_sd,
+        skill_sd=settings.skill_sd,
+        quality_low=low,
+        quality_high=high,
+    )
+    assert c.runs == truth.runs
+    assert c.fine == truth.fine
 
 
 def test_suite_settings_stay_in_their_ranges() -> None:
@@ -196,6 +309,9 @@ def test_heavy_tailed_noise_keeps_its_scale_and_has_heavier_tails() -> None:
         ("noise_sd", -1.0, "noise_sd must be a finite non-negative number"),
         ("skill_sd", math.nan, "skill_sd must be a finite non-negative number"),
         ("n_weak", 5, "n_weak must be between 0 and n_systems"),
+        ("quality_low", 1.5, "quality_low and quality_high must satisfy"),
+        ("quality_low", -0.1, "quality_low and quality_high must satisfy"),
+        ("quality_high", math.inf, "quality_low and quality_high must satisfy"),
     ],
 )
 def test_invalid_options(option: str, value: float, message: str) -> None:

@@ -56,8 +56,10 @@ Keyword options of :func:`generate` (all off by default) widen the model to what
 other campaigns may show: heavier-tailed pair noise (Student-t), judgment effects
 of artists and of genre pairs that no feature predicts, a hidden component of the
 true scores that systems exploit with a team- and system-specific *skill* (so the
-estimation errors of one system's results are correlated), and weak systems.
-``bench/experiments/synthetic_zoo.py`` draws these settings for the calibration benchmark.
+estimation errors of one system's results are correlated), weak systems, and
+team qualities spread over a narrower interval than ``[0, 1]`` (systems closer
+together). ``bench/experiments/synthetic_zoo.py`` draws these settings for the
+calibration benchmark.
 
 All work per system is one dense ``(queries, docs)`` similarity block from a
 matrix product, cut with ``argpartition``; ``generate(100, 1000, 10)`` takes
@@ -211,6 +213,8 @@ def generate(
     hidden_sd: float = 0.0,
     skill_sd: float = 0.0,
     n_weak: int = 0,
+    quality_low: float = 0.0,
+    quality_high: float = 1.0,
 ) -> SyntheticCollection:
     """Generate a synthetic AMS collection (see the module docstring for the model).
 
@@ -289,6 +293,18 @@ def generate(
         raise ValueError(f"noise_df must be above 2 (finite variance), got {noise_df}")
     if not 0 <= n_weak <= n_systems:
         raise ValueError(f"n_weak must be between 0 and n_systems ({n_systems}), got {n_weak}")
+    if not (
+        np.isfinite(quality_low)
+        and np.isfinite(quality_high)
+        and 0 <= quality_low <= quality_high <= 1
+    ):
+        raise ValueError(
+            "quality_low and quality_high must satisfy 0 <= quality_low <= quality_high <= 1, "
+            f"got {quality_low} and {quality_high}"
+        )
+    quality_range = (
+        None if (quality_low, quality_high) == (0.0, 1.0) else (quality_low, quality_high)
+    )
     if n_teams is None:
         n_teams = max(1, round(0.6 * n_systems))
     elif not 1 <= n_teams <= n_systems:
@@ -317,7 +333,9 @@ def generate(
             "removing its artist's clips; use a larger collection"
         )
 
-    system_team, quality = _teams(np.random.default_rng(system_seq), n_systems, n_teams)
+    system_team, quality = _teams(
+        np.random.default_rng(system_seq), n_systems, n_teams, quality_range
+    )
     weak = np.empty(0, dtype=np.intp)
     if n_weak:
         weak_rng = np.random.default_rng(weak_seq)
@@ -475,8 +493,17 @@ def _same_artist(query_doc: IntArray, doc_artist: IntArray) -> tuple[IntArray, I
     return rows.astype(np.intp), docs.astype(np.intp)
 
 
-def _teams(rng: np.random.Generator, n_systems: int, n_teams: int) -> tuple[IntArray, FloatArray]:
-    """Team of each system and its quality in [0, 1], spread evenly over teams."""
+def _teams(
+    rng: np.random.Generator,
+    n_systems: int,
+    n_teams: int,
+    quality_range: tuple[float, float] | None = None,
+) -> tuple[IntArray, FloatArray]:
+    """Team of each system and its quality in [0, 1], spread evenly over teams.
+
+    With ``quality_range`` the teams' qualities are spread over that interval instead
+    (the same draws, mapped linearly, so the option costs no random numbers).
+    """
     extra = rng.integers(0, n_teams, size=n_systems - n_teams)
     system_team = rng.permutation(np.concatenate([np.arange(n_teams), extra]))
     # Number teams by first appearance so that S01 is in T01.
@@ -485,6 +512,9 @@ def _teams(rng: np.random.Generator, n_systems: int, n_teams: int) -> tuple[IntA
     relabel[np.argsort(first)] = np.arange(n_teams)
     system_team = relabel[system_team]
     team_quality = (rng.permutation(n_teams) + rng.uniform(size=n_teams)) / n_teams
+    if quality_range is not None:
+        low, high = quality_range
+        team_quality = low + (high - low) * team_quality
     jitter = _QUALITY_WITHIN_TEAM_SD * rng.standard_normal(n_systems)
     quality = np.clip(team_quality[system_team] + jitter, 0.0, 1.0)
     return system_team.astype(np.intp), quality
