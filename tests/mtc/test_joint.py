@@ -436,3 +436,36 @@ def test_joint_is_declared_by_its_error_model_and_read_through_one_hook(
     plain, _ = campaign_engine(c, loaded.metadata, FINE, "ordinal")
     assert plain.offsets is None
     assert plain.system_tau2 == 0.0
+
+
+def test_systems_with_the_same_run_share_their_offsets_and_stay_tied() -> None:
+    """A system that repeats another's run: its results are the other's results, so their
+    offsets are the same offsets and the difference is exactly 0 at every step (before, the
+    independent system offsets gave the pair a variance, and the pair a coin toss's 0.5)."""
+    synthetic = generate(
+        5, 10, K, n_genres=4, docs_per_genre=40, n_artists=20, seed=11, hidden_sd=25.0, skill_sd=1.0
+    )
+    synthetic.systems.append("S99")
+    synthetic.runs["S99"] = {q: list(docs) for q, docs in synthetic.runs["S02"].items()}
+    synthetic.teams["S99"] = synthetic.teams["S02"]
+    loaded = load_synthetic(synthetic)
+    c = loaded.collection
+    twin, original = loaded.systems.index("S99"), loaded.systems.index("S02")
+    assert c.run_class[twin] == original
+    assert list(c.run_class[:twin]) == list(range(twin))
+    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(engine, SystemEffectEngine)
+    truth = loaded.judged_values
+    saw_offsets = False
+    while engine.n_unjudged:
+        pairs = engine.select(5)
+        engine.judge(pairs, truth[pairs])
+        ev = engine.evaluation()
+        saw_offsets |= bool(engine.effect is not None and engine.effect.post_var[twin] > 0)
+        assert ev.diff_var[twin, original] == 0.0
+        assert ev.diff_mean[twin, original] == 0.0
+        assert ev.tied[twin, original]
+        assert ev.ranks()[twin] == ev.ranks()[original]
+        # the twins' own variances are those of either alone
+        assert ev.var[twin] == pytest.approx(ev.var[original], rel=1e-12)
+    assert saw_offsets  # the offsets had a variance to share

@@ -24,7 +24,13 @@ from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.effects import ErrorOffsets, SystemEffect, estimate_system_effect
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
-from mtcjudge.mtc.measures import Evaluation, finish, inverse_denominators
+from mtcjudge.mtc.measures import (
+    Evaluation,
+    finish,
+    inverse_denominators,
+    pool_ideals,
+)
+from mtcjudge.mtc.selection import CoRetrieval
 
 __all__ = [
     "AUDIT_EVERY",
@@ -402,40 +408,148 @@ class SystemEffectEngine(MTCEngine):
             self._unjudged = _UnjudgedMass(self)
         return self._unjudged.mass_of(self)
 
+    #: per factor: the entries whose pair has a level, and that level (made on first use)
+    _entry_levels: list[tuple[IntArray, IntArray]] | None = None
+
+    def entry_shift(self) -> FloatArray:
+        """What the offsets add to the estimate of every entry, shape (n_entries,): the means
+        of its system's offset, its result group's and those of its pair's query, artist and
+        genre cell; 0 once its pair is judged, and when the offsets do not move the means."""
+        c = self.collection
+        shift = np.zeros(c.entry_pair.shape[0])
+        if self.effect is None or not self.shift_means:
+            return shift
+        shift += self.effect.bias[c.entry_system]
+        if self.group_effect is not None and self.result_groups is not None:
+            shift += self.group_effect.bias[self.result_groups]
+        if self.factor_effects:
+            if self._entry_levels is None:  # fixed by the collection: made once
+                self._entry_levels = []
+                for _, level in self.factors:
+                    entry_level = level[c.entry_pair]
+                    has = np.flatnonzero(entry_level >= 0)
+                    self._entry_levels.append((has, entry_level[has]))
+            for (name, _), (has, entry_level) in zip(self.factors, self._entry_levels, strict=True):
+                shift[has] += self.factor_effects[name].bias[entry_level]
+        shift[self.judged[c.entry_pair]] = 0.0
+        return shift
+
+    def entry_expectations(self) -> FloatArray:
+        """What the engine expects every entry (a result of one system) to be worth, shape
+        (n_entries,): its pair's estimate plus the offsets (:meth:`entry_shift`), within the
+        scale's range (docs/method.md §8.3); a judged entry is worth its judgment.
+
+        A system's expected score is the measure's weighted sum of its entries' expectations
+        over the query's denominator: the constant one of CG and DCG, and for nDCG and RBP
+        the ideal of :meth:`ideal_values`."""
+        c = self.collection
+        expected = self.mean[c.entry_pair] + self.entry_shift()
+        return np.clip(expected, 0.0, float(self.scale.lmax))
+
+    def ideal_values(self, expected: FloatArray | None = None) -> FloatArray:
+        """What each pool pair is worth in the ideal list of its query, shape (n_pairs,): the
+        largest expectation any system's result gives it (``expected``: those of
+        :meth:`entry_expectations`), so that the ideal is at least every system's own list
+        (docs/method.md §8.3); without offsets, its estimate."""
+        c = self.collection
+        expected = self.entry_expectations() if expected is None else expected
+        return np.asarray(np.maximum.reduceat(expected, c.entry_start[:-1]), dtype=np.float64)
+
     def evaluation(self) -> Evaluation:
         if self._evaluation is None:
-            nq = self.collection.n_queries
+            mean, cov = self.moments()
+            self._evaluation = finish(
+                mean, cov, self.collection.n_queries, self.config.distribution, self.config.ci_level
+            )
+        return self._evaluation
+
+    def moments(self) -> tuple[FloatArray, FloatArray]:
+        """The expected scores and their covariance matrix (score units) that
+        :meth:`evaluation` reads, before :func:`mtcjudge.mtc.measures.finish` takes off the
+        rounding (docs/method.md §8.3).
+
+        Each entry is expected to be worth its estimate plus its offsets, kept within the
+        scale (:meth:`entry_expectations`); for nDCG and RBP the ideal of each query is the
+        best list of its pool at the largest of those expectations (:meth:`ideal_values`),
+        and the delta method's terms, the offsets' masses included, divide by it."""
+        c = self.collection
+        nq = c.n_queries
+        if self.effect is None:
+            return self.score_sum / nq, self.t_mat / nq**2
+        pq = c.pair_query[c.entry_pair]
+        expected = self.entry_expectations() if self.shift_means else None
+        weights: FloatArray | None = None
+        if expected is not None and self._ratio:
+            # a common ideal per query, computed from the expectations the numerators use
+            ey, vy = pool_ideals(c, self.ideal_values(expected), self.var, self._discount)
+            mean, cov, weights = self._ratio_moments(expected, ey, vy)
+            f = np.bincount(c.entry_system, weights=weights, minlength=c.n_systems) / nq
+        else:
             mean = self.score_sum / nq
             cov = self.t_mat / nq**2
-            if self.effect is not None:
-                cov = cov * self.effect.variance_scale
-                f = self.unjudged_mass()
-                if self.shift_means:
-                    mean = mean + f * self.effect.bias
-                cov = cov + np.diag(f**2 * self.effect.post_var)
-            weights = (
-                _open_weights(self)
-                if self.factor_effects or self.group_effect is not None
-                else None
-            )
-            if self.group_effect is not None and self.result_groups is not None:
-                assert weights is not None
-                # every entry is in a group: systems x (unshared, shared) masses
-                mass = _mass_by_cell(self, weights, slice(None), self.result_groups, 2)
-                group = self.group_effect
-                if self.shift_means:
-                    mean = mean + (mass * group.bias.reshape(mass.shape)).sum(axis=1)
-                cov = cov + np.diag((mass**2 * group.post_var.reshape(mass.shape)).sum(axis=1))
-            masses = (
-                self._factor_masses(weights) if weights is not None and self.factor_effects else []
-            )
-            for (name, _), mass in zip(self.factors, masses, strict=True):
-                effect = self.factor_effects[name]  # type: ignore[index]
-                if self.shift_means:
-                    mean = mean + mass @ effect.bias
-                cov = cov + (mass * effect.post_var) @ mass.T
-            self._evaluation = finish(mean, cov, nq, self.config.distribution, self.config.ci_level)
-        return self._evaluation
+            if expected is not None:
+                moved = self.coef * inverse_denominators(self.ey)[pq]
+                moved *= expected - self.mean[c.entry_pair]
+                mean = mean + np.bincount(c.entry_system, weights=moved, minlength=c.n_systems) / nq
+            f = self.unjudged_mass()
+        cov = cov * self.effect.variance_scale + self._own_offsets(f**2 * self.effect.post_var)
+        if self.group_effect is not None and self.result_groups is not None:
+            if weights is None:
+                weights = _open_weights(self)
+            # every entry is in a group: systems x (unshared, shared) masses
+            mass = _mass_by_cell(self, weights, slice(None), self.result_groups, 2)
+            post_var = self.group_effect.post_var.reshape(mass.shape)
+            for h in range(2):
+                cov = cov + self._own_offsets(mass[:, h] ** 2 * post_var[:, h])
+        if self.factor_effects:
+            if weights is None:
+                weights = _open_weights(self)
+            for (name, _), mass in zip(self.factors, self._factor_masses(weights), strict=True):
+                cov = cov + (mass * self.factor_effects[name].post_var) @ mass.T
+        return mean, cov
+
+    def _ratio_moments(
+        self, expected: FloatArray, ey: FloatArray, vy: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """The delta method's means and covariances of nDCG or RBP (docs/method.md §3.1) when
+        each entry is worth ``expected`` and each query's ideal has moments ``ey``, ``vy``:
+        ``mean_A = (1/n_Q) sum_q E[X_Aq] / E[Y_q]`` and the matrix ``T / n_Q^2`` of
+        :func:`mtcjudge.mtc.measures.accumulate`, from the entries and the co-retrievals; and
+        each entry's weight ``c_e / E[Y_q]``, 0 once judged (the offsets' masses)."""
+        c = self.collection
+        ns, nq = c.n_systems, c.n_queries
+        pq = c.pair_query[c.entry_pair]
+        inv = inverse_denominators(ey)
+        cell = c.entry_system * nq + pq
+        ex = np.bincount(cell, weights=self.coef * expected, minlength=ns * nq).reshape(ns, nq)
+        scaled = self.coef * inv[pq]
+        own = np.bincount(c.entry_system, weights=scaled**2 * self.var[c.entry_pair], minlength=ns)
+        if self._co is None:
+            self._co = CoRetrieval.build(c, self.coef)
+        co = self._co
+        inv_pair = inv[c.pair_query[co.pair]]
+        shared = np.bincount(
+            co.system_a * ns + co.system_b,
+            weights=co.product * inv_pair**2 * self.var[co.pair],
+            minlength=ns * ns,
+        ).reshape(ns, ns)
+        t_mat = shared + shared.T + np.diag(own) + (ex * (vy * inv**4)) @ ex.T
+        weights = np.asarray(scaled * ~self.judged[c.entry_pair], dtype=np.float64)
+        return (ex * inv).sum(axis=1) / nq, t_mat / nq**2, weights
+
+    def _own_offsets(self, variance: FloatArray) -> FloatArray:
+        """The covariance an offset of each system's own adds (``variance`` = its mass² times
+        the offset's posterior variance): on the diagonal, and between systems with the same
+        run (:attr:`Collection.run_class`), whose results are the same results and share
+        their offsets, so that their difference stays exactly 0 (docs/method.md §3.5)."""
+        cov = np.diag(variance)
+        run_class = self.collection.run_class
+        if np.any(run_class != np.arange(run_class.shape[0])):
+            twins = run_class[:, None] == run_class[None, :]
+            np.fill_diagonal(twins, False)
+            # twins have the same mass and the same posterior: mass_A mass_B Var[b]
+            cov += twins * np.sqrt(np.outer(variance, variance))
+        return cov
 
 
 class _JudgedResiduals(NamedTuple):
