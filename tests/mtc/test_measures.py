@@ -528,8 +528,11 @@ def _hand_evaluation(mean: list[float], known: list[tuple[int, int]]) -> Evaluat
 def test_tied_systems_share_their_rank_and_the_next_rank_skips() -> None:
     # 0 and 2 tied (known equal), 1 and 4 tied, 3 last
     ev = _hand_evaluation([0.5, 0.7, 0.5, 0.3, 0.7], [(0, 2), (1, 4)])
-    assert ev.tied[0, 2] and ev.tied[2, 0] and ev.tied[1, 4]
-    assert not ev.tied[0, 1] and not np.diag(ev.tied).any()
+    assert ev.tied[0, 2]
+    assert ev.tied[2, 0]
+    assert ev.tied[1, 4]
+    assert not ev.tied[0, 1]
+    assert not np.diag(ev.tied).any()
     np.testing.assert_array_equal(ev.ranks(), [3, 1, 3, 5, 1])
     np.testing.assert_array_equal(ev.ranking(), [1, 4, 0, 2, 3])
     np.testing.assert_array_equal(ev.tied_systems, [True, True, True, False, True])
