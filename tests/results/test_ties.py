@@ -125,3 +125,30 @@ def test_campaign_status_marks_the_tie(empty_database_url: str, monkeypatch) -> 
     assert code == 0, err
     _check_ties(json.loads(out))
     assert np.isclose(json.loads(out)["system_pairs_tied"], 1)
+
+
+@pytest.mark.parametrize(("share", "says"), [(1.0, "the scores are exact"), (0.4, "joint")])
+def test_campaign_status_says_what_the_intervals_are(
+    empty_database_url: str, monkeypatch, share: float, says: str
+) -> None:
+    url = empty_database_url
+    upgrade_database(url)
+    engine = make_engine(url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            slug = make_campaign(session, share=share, estimator="joint").campaign.slug
+    finally:
+        engine.dispose()
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    code, text, err = run_cli("campaign", "status", slug, "--database-url", url)
+    assert code == 0, err
+    assert says in text
+    assert "not the spread over queries" in text
+    assert "tied" not in text
+    widths = [
+        float(line.split("[")[1].split(",")[1].rstrip("]"))
+        - float(line.split("[")[1].split(",")[0])
+        for line in text.splitlines()
+        if "[" in line
+    ]
+    assert (max(widths) == 0.0) == (share == 1.0)

@@ -114,9 +114,14 @@ def format_campaign_status(results: Results) -> str:
 def _notes(results: Results) -> list[str]:
     """What the ranking's numbers are, said for this campaign as it stands."""
     notes = []
-    if results.judgments >= results.pool_pairs > 0:
+    if results.systems and all(system.var == 0.0 for system in results.systems):
+        judged = (
+            "Every pool pair is judged"
+            if results.judgments >= results.pool_pairs
+            else ("Every pair the scores depend on is judged")
+        )
         notes.append(
-            "  Every pool pair is judged: the scores are exact and the intervals have no width "
+            f"  {judged}: the scores are exact and the intervals have no width "
             "(they show the uncertainty of pairs not judged, not the spread over queries)."
         )
     else:
