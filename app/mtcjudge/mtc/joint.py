@@ -443,8 +443,7 @@ class SystemEffectEngine(MTCEngine):
         over the query's denominator: the constant one of CG and DCG, and for nDCG and RBP
         the ideal of :meth:`ideal_values`."""
         c = self.collection
-        expected = self.mean[c.entry_pair] + self.entry_shift()
-        return np.clip(expected, 0.0, float(self.scale.lmax))
+        return self._held(self.mean[c.entry_pair] + self.entry_shift())
 
     def ideal_values(self, expected: FloatArray | None = None) -> FloatArray:
         """What each pool pair is worth in the ideal list of its query, shape (n_pairs,): the
@@ -469,44 +468,65 @@ class SystemEffectEngine(MTCEngine):
         rounding (docs/method.md §8.3).
 
         Each entry is expected to be worth its estimate plus its offsets, kept within the
-        scale (:meth:`entry_expectations`); for nDCG and RBP the ideal of each query is the
-        best list of its pool at the largest of those expectations (:meth:`ideal_values`),
-        and the delta method's terms, the offsets' masses included, divide by it."""
+        scale (:meth:`entry_expectations`). For CG and DCG that is the linear shift of §8.3
+        (the offsets' means times their masses) less what the scale's ends hold back, entry
+        by entry; for nDCG and RBP the ideal of each query is the best list of its pool at the
+        largest of those expectations (:meth:`ideal_values`), and the delta method's terms,
+        the offsets' masses included, divide by it."""
         c = self.collection
         nq = c.n_queries
+        mean = self.score_sum / nq
+        cov = self.t_mat / nq**2
         if self.effect is None:
-            return self.score_sum / nq, self.t_mat / nq**2
-        pq = c.pair_query[c.entry_pair]
-        expected = self.entry_expectations() if self.shift_means else None
+            return mean, cov
+        shift = self.entry_shift() if self.shift_means else None
         weights: FloatArray | None = None
-        if expected is not None and self._ratio:
+        if shift is not None and self._ratio:
             # a common ideal per query, computed from the expectations the numerators use
+            expected = self._held(self.mean[c.entry_pair] + shift)
             ey, vy = pool_ideals(c, self.ideal_values(expected), self.var, self._discount)
             mean, cov, weights = self._ratio_moments(expected, ey, vy)
             f = np.bincount(c.entry_system, weights=weights, minlength=c.n_systems) / nq
         else:
-            mean = self.score_sum / nq
-            cov = self.t_mat / nq**2
-            if expected is not None:
-                moved = self.coef * inverse_denominators(self.ey)[pq]
-                moved *= expected - self.mean[c.entry_pair]
-                mean = mean + np.bincount(c.entry_system, weights=moved, minlength=c.n_systems) / nq
             f = self.unjudged_mass()
-        cov = cov * self.effect.variance_scale + self._own_offsets(f**2 * self.effect.post_var)
+            if shift is not None:
+                mean = mean + f * self.effect.bias
+        cov = cov * self.effect.variance_scale
+        cov = cov + np.diag(f**2 * self.effect.post_var) + self._twins(f**2 * self.effect.post_var)
+        if self.factor_effects or self.group_effect is not None:
+            weights = _open_weights(self) if weights is None else weights
+        linear = shift is not None and not self._ratio
         if self.group_effect is not None and self.result_groups is not None:
-            if weights is None:
-                weights = _open_weights(self)
+            assert weights is not None
             # every entry is in a group: systems x (unshared, shared) masses
             mass = _mass_by_cell(self, weights, slice(None), self.result_groups, 2)
-            post_var = self.group_effect.post_var.reshape(mass.shape)
-            for h in range(2):
-                cov = cov + self._own_offsets(mass[:, h] ** 2 * post_var[:, h])
+            group = self.group_effect
+            if linear:
+                mean = mean + (mass * group.bias.reshape(mass.shape)).sum(axis=1)
+            own = mass**2 * group.post_var.reshape(mass.shape)
+            cov = cov + np.diag(own.sum(axis=1)) + self._twins(own[:, 0]) + self._twins(own[:, 1])
         if self.factor_effects:
-            if weights is None:
-                weights = _open_weights(self)
+            assert weights is not None
             for (name, _), mass in zip(self.factors, self._factor_masses(weights), strict=True):
-                cov = cov + (mass * self.factor_effects[name].post_var) @ mass.T
+                effect = self.factor_effects[name]
+                if linear:
+                    mean = mean + mass @ effect.bias
+                cov = cov + (mass * effect.post_var) @ mass.T
+        if linear:
+            assert shift is not None
+            # the linear shift is exact while no entry leaves the scale: what the scale's ends
+            # hold back comes off entry by entry
+            shifted = self.mean[c.entry_pair] + shift
+            held = self._held(shifted) - shifted
+            if np.any(held):
+                pq = c.pair_query[c.entry_pair]
+                moved = self.coef * inverse_denominators(self.ey)[pq] * held
+                mean = mean + np.bincount(c.entry_system, weights=moved, minlength=c.n_systems) / nq
         return mean, cov
+
+    def _held(self, expected: FloatArray) -> FloatArray:
+        """Expectations held within the scale's range."""
+        return np.asarray(np.clip(expected, 0.0, float(self.scale.lmax)), dtype=np.float64)
 
     def _ratio_moments(
         self, expected: FloatArray, ey: FloatArray, vy: FloatArray
@@ -537,19 +557,19 @@ class SystemEffectEngine(MTCEngine):
         weights = np.asarray(scaled * ~self.judged[c.entry_pair], dtype=np.float64)
         return (ex * inv).sum(axis=1) / nq, t_mat / nq**2, weights
 
-    def _own_offsets(self, variance: FloatArray) -> FloatArray:
-        """The covariance an offset of each system's own adds (``variance`` = its mass² times
-        the offset's posterior variance): on the diagonal, and between systems with the same
-        run (:attr:`Collection.run_class`), whose results are the same results and share
-        their offsets, so that their difference stays exactly 0 (docs/method.md §3.5)."""
-        cov = np.diag(variance)
+    def _twins(self, variance: FloatArray) -> FloatArray | float:
+        """The covariance between systems with the same run (:attr:`Collection.run_class`)
+        that an offset of each system's own adds (``variance``: its mass² times the offset's
+        posterior variance, the diagonal's): their results are the same results and share
+        their offsets, so their difference stays exactly 0 (docs/method.md §3.5). 0 when no
+        two systems have the same run."""
         run_class = self.collection.run_class
-        if np.any(run_class != np.arange(run_class.shape[0])):
-            twins = run_class[:, None] == run_class[None, :]
-            np.fill_diagonal(twins, False)
-            # twins have the same mass and the same posterior: mass_A mass_B Var[b]
-            cov += twins * np.sqrt(np.outer(variance, variance))
-        return cov
+        if not np.any(run_class != np.arange(run_class.shape[0])):
+            return 0.0
+        twins = run_class[:, None] == run_class[None, :]
+        np.fill_diagonal(twins, False)
+        # twins have the same mass and the same posterior: mass_A mass_B Var[b]
+        return np.asarray(twins * np.sqrt(np.outer(variance, variance)), dtype=np.float64)
 
 
 class _JudgedResiduals(NamedTuple):
