@@ -408,8 +408,10 @@ class SystemEffectEngine(MTCEngine):
             self._unjudged = _UnjudgedMass(self)
         return self._unjudged.mass_of(self)
 
-    #: per factor: the entries whose pair has a level, and that level (made on first use)
-    _entry_levels: list[tuple[IntArray, IntArray]] | None = None
+    #: the co-retrievals' (system pair, query) cells of the ratio measures' covariances
+    _co_cells: tuple[IntArray, IntArray] | None = None
+    #: per factor: every entry's level, -1 for none (made on first use)
+    _entry_levels: list[IntArray] | None = None
 
     def entry_shift(self) -> FloatArray:
         """What the offsets add to the estimate of every entry, shape (n_entries,): the means
@@ -424,13 +426,10 @@ class SystemEffectEngine(MTCEngine):
             shift += self.group_effect.bias[self.result_groups]
         if self.factor_effects:
             if self._entry_levels is None:  # fixed by the collection: made once
-                self._entry_levels = []
-                for _, level in self.factors:
-                    entry_level = level[c.entry_pair]
-                    has = np.flatnonzero(entry_level >= 0)
-                    self._entry_levels.append((has, entry_level[has]))
-            for (name, _), (has, entry_level) in zip(self.factors, self._entry_levels, strict=True):
-                shift[has] += self.factor_effects[name].bias[entry_level]
+                # every entry's level of each factor; -1 (no level) picks the 0 appended below
+                self._entry_levels = [level[c.entry_pair] for _, level in self.factors]
+            for (name, _), entry_level in zip(self.factors, self._entry_levels, strict=True):
+                shift += np.append(self.factor_effects[name].bias, 0.0)[entry_level]
         shift[self.judged[c.entry_pair]] = 0.0
         return shift
 
@@ -512,7 +511,7 @@ class SystemEffectEngine(MTCEngine):
                 if linear:
                     mean = mean + mass @ effect.bias
                 cov = cov + (mass * effect.post_var) @ mass.T
-        if linear:
+        if linear and self._may_leave_scale():
             assert shift is not None
             # the linear shift is exact while no entry leaves the scale: what the scale's ends
             # hold back comes off entry by entry
@@ -523,6 +522,30 @@ class SystemEffectEngine(MTCEngine):
                 moved = self.coef * inverse_denominators(self.ey)[pq] * held
                 mean = mean + np.bincount(c.entry_system, weights=moved, minlength=c.n_systems) / nq
         return mean, cov
+
+    def _may_leave_scale(self) -> bool:
+        """Whether some unjudged entry's estimate plus its offsets may leave [0, l_max]: a
+        bound from the extreme estimates and the extreme offsets of each factor, which spares
+        the pass over the entries when nothing can (judged entries carry no offset)."""
+        open_pairs = ~self.judged
+        if not open_pairs.any() or self.effect is None:
+            return False
+        low = high = 0.0
+        parts = [self.effect.bias]
+        if self.group_effect is not None:
+            parts.append(self.group_effect.bias)
+        for effect in (self.factor_effects or {}).values():
+            # a pair without a level of the factor gets no offset from it
+            parts.append(np.append(effect.bias, 0.0))
+        for bias in parts:
+            if bias.size:
+                low += float(bias.min())
+                high += float(bias.max())
+        estimates = self.mean[open_pairs]
+        return bool(
+            float(estimates.min()) + low < 0.0
+            or float(estimates.max()) + high > float(self.scale.lmax)
+        )
 
     def _held(self, expected: FloatArray) -> FloatArray:
         """Expectations held within the scale's range."""
@@ -547,11 +570,11 @@ class SystemEffectEngine(MTCEngine):
         if self._co is None:
             self._co = CoRetrieval.build(c, self.coef)
         co = self._co
-        inv_pair = inv[c.pair_query[co.pair]]
+        if self._co_cells is None:  # fixed by the collection: made once
+            self._co_cells = (co.system_a * ns + co.system_b, c.pair_query[co.pair])
+        cells, co_query = self._co_cells
         shared = np.bincount(
-            co.system_a * ns + co.system_b,
-            weights=co.product * inv_pair**2 * self.var[co.pair],
-            minlength=ns * ns,
+            cells, weights=co.product * inv[co_query] ** 2 * self.var[co.pair], minlength=ns * ns
         ).reshape(ns, ns)
         t_mat = shared + shared.T + np.diag(own) + (ex * (vy * inv**4)) @ ex.T
         weights = np.asarray(scaled * ~self.judged[c.entry_pair], dtype=np.float64)
