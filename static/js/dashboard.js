@@ -199,7 +199,7 @@ function renderForest(doc) {
     svgEl(
       "text",
       { x: (left + width - right) / 2, y: height - 4, class: "axis-label", "text-anchor": "middle" },
-      `${measureTitle(doc.measure)}@${doc.k} (${doc.scale}), estimate and interval`,
+      `${measureTitle(doc.measure)}@${doc.k} (${doc.scale}), ${exact(doc) ? "exact score" : "estimate and interval"}`,
     ),
   );
   systems.forEach((s, i) => {
@@ -217,12 +217,15 @@ function renderForest(doc) {
     svg.appendChild(g);
   });
   byId("forest").replaceChildren(svg);
+  const exactScores = exact(doc);
   const rows = systems.map((s) => {
     const tr = el("tr");
     tr.appendChild(el("td", { class: "num" }, s.tied ? `${s.rank}=` : String(s.rank)));
     tr.appendChild(el("th", { scope: "row" }, s.name));
     tr.appendChild(el("td", { class: "num" }, fmt.num(s.mean)));
-    tr.appendChild(el("td", { class: "num" }, `${fmt.num(s.ci_low)} – ${fmt.num(s.ci_high)}`));
+    tr.appendChild(
+      el("td", { class: "num" }, exactScores ? "none (exact)" : `${fmt.num(s.ci_low)} – ${fmt.num(s.ci_high)}`),
+    );
     tr.appendChild(el("td", { class: "num" }, fmt.num(Math.sqrt(s.var), 4)));
     return tr;
   });

@@ -63,8 +63,11 @@ def test_a_complete_campaign_says_its_scores_are_exact(db_session) -> None:
     assert "its 95 % interval has no width" in text
     assert "what the MIREX analysis below tests" in text
     assert "every confidence is 1" in text
-    # the table shows scores, not intervals of no width
+    # the charts and the table show scores, not intervals of no width
     assert "[" not in _ranking_table(text)
+    ranking = text[text.index("Scores and ranking") : text.index("Pairwise confidence (")]
+    assert "[" not in _plain(ranking)
+    assert "score of each system (exact" in ranking
     assert "score on each measure" in text
     assert "; every score exact" in text
     assert "tied" not in _ranking_table(text)
@@ -88,6 +91,7 @@ def test_a_partly_judged_campaign_says_what_its_intervals_are(db_session) -> Non
         assert section["widest_interval"] > 0.0
     assert "every confidence is 1" not in text
     assert "[" in _ranking_table(text)
+    assert "estimated score and interval of each system" in text
     assert "every score exact" not in text
     assert "MIREX analysis is absent" in text
 

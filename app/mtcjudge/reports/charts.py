@@ -70,7 +70,13 @@ def _svg(width: float, height: float, label: str, body: list[str]) -> Markup:
 def forest(section: dict[str, Any]) -> Markup:
     """Each system's estimate (dot) and interval (bar), best first, on one axis."""
     systems: Sequence[dict[str, Any]] = section["systems"]
-    label = f"{section['name']}: estimated score and interval of each system, best first"
+    exact = bool(section.get("exact"))  # every score exact: intervals of no width, not shown
+    label = (
+        f"{section['name']}: score of each system (exact: every pair it depends on is judged), "
+        "best first"
+        if exact
+        else f"{section['name']}: estimated score and interval of each system, best first"
+    )
     if not systems:
         return _svg(640, 30, label, [_text(10, 20, "no system")])
     row, top, left, right, width = 20.0, 8.0, 170.0, 470.0, 640.0
@@ -117,14 +123,17 @@ def forest(section: dict[str, Any]) -> Markup:
         )
         body.append(
             f'<circle cx="{_f(x(s["mean"]))}" cy="{_f(cy)}" r="4.5" fill="{_INK}">'
-            f"<title>{escape(s['name'])}: {s['mean']:.4f} "
-            f"[{s['ci_low']:.4f}, {s['ci_high']:.4f}]</title></circle>"
+            f"<title>{escape(s['name'])}: {s['mean']:.4f}"
+            + ("" if exact else f" [{s['ci_low']:.4f}, {s['ci_high']:.4f}]")
+            + "</title></circle>"
         )
         body.append(
             _text(
                 right + 12,
                 cy + 4,
-                f"{s['mean']:.4f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}]",
+                f"{s['mean']:.4f}"
+                if exact
+                else f"{s['mean']:.4f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}]",
                 size=11,
                 fill=_MUTED,
             )
