@@ -491,6 +491,7 @@ def test_each_entry_is_shifted_by_the_means_of_its_offsets(loaded: LoadedCollect
         n: replace(e, bias=rng.normal(0, 2.0, e.bias.shape))
         for n, e in engine.factor_effects.items()
     }
+    assert engine.effect is not None
     expected = engine.effect.bias[c.entry_system].copy()
     assert engine.group_effect is not None
     assert engine.result_groups is not None
