@@ -229,12 +229,17 @@ def make_campaign(
     estimator: str = "uniform",
     listen_seconds: float = 0.0,
     quality_rate: float = 0.0,
+    twin: str | None = None,
     **settings,
 ) -> Judged:
     """The campaign, with a clip for every document and imported FINE and BROAD judgments of
     the first ``share`` of the pool pairs (in sorted order); the listening rule and the trials
-    off unless asked."""
+    off unless asked. ``twin``: the name of a sixth system whose run is S02's (a tie)."""
     synthetic = generate(5, 6, 5, n_genres=3, docs_per_genre=30, n_artists=15, seed=seed)
+    if twin is not None:
+        synthetic.systems.append(twin)
+        synthetic.runs[twin] = {q: list(docs) for q, docs in synthetic.runs["S02"].items()}
+        synthetic.teams[twin] = synthetic.teams["S02"]
     pairs = sorted(synthetic.fine)
     judged = set(pairs[: round(share * len(pairs))])
     fine = Judgments({p: [float(synthetic.fine[p])] for p in judged}, "tsv") if judged else None

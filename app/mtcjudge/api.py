@@ -198,12 +198,15 @@ class SystemScore:
     Attributes
     ----------
     rank : int
-        1 for the best expected score.
+        1 for the best expected score; systems tied with each other share a rank and the
+        next rank skips (1, 1, 3).
     system : str
     mean, variance : float
         Expected score and its variance (the measure normalised to [0, 1]).
     ci_low, ci_high : float
-        The 95 % confidence interval.
+        The 95 % confidence interval, within [0, 1].
+    tied : bool
+        The score is known to equal another system's (docs/method.md §3.5).
     """
 
     rank: int
@@ -212,6 +215,7 @@ class SystemScore:
     variance: float
     ci_low: float
     ci_high: float
+    tied: bool = False
 
 
 def system_scores(engine: MTCEngine, loaded: LoadedCollection) -> list[SystemScore]:
@@ -228,16 +232,19 @@ def system_scores(engine: MTCEngine, loaded: LoadedCollection) -> list[SystemSco
     list of SystemScore
     """
     ev = engine.evaluation()
+    ranks = ev.ranks()
+    tied = ev.tied_systems
     return [
         SystemScore(
-            rank,
+            int(ranks[i]),
             loaded.systems[i],
             float(ev.mean[i]),
             float(ev.var[i]),
             float(ev.ci_low[i]),
             float(ev.ci_high[i]),
+            bool(tied[i]),
         )
-        for rank, i in enumerate(ev.ranking().tolist(), 1)
+        for i in ev.ranking().tolist()
     ]
 
 
@@ -248,17 +255,21 @@ class PairConfidence:
     Attributes
     ----------
     better, worse : str
-        System ids, ``better`` with the higher expected score.
+        System ids, ``better`` with the higher expected score (in ranking order when tied).
     difference : float
         Expected score of ``better`` minus that of ``worse``.
     confidence : float
-        Probability that the true difference has the sign of the expected one ([T] 8.20).
+        Probability that the true difference has the sign of the expected one ([T] 8.20);
+        for a tied pair, that the two are equal, which is known: 1.
+    tied : bool
+        The difference is known to be exactly 0: no order is claimed (docs/method.md §3.5).
     """
 
     better: str
     worse: str
     difference: float
     confidence: float
+    tied: bool = False
 
 
 def pair_confidences(engine: MTCEngine, loaded: LoadedCollection) -> list[PairConfidence]:
@@ -278,12 +289,14 @@ def pair_confidences(engine: MTCEngine, loaded: LoadedCollection) -> list[PairCo
     """
     ev = engine.evaluation()
     order = ev.ranking().tolist()
+    tied = ev.tied
     pairs = [
         PairConfidence(
             loaded.systems[a],
             loaded.systems[b],
             float(ev.diff_mean[a, b]),
             float(ev.pair_confidence[a, b]),
+            bool(tied[a, b]),
         )
         for i, a in enumerate(order)
         for b in order[i + 1 :]

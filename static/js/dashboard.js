@@ -59,6 +59,16 @@ function boxWidth(id) {
   return Math.max(360, Math.floor(byId(id).clientWidth || 720));
 }
 
+// "3." or, for a system tied with another (they share the rank), "3="
+function rankLabel(s) {
+  return `${s.rank}${s.tied ? "=" : "."}`;
+}
+
+// every score exact: every pair the scores depend on judged, no interval left
+function exact(doc) {
+  return doc.systems.length > 0 && doc.systems.every((s) => s.var === 0);
+}
+
 function niceTicks(lo, hi, count) {
   const span = hi - lo || 1;
   const step0 = span / count;
@@ -94,6 +104,8 @@ function renderSummary(doc) {
   byId("fig-confidence-of").textContent = `target ${fmt.pct(doc.target, 0)}`;
   byId("fig-disagreement").textContent = disagreementText(doc);
   byId("fig-settled").textContent = `${fmt.int(doc.system_pairs_settled)} of ${fmt.int(doc.system_pairs)}`;
+  const tiedNote = doc.system_pairs_tied ? `; ${fmt.int(doc.system_pairs_tied)} of them tied` : "";
+  byId("fig-settled-of").textContent = `at the target confidence${tiedNote}`;
   const p = doc.projected_judgments_to_target;
   if (doc.can_stop) {
     byId("fig-projection").textContent = "0";
@@ -111,14 +123,14 @@ function renderSummary(doc) {
   const banner = byId("stop-banner");
   banner.hidden = !doc.can_stop;
   if (doc.can_stop) {
+    const why = {
+      complete: `Every pool pair is judged (${fmt.int(doc.judgments)} pairs): the ranking is exact for these judgments, and nothing is left for MTC to choose.`,
+      absolute: `The stopping rule is met (absolute): every system's score is known within the campaign's error after ${fmt.int(doc.judgments)} judgments.`,
+    };
     byId("stop-banner-text").textContent =
-      "The stopping rule is met (" +
-      (doc.stop_reason || "confidence") +
-      "): the ranking is known with at least " +
-      fmt.pct(doc.target, 0) +
-      " confidence after " +
-      fmt.int(doc.judgments) +
-      " judgments. You can close the campaign; assessors are told they are done unless it keeps collecting.";
+      (why[doc.stop_reason] ||
+        `The stopping rule is met (${doc.stop_reason || "confidence"}): the ranking confidence is ${fmt.pct(doc.ranking_confidence)}, at least the target ${fmt.pct(doc.target, 0)}, after ${fmt.int(doc.judgments)} judgments.`) +
+      " You can close the campaign; assessors are told they are done unless it keeps collecting.";
   }
   byId("updated").textContent = doc.computed_at
     ? `Computed ${new Date(doc.computed_at).toLocaleString()} (version ${doc.version})`
@@ -202,33 +214,49 @@ function renderForest(doc) {
     svgEl(
       "text",
       { x: (left + width - right) / 2, y: height - 4, class: "axis-label", "text-anchor": "middle" },
-      `${measureTitle(doc.measure)}@${doc.k} (${doc.scale}), estimate and interval`,
+      `${measureTitle(doc.measure)}@${doc.k} (${doc.scale}), ${exact(doc) ? "exact score" : "estimate and interval"}`,
     ),
   );
   systems.forEach((s, i) => {
     const y = top + rowH * i + rowH / 2;
     const g = titled(
       svgEl("g", { class: "forest-row" }),
-      `${s.rank}. ${s.name}: ${fmt.num(s.mean)} (${fmt.num(s.ci_low)} to ${fmt.num(s.ci_high)})`,
+      `${rankLabel(s)} ${s.name}: ${fmt.num(s.mean)} (${fmt.num(s.ci_low)} to ${fmt.num(s.ci_high)})` +
+        (s.tied ? "; tied: its score is known to equal another system's" : ""),
     );
     g.appendChild(
-      svgEl("text", { x: left - 10, y: y + 4, class: "label", "text-anchor": "end" }, `${s.rank}. ${s.name}`),
+      svgEl("text", { x: left - 10, y: y + 4, class: "label", "text-anchor": "end" }, `${rankLabel(s)} ${s.name}`),
     );
     g.appendChild(svgEl("line", { x1: x(s.ci_low), x2: x(s.ci_high), y1: y, y2: y, class: "ci" }));
     g.appendChild(svgEl("circle", { cx: x(s.mean), cy: y, r: 4.5, class: "point" }));
     svg.appendChild(g);
   });
   byId("forest").replaceChildren(svg);
+  const exactScores = exact(doc);
   const rows = systems.map((s) => {
     const tr = el("tr");
-    tr.appendChild(el("td", { class: "num" }, String(s.rank)));
+    tr.appendChild(el("td", { class: "num" }, s.tied ? `${s.rank}=` : String(s.rank)));
     tr.appendChild(el("th", { scope: "row" }, s.name));
     tr.appendChild(el("td", { class: "num" }, fmt.num(s.mean)));
-    tr.appendChild(el("td", { class: "num" }, `${fmt.num(s.ci_low)} – ${fmt.num(s.ci_high)}`));
+    tr.appendChild(
+      el("td", { class: "num" }, exactScores ? "none (exact)" : `${fmt.num(s.ci_low)} – ${fmt.num(s.ci_high)}`),
+    );
     tr.appendChild(el("td", { class: "num" }, fmt.num(Math.sqrt(s.var), 4)));
     return tr;
   });
   byId("systems-body").replaceChildren(...rows);
+  const unjudged = doc.pool_pairs - doc.judgments;
+  let desc;
+  if (exact(doc)) {
+    desc =
+      (unjudged <= 0 ? "Every pool pair is judged: each" : "Every pair the scores depend on is judged: each") +
+      " score is exact for these queries and judgments, and its interval has no width (an interval never includes the spread over queries).";
+  } else {
+    desc = `Each system's estimated score with its 95 % interval, best first. The ${fmt.int(unjudged)} pairs not judged yet enter by what the ${doc.estimator} estimator expects of them; the interval is the uncertainty that leaves (within 0 to 1), not the spread over queries, and it shrinks as judgments arrive.`;
+  }
+  if (systems.some((s) => s.tied))
+    desc += " = marks tied systems: their scores are known to be equal, and they share a rank.";
+  byId("forest-desc").textContent = desc;
 }
 
 // ------------------------------------------------------------------ heat map
@@ -281,12 +309,16 @@ function renderHeatmap(doc) {
     if (i === undefined || j === undefined) continue;
     const settled = p.confidence >= target;
     // uncertain pairs: darker the closer to a coin toss
-    const cls = settled ? "cell settled" : p.confidence >= (0.5 + target) / 2 ? "cell close" : "cell uncertain";
+    let cls = settled ? "cell settled" : p.confidence >= (0.5 + target) / 2 ? "cell close" : "cell uncertain";
     const better = p.diff_mean >= 0 ? p.a : p.b;
-    const text =
+    let text =
       `${p.a} vs ${p.b}: ${better} ahead with confidence ${fmt.pct(p.confidence)}` +
       (settled ? " (settled)" : " (uncertain)") +
       (p.verdict ? `; ${p.verdict}` : "");
+    if (p.tied) {
+      cls = "cell tied";
+      text = `${p.a} and ${p.b} are tied: their scores are known to be equal, no order is claimed (settled)`;
+    }
     for (const [r, c] of [
       [i, j],
       [j, i],
@@ -303,6 +335,20 @@ function renderHeatmap(doc) {
           text,
         ),
       );
+      if (p.tied && size >= 10) {
+        svg.appendChild(
+          svgEl(
+            "text",
+            {
+              x: label + size * c + size / 2,
+              y: top + size * r + size * 0.7,
+              class: "tie-mark",
+              "text-anchor": "middle",
+            },
+            "=",
+          ),
+        );
+      }
     }
   }
   for (let i = 0; i < n; i++) {
@@ -318,7 +364,9 @@ function renderHeatmap(doc) {
   }
   byId("heatmap").replaceChildren(svg);
   byId("heatmap-count").textContent =
-    `${fmt.int(doc.system_pairs_settled)} of ${fmt.int(doc.system_pairs)} system pairs settled at ${fmt.pct(target, 0)}`;
+    `${fmt.int(doc.system_pairs_settled)} of ${fmt.int(doc.system_pairs)} system pairs settled at ${fmt.pct(target, 0)}` +
+    (doc.system_pairs_tied ? ` (${fmt.int(doc.system_pairs_tied)} of them tied)` : "");
+  byId("heatmap-tied-key").hidden = !doc.system_pairs_tied;
   const uncertain = doc.pairs.filter((p) => p.confidence < target).sort((a, b) => a.confidence - b.confidence);
   const rows = uncertain.slice(0, 50).map((p) => {
     const tr = el("tr");

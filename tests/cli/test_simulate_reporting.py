@@ -144,3 +144,20 @@ def test_true_ties_are_counted_and_reported(collection_dir: Path, tmp_path: Path
     assert "(true ties: 1 of 15 pairs, counted strictly)" in out
     data = json.loads(report.read_text())
     assert data["true_ties"] == 1
+
+
+def test_systems_with_the_same_run_share_their_rank_in_the_ranking(tmp_path: Path) -> None:
+    """A system that repeats another's run is tied with it at the stop: one rank, marked =."""
+    synthetic = generate(5, 10, 5, n_genres=4, docs_per_genre=60, n_artists=40, seed=4)
+    synthetic.systems.append("S02-rerun")
+    synthetic.runs["S02-rerun"] = {q: list(d) for q, d in synthetic.runs["S02"].items()}
+    synthetic.teams["S02-rerun"] = synthetic.teams["S02"]
+    synthetic.write(tmp_path)
+    code, out, err = simulate(tmp_path, tmp_path / "metadata.tsv")
+    assert code == 0, err
+    table = out[out.index("ranking (estimated at the stop") :].splitlines()[2:]
+    ranks = {line.split()[1]: line.split()[0] for line in table}
+    assert ranks["S02"] == ranks["S02-rerun"]
+    assert ranks["S02"].endswith("=")
+    assert sum(rank.endswith("=") for rank in ranks.values()) == 2
+    assert "(true ties: 1 of 15 pairs" in out

@@ -436,3 +436,83 @@ def test_joint_is_declared_by_its_error_model_and_read_through_one_hook(
     plain, _ = campaign_engine(c, loaded.metadata, FINE, "ordinal")
     assert plain.offsets is None
     assert plain.system_tau2 == 0.0
+
+
+def test_systems_with_the_same_run_share_their_offsets_and_stay_tied() -> None:
+    """A system that repeats another's run: its results are the other's results, so their
+    offsets are the same offsets and the difference is exactly 0 at every step (before, the
+    independent system offsets gave the pair a variance, and the pair a coin toss's 0.5)."""
+    synthetic = generate(
+        5, 10, K, n_genres=4, docs_per_genre=40, n_artists=20, seed=11, hidden_sd=25.0, skill_sd=1.0
+    )
+    synthetic.systems.append("S99")
+    synthetic.runs["S99"] = {q: list(docs) for q, docs in synthetic.runs["S02"].items()}
+    synthetic.teams["S99"] = synthetic.teams["S02"]
+    loaded = load_synthetic(synthetic)
+    c = loaded.collection
+    twin, original = loaded.systems.index("S99"), loaded.systems.index("S02")
+    assert c.run_class[twin] == original
+    assert list(c.run_class[:twin]) == list(range(twin))
+    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(engine, SystemEffectEngine)
+    truth = loaded.judged_values
+    saw_offsets = False
+    while engine.n_unjudged:
+        pairs = engine.select(5)
+        engine.judge(pairs, truth[pairs])
+        ev = engine.evaluation()
+        saw_offsets |= bool(engine.effect is not None and engine.effect.post_var[twin] > 0)
+        assert ev.diff_var[twin, original] == 0.0
+        assert ev.diff_mean[twin, original] == 0.0
+        assert ev.tied[twin, original]
+        assert ev.ranks()[twin] == ev.ranks()[original]
+        # the twins' own variances are those of either alone
+        assert ev.var[twin] == pytest.approx(ev.var[original], rel=1e-12)
+    assert saw_offsets  # the offsets had a variance to share
+
+
+def test_each_entry_is_shifted_by_the_means_of_its_offsets(loaded: LoadedCollection) -> None:
+    """entry_shift: the system's, the group's and the factors' offsets of each unjudged entry
+    (none from a factor where its pair has no level), 0 for judged entries; without an entry
+    leaving the scale the expected scores are the linear shift of §8.3, entry by entry."""
+    c = loaded.collection
+    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(engine, SystemEffectEngine)
+    _judge_some(engine, loaded.judged_values, 40)
+    # the artist factor with some pairs at no level, offsets of every factor made up
+    rng = np.random.default_rng(5)
+    levels = dict(engine.factors)
+    artist = levels["artist"].copy()
+    artist[: c.n_pairs // 3] = -1
+    engine.factors = tuple((n, artist if n == "artist" else lv) for n, lv in engine.factors)
+    engine._entry_levels = None
+    assert engine.factor_effects is not None
+    engine.factor_effects = {
+        n: replace(e, bias=rng.normal(0, 2.0, e.bias.shape))
+        for n, e in engine.factor_effects.items()
+    }
+    assert engine.effect is not None
+    expected = engine.effect.bias[c.entry_system].copy()
+    assert engine.group_effect is not None
+    assert engine.result_groups is not None
+    expected += engine.group_effect.bias[engine.result_groups]
+    for name, level in engine.factors:
+        entry_level = level[c.entry_pair]
+        has = entry_level >= 0
+        expected[has] += engine.factor_effects[name].bias[entry_level[has]]
+    expected[engine.judged[c.entry_pair]] = 0.0
+    np.testing.assert_allclose(engine.entry_shift(), expected, atol=1e-12)
+    # small offsets: nothing leaves the scale, the mean is the linear shift
+    engine.invalidate()
+    shifted = engine.mean[c.entry_pair] + engine.entry_shift()
+    assert np.all((shifted >= 0) & (shifted <= FINE.lmax))
+    base = engine.score_sum / c.n_queries
+    eta = 1.0 / engine.ey[0]
+    linear = (
+        base
+        + np.bincount(
+            c.entry_system, weights=engine.coef * eta * engine.entry_shift(), minlength=c.n_systems
+        )
+        / c.n_queries
+    )
+    np.testing.assert_allclose(engine.moments()[0], linear, atol=1e-12)

@@ -13,6 +13,7 @@ from hypothesis.extra.numpy import arrays
 from mtcjudge.mtc.collection import build_collection
 from mtcjudge.mtc.measures import (
     MEASURES,
+    Evaluation,
     confidence_from_moments,
     evaluate,
     ideal_moments,
@@ -505,3 +506,79 @@ def test_rank_discounts() -> None:
     np.testing.assert_allclose(rank_discount("rbp", ranks, 0.5), 0.5 ** (ranks - 1))
     with pytest.raises(ValueError, match=r"unknown measure"):
         rank_discount("err", ranks)
+
+
+# ---------------------------------------------------------------------- ties (§3.5)
+
+
+def _hand_evaluation(mean: list[float], known: list[tuple[int, int]]) -> Evaluation:
+    """Every pair uncertain (variance 0.01) except the ``known`` ones (variance 0)."""
+    m = np.asarray(mean)
+    n = m.shape[0]
+    diff_var = np.full((n, n), 0.01)
+    for a, b in known:
+        diff_var[a, b] = diff_var[b, a] = 0.0
+    np.fill_diagonal(diff_var, 0.0)
+    diff_mean = m[:, None] - m[None, :]
+    conf = confidence_from_moments(diff_mean, diff_var, 10)
+    np.fill_diagonal(conf, 1.0)
+    return Evaluation(m, np.zeros(n), m, m, diff_mean, diff_var, conf, float(conf.mean()))
+
+
+def test_tied_systems_share_their_rank_and_the_next_rank_skips() -> None:
+    # 0 and 2 tied (known equal), 1 and 4 tied, 3 last
+    ev = _hand_evaluation([0.5, 0.7, 0.5, 0.3, 0.7], [(0, 2), (1, 4)])
+    assert ev.tied[0, 2]
+    assert ev.tied[2, 0]
+    assert ev.tied[1, 4]
+    assert not ev.tied[0, 1]
+    assert not np.diag(ev.tied).any()
+    np.testing.assert_array_equal(ev.ranks(), [3, 1, 3, 5, 1])
+    np.testing.assert_array_equal(ev.ranking(), [1, 4, 0, 2, 3])
+    np.testing.assert_array_equal(ev.tied_systems, [True, True, True, False, True])
+    # the confidence of a tie is that of the tie: known
+    assert ev.pair_confidence[0, 2] == 1.0
+
+
+def test_equal_means_with_uncertainty_are_no_tie() -> None:
+    """The same expected score with a difference still uncertain: a coin toss (0.5), each its
+    own rank, since nothing says they are equal."""
+    ev = _hand_evaluation([0.5, 0.5, 0.2], [])
+    assert not ev.tied.any()
+    np.testing.assert_array_equal(ev.ranks(), [1, 2, 3])
+    assert ev.pair_confidence[0, 1] == 0.5
+    # a difference known exactly but not 0 is an order, not a tie
+    ev = _hand_evaluation([0.5, 0.4, 0.2], [(0, 1)])
+    assert not ev.tied.any()
+    assert ev.pair_confidence[0, 1] == 1.0
+    np.testing.assert_array_equal(ev.ranks(), [1, 2, 3])
+
+
+def test_a_chain_of_ties_is_one_group() -> None:
+    ev = _hand_evaluation([0.4, 0.4, 0.4, 0.9], [(0, 1), (1, 2), (0, 2)])
+    np.testing.assert_array_equal(ev.ranks(), [2, 2, 2, 1])
+    np.testing.assert_array_equal(ev.ranking(), [3, 0, 1, 2])
+
+
+@pytest.mark.parametrize("measure", MEASURES)
+def test_identical_runs_are_tied_at_every_state_of_the_judgments(
+    make_collection, make_moments, measure
+) -> None:
+    """A system whose run repeats another's: the difference is 0 in every realisation, so
+    the pair is tied (not a confident order) and the two share a rank."""
+    c = make_collection(4, n_systems=4, n_queries=3)
+    twin = build_collection(np.concatenate([_runs_of(c), _runs_of(c)[:1]]), k=c.k)  # 4 is 0
+    np.testing.assert_array_equal(twin.run_class, [0, 1, 2, 3, 0])
+    for judged_fraction in (0.0, 0.5, 1.0):
+        mean, var = make_moments(twin, 7, judged_fraction)
+        ev = evaluate(twin, mean, var, measure, BROAD)
+        assert ev.tied[0, 4]
+        assert ev.ranks()[0] == ev.ranks()[4]
+        assert ev.diff_mean[0, 4] == 0.0
+
+
+def _runs_of(c) -> np.ndarray:
+    """The (systems x queries x k) documents of a collection's lists, -1 past their end."""
+    runs = np.full((c.n_systems, c.n_queries, c.k), -1, dtype=np.intp)
+    runs[c.entry_system, c.pair_query[c.entry_pair], c.entry_rank - 1] = c.pair_doc[c.entry_pair]
+    return runs

@@ -22,7 +22,7 @@ from mtcjudge.main import create_app
 from mtcjudge.models import utcnow
 from mtcjudge.organizers import service as organizers
 from mtcjudge.results import routes as results_routes
-from tests.factories import TEST_AUDIO, write_clips
+from tests.factories import TEST_AUDIO, make_campaign, write_clips
 from tests.support import (
     CHROMIUM,
     ORGANIZER_HEADERS,
@@ -205,3 +205,59 @@ def test_an_open_event_stream_ends_when_its_organizer_signs_out(
                     break
     assert len(events) == 1
     assert ended
+
+
+@pytest.fixture
+def live_ties(empty_database_url: str) -> Iterator[tuple[str, str]]:
+    """A server on a database holding an organizer "ada" and a joint campaign, 30 % judged,
+    whose system S02-rerun repeats S02's run; yields (its URL, the campaign's slug)."""
+    upgrade_database(empty_database_url)
+    engine = make_engine(empty_database_url)
+    try:
+        with session_scope(make_sessionmaker(engine)) as session:
+            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
+            judged = make_campaign(session, share=0.3, estimator="joint", twin="S02-rerun")
+            slug = judged.campaign.slug
+    finally:
+        engine.dispose()
+    settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
+    with serve_in_thread(create_app(settings)) as base:
+        yield base, slug
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
+def test_the_dashboard_shows_a_tie_as_a_tie(live_ties: tuple[str, str]) -> None:
+    """Two systems with the same run share their rank (3=) in the chart and the table, their
+    cell of the pair map is the tie's (=, no colour of confidence), and the figures and the
+    help say how many pairs are ties and what the intervals are."""
+    base, slug = live_ties
+    errors: list[str] = []
+    with chromium_page(errors, height=1800) as page:
+        page.goto(f"{base}/campaigns/{slug}")
+        page.fill("input[name=username]", "ada")
+        page.fill("input[name=password]", PASSWORD)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{base}/campaigns/{slug}")
+        page.wait_for_selector("#heatmap rect.cell.tied")
+        assert page.locator("#heatmap rect.cell.tied").count() == 2  # both halves of the pair
+        assert page.locator("#heatmap .tie-mark").count() == 2
+        labels = [
+            str(t) for t in page.locator("#forest .forest-row text.label").all_text_contents()
+        ]
+        tied = [label for label in labels if "=" in label]
+        assert len(tied) == 2
+        assert {label.split("= ")[1] for label in tied} == {"S02", "S02-rerun"}
+        assert len({label.split("=")[0] for label in tied}) == 1  # one shared rank
+        ranks = page.locator("#systems-body tr td:first-child").all_text_contents()
+        assert sum(rank.endswith("=") for rank in ranks) == 2
+        assert "1 of them tied" in _text(page, "#fig-settled-of")
+        assert "(1 of them tied)" in _text(page, "#heatmap-count")
+        assert page.locator("#heatmap-tied-key").is_visible()
+        help_text = _text(page, "#forest-desc")
+        assert "joint estimator" in help_text
+        assert "not the spread over queries" in help_text
+        assert "tied" in help_text
+        # the tied pair is settled: not in the table of unsettled pairs
+        unsettled = page.locator("#pairs-body th").all_text_contents()
+        assert "S02 – S02-rerun" not in unsettled
+    assert errors == []

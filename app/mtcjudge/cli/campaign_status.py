@@ -73,7 +73,8 @@ def format_campaign_status(results: Results) -> str:
         f"  pairs judged         {judged} of {pool} ({100 * judged / max(pool, 1):.1f} %), "
         f"{results.judgment_rows} judgment(s) stored",
         f"  ranking confidence   {results.ranking_confidence:.4f} (target {results.target:.2f})",
-        f"  system pairs settled {results.system_pairs_settled} of {results.system_pairs}",
+        f"  system pairs settled {results.system_pairs_settled} of {results.system_pairs}"
+        + (f" ({results.system_pairs_tied} of them tied)" if results.system_pairs_tied else ""),
         f"  disagreement         {_disagreement(results)}",
         "  judging              "
         + (f"can stop ({reason})" if reason else "goes on")
@@ -102,10 +103,12 @@ def format_campaign_status(results: Results) -> str:
         lines.append("  (not the measure and scale the campaign's loop runs on)")
     lines += ["", f"    rank  system              {label:>9}   95% interval"]
     for system in results.systems:
+        rank = f"{system.rank}=" if system.tied else f"{system.rank} "
         lines.append(
-            f"    {system.rank:4d}  {printable(system.name):<18} {system.mean:9.4f}   "
+            f"    {rank:>5} {printable(system.name):<18} {system.mean:9.4f}   "
             f"[{system.ci_low:.4f}, {system.ci_high:.4f}]"
         )
+    lines += ["", *_notes(results)]
     return "\n".join(lines) + "\n"
 
 
@@ -119,6 +122,32 @@ def _disagreement(results: Results) -> str:
         )
     unit = "FINE points" if results.scale == "fine" else "BROAD grades"
     return f"assessors differ by sd {d.sd:.2f} {unit} ({d.pairs} pairs judged twice); included"
+
+
+def _notes(results: Results) -> list[str]:
+    """What the ranking's numbers are, said for this campaign as it stands."""
+    notes = []
+    if results.systems and all(system.var == 0.0 for system in results.systems):
+        judged = (
+            "Every pool pair is judged"
+            if results.judgments >= results.pool_pairs
+            else ("Every pair the scores depend on is judged")
+        )
+        notes.append(
+            f"  {judged}: the scores are exact and the intervals have no width "
+            "(they show the uncertainty of pairs not judged, not the spread over queries)."
+        )
+    else:
+        notes.append(
+            f"  Pairs not judged enter by what the {results.estimator} estimator expects of them; "
+            "the intervals show that uncertainty only, not the spread over queries."
+        )
+    if results.system_pairs_tied:
+        notes.append(
+            "  '=': tied, the scores are known to be equal (the same run, or equal once every "
+            "pair they differ on is judged); tied systems share a rank."
+        )
+    return notes
 
 
 def _judgments(count: int | None) -> str:

@@ -10,7 +10,7 @@ import numpy as np
 
 from mtcjudge.ingest.loader import LoadedCollection
 from mtcjudge.mtc.calibration import CALIBRATED, DEFAULT_ESTIMATOR, JOINT
-from mtcjudge.mtc.measures import MEASURE_TITLES, per_query_scores
+from mtcjudge.mtc.measures import MEASURE_TITLES, TIE_TOLERANCE, per_query_scores
 from mtcjudge.mtc.mirex import MirexAnalysis, friedman_tukey
 from mtcjudge.mtc.replay import ReplayConfig, ReplayResult, true_ties
 from mtcjudge.mtc.scales import get_scale
@@ -110,10 +110,15 @@ def format_summary(
         "  ranking (estimated at the stop vs complete judgments)",
         "    rank  system              estimated   true",
     ]
-    order = sorted(range(ns), key=lambda i: -result.estimated_means[i])
-    for pos, i in enumerate(order, 1):
+    means = result.estimated_means
+    order = sorted(range(ns), key=lambda i: -means[i])
+    # equal estimated scores share a rank (1, 1, 3), as the sign accuracy counts them
+    for i in order:
+        above = int(np.sum(means > means[i] + TIE_TOLERANCE))
+        tied = int(np.sum(np.abs(means - means[i]) <= TIE_TOLERANCE)) > 1
+        rank = f"{above + 1}{'=' if tied else ' '}"
         lines.append(
-            f"    {pos:4d}  {printable(loaded.systems[i]):<18} {result.estimated_means[i]:9.4f}"
+            f"    {rank:>5} {printable(loaded.systems[i]):<18} {means[i]:9.4f}"
             f"  {result.true_means[i]:.4f}"
         )
     return "\n".join(lines)

@@ -31,6 +31,7 @@ __all__ = [
     "CAMPAIGN_ESTIMATORS",
     "DEFAULT_ESTIMATOR",
     "ESTIMATOR_CHOICES",
+    "ESTIMATOR_SUMMARIES",
     "JOINT",
     "REFERENCE_ESTIMATOR",
     "build_engine",
@@ -53,6 +54,21 @@ DEFAULT_ESTIMATOR = JOINT
 #: the reference a new campaign may choose instead: every unjudged pair at the scale's
 #: middle, no learning at all ([T]'s baseline)
 REFERENCE_ESTIMATOR = "uniform"
+#: what each estimator expects of a pair not judged yet, in a sentence a report can print
+ESTIMATOR_SUMMARIES = {
+    "uniform": "every level of the scale equally likely for every pair not judged yet ([T]'s "
+    "reference)",
+    "historical": "the distribution of the levels in past MIREX judgments, the same for every "
+    "pair not judged yet",
+    "ordinal": "an ordinal logistic model of the pair's features and of the judgments of its "
+    "query and artist (M_out and M_jud, [T] 7.2.2)",
+    CALIBRATED: "an ordinal logistic model of the pair's features (M_out), plus each system's "
+    "error offset learnt from the judgments (docs/method.md §8)",
+    JOINT: "an ordinal logistic model of the pair's features (M_out), plus error offsets "
+    "learnt from the judgments for each system, its shared and unshared results, each query, "
+    "artist and genre pair, and a variance factor learnt from a random audit of one judgment "
+    "in 20 (docs/method.md §8)",
+}
 #: the estimators a new campaign offers (form, ``campaign create --model``, JSON API): the
 #: others are over-confident at 0.95 on the calibration benchmark (docs/calibration.md), so
 #: only stored campaigns and replays use them

@@ -87,6 +87,25 @@ class Collection:
         sums = np.bincount(self.entry_pair, weights=self.entry_rank, minlength=self.n_pairs)
         return sums / np.maximum(self.n_retrieving, 1)
 
+    @cached_property
+    def run_class(self) -> IntArray:
+        """Per system, the lowest index of a system whose filtered top-k lists are the same
+        as its own (the same documents at the same ranks for every query), shape
+        (n_systems,): its own index unless it repeats an earlier system's run.
+
+        Systems of one class retrieve the same results: every score and every estimation
+        error of theirs is the same, so their differences are exactly 0 (docs/method.md §3.5).
+        """
+        order = np.argsort(self.entry_system, kind="stable")  # each system's entries by pair
+        start = np.searchsorted(self.entry_system[order], np.arange(self.n_systems + 1))
+        first: dict[tuple[bytes, bytes], int] = {}
+        out = np.empty(self.n_systems, dtype=np.intp)
+        for s in range(self.n_systems):
+            own = order[start[s] : start[s + 1]]
+            key = (self.entry_pair[own].tobytes(), self.entry_rank[own].tobytes())
+            out[s] = first.setdefault(key, s)
+        return out
+
     def rank_matrix(self) -> IntArray:
         """Dense ``rank[A, p]`` (0 = not in A's top k), shape (n_systems, n_pairs).
 

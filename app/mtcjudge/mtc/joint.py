@@ -30,7 +30,13 @@ from mtcjudge.mtc.effects import (
 )
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
-from mtcjudge.mtc.measures import Evaluation, finish, inverse_denominators
+from mtcjudge.mtc.measures import (
+    Evaluation,
+    finish,
+    inverse_denominators,
+    pool_ideals,
+)
+from mtcjudge.mtc.selection import CoRetrieval
 
 __all__ = [
     "AUDIT_EVERY",
@@ -437,40 +443,191 @@ class SystemEffectEngine(MTCEngine):
             self._unjudged = _UnjudgedMass(self)
         return self._unjudged.mass_of(self)
 
+    #: the co-retrievals' (system pair, query) cells of the ratio measures' covariances
+    _co_cells: tuple[IntArray, IntArray] | None = None
+    #: per factor: every entry's level, -1 for none (made on first use)
+    _entry_levels: list[IntArray] | None = None
+
+    def entry_shift(self) -> FloatArray:
+        """What the offsets add to the estimate of every entry, shape (n_entries,): the means
+        of its system's offset, its result group's and those of its pair's query, artist and
+        genre cell; 0 once its pair is judged, and when the offsets do not move the means."""
+        c = self.collection
+        shift = np.zeros(c.entry_pair.shape[0])
+        if self.effect is None or not self.shift_means:
+            return shift
+        shift += self.effect.bias[c.entry_system]
+        if self.group_effect is not None and self.result_groups is not None:
+            shift += self.group_effect.bias[self.result_groups]
+        if self.factor_effects:
+            if self._entry_levels is None:  # fixed by the collection: made once
+                # every entry's level of each factor; -1 (no level) picks the 0 appended below
+                self._entry_levels = [level[c.entry_pair] for _, level in self.factors]
+            for (name, _), entry_level in zip(self.factors, self._entry_levels, strict=True):
+                shift += np.append(self.factor_effects[name].bias, 0.0)[entry_level]
+        shift[self.judged[c.entry_pair]] = 0.0
+        return shift
+
+    def entry_expectations(self) -> FloatArray:
+        """What the engine expects every entry (a result of one system) to be worth, shape
+        (n_entries,): its pair's estimate plus the offsets (:meth:`entry_shift`), within the
+        scale's range (docs/method.md §8.3); a judged entry is worth its judgment.
+
+        A system's expected score is the measure's weighted sum of its entries' expectations
+        over the query's denominator: the constant one of CG and DCG, and for nDCG and RBP
+        the ideal of :meth:`ideal_values`."""
+        c = self.collection
+        return self._held(self.mean[c.entry_pair] + self.entry_shift())
+
+    def ideal_values(self, expected: FloatArray | None = None) -> FloatArray:
+        """What each pool pair is worth in the ideal list of its query, shape (n_pairs,): the
+        largest expectation any system's result gives it (``expected``: those of
+        :meth:`entry_expectations`), so that the ideal is at least every system's own list
+        (docs/method.md §8.3); without offsets, its estimate."""
+        c = self.collection
+        expected = self.entry_expectations() if expected is None else expected
+        return np.asarray(np.maximum.reduceat(expected, c.entry_start[:-1]), dtype=np.float64)
+
     def evaluation(self) -> Evaluation:
         if self._evaluation is None:
-            nq = self.collection.n_queries
-            mean = self.score_sum / nq
-            cov = self.t_mat / nq**2
-            if self.effect is not None:
-                cov = cov * self.effect.variance_scale
-                f = self.unjudged_mass()
-                if self.shift_means:
-                    mean = mean + f * self.effect.bias
-                cov = cov + np.diag(f**2 * self.effect.post_var)
-            weights = (
-                _open_weights(self)
-                if self.factor_effects or self.group_effect is not None
-                else None
+            mean, cov = self.moments()
+            self._evaluation = finish(
+                mean, cov, self.collection.n_queries, self.config.distribution, self.config.ci_level
             )
-            if self.group_effect is not None and self.result_groups is not None:
-                assert weights is not None
-                # every entry is in a group: systems x (unshared, shared) masses
-                mass = _mass_by_cell(self, weights, slice(None), self.result_groups, 2)
-                group = self.group_effect
-                if self.shift_means:
-                    mean = mean + (mass * group.bias.reshape(mass.shape)).sum(axis=1)
-                cov = cov + np.diag((mass**2 * group.post_var.reshape(mass.shape)).sum(axis=1))
-            masses = (
-                self._factor_masses(weights) if weights is not None and self.factor_effects else []
-            )
-            for (name, _), mass in zip(self.factors, masses, strict=True):
-                effect = self.factor_effects[name]  # type: ignore[index]
-                if self.shift_means:
+        return self._evaluation
+
+    def moments(self) -> tuple[FloatArray, FloatArray]:
+        """The expected scores and their covariance matrix (score units) that
+        :meth:`evaluation` reads, before :func:`mtcjudge.mtc.measures.finish` takes off the
+        rounding (docs/method.md §8.3).
+
+        Each entry is expected to be worth its estimate plus its offsets, kept within the
+        scale (:meth:`entry_expectations`). For CG and DCG that is the linear shift of §8.3
+        (the offsets' means times their masses) less what the scale's ends hold back, entry
+        by entry; for nDCG and RBP the ideal of each query is the best list of its pool at the
+        largest of those expectations (:meth:`ideal_values`), and the delta method's terms,
+        the offsets' masses included, divide by it."""
+        c = self.collection
+        nq = c.n_queries
+        mean = self.score_sum / nq
+        cov = self.t_mat / nq**2
+        if self.effect is None:
+            return mean, cov
+        shift = self.entry_shift() if self.shift_means else None
+        weights: FloatArray | None = None
+        if shift is not None and self._ratio:
+            # a common ideal per query, computed from the expectations the numerators use
+            expected = self._held(self.mean[c.entry_pair] + shift)
+            ey, vy = pool_ideals(c, self.ideal_values(expected), self.var, self._discount)
+            mean, cov, weights = self._ratio_moments(expected, ey, vy)
+            f = np.bincount(c.entry_system, weights=weights, minlength=c.n_systems) / nq
+        else:
+            f = self.unjudged_mass()
+            if shift is not None:
+                mean = mean + f * self.effect.bias
+        cov = cov * self.effect.variance_scale
+        cov = cov + np.diag(f**2 * self.effect.post_var) + self._twins(f**2 * self.effect.post_var)
+        if self.factor_effects or self.group_effect is not None:
+            weights = _open_weights(self) if weights is None else weights
+        linear = shift is not None and not self._ratio
+        if self.group_effect is not None and self.result_groups is not None:
+            assert weights is not None
+            # every entry is in a group: systems x (unshared, shared) masses
+            mass = _mass_by_cell(self, weights, slice(None), self.result_groups, 2)
+            group = self.group_effect
+            if linear:
+                mean = mean + (mass * group.bias.reshape(mass.shape)).sum(axis=1)
+            own = mass**2 * group.post_var.reshape(mass.shape)
+            cov = cov + np.diag(own.sum(axis=1)) + self._twins(own[:, 0]) + self._twins(own[:, 1])
+        if self.factor_effects:
+            assert weights is not None
+            for (name, _), mass in zip(self.factors, self._factor_masses(weights), strict=True):
+                effect = self.factor_effects[name]
+                if linear:
                     mean = mean + mass @ effect.bias
                 cov = cov + (mass * effect.post_var) @ mass.T
-            self._evaluation = finish(mean, cov, nq, self.config.distribution, self.config.ci_level)
-        return self._evaluation
+        if linear and self._may_leave_scale():
+            assert shift is not None
+            # the linear shift is exact while no entry leaves the scale: what the scale's ends
+            # hold back comes off entry by entry
+            shifted = self.mean[c.entry_pair] + shift
+            held = self._held(shifted) - shifted
+            if np.any(held):
+                pq = c.pair_query[c.entry_pair]
+                moved = self.coef * inverse_denominators(self.ey)[pq] * held
+                mean = mean + np.bincount(c.entry_system, weights=moved, minlength=c.n_systems) / nq
+        return mean, cov
+
+    def _may_leave_scale(self) -> bool:
+        """Whether some unjudged entry's estimate plus its offsets may leave [0, l_max]: a
+        bound from the extreme estimates and the extreme offsets of each factor, which spares
+        the pass over the entries when nothing can (judged entries carry no offset)."""
+        open_pairs = ~self.judged
+        if not open_pairs.any() or self.effect is None:
+            return False
+        low = high = 0.0
+        parts = [self.effect.bias]
+        if self.group_effect is not None:
+            parts.append(self.group_effect.bias)
+        for effect in (self.factor_effects or {}).values():
+            # a pair without a level of the factor gets no offset from it
+            parts.append(np.append(effect.bias, 0.0))
+        for bias in parts:
+            if bias.size:
+                low += float(bias.min())
+                high += float(bias.max())
+        estimates = self.mean[open_pairs]
+        return bool(
+            float(estimates.min()) + low < 0.0
+            or float(estimates.max()) + high > float(self.scale.lmax)
+        )
+
+    def _held(self, expected: FloatArray) -> FloatArray:
+        """Expectations held within the scale's range."""
+        return np.asarray(np.clip(expected, 0.0, float(self.scale.lmax)), dtype=np.float64)
+
+    def _ratio_moments(
+        self, expected: FloatArray, ey: FloatArray, vy: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """The delta method's means and covariances of nDCG or RBP (docs/method.md §3.1) when
+        each entry is worth ``expected`` and each query's ideal has moments ``ey``, ``vy``:
+        ``mean_A = (1/n_Q) sum_q E[X_Aq] / E[Y_q]`` and the matrix ``T / n_Q^2`` of
+        :func:`mtcjudge.mtc.measures.accumulate`, from the entries and the co-retrievals; and
+        each entry's weight ``c_e / E[Y_q]``, 0 once judged (the offsets' masses)."""
+        c = self.collection
+        ns, nq = c.n_systems, c.n_queries
+        pq = c.pair_query[c.entry_pair]
+        inv = inverse_denominators(ey)
+        cell = c.entry_system * nq + pq
+        ex = np.bincount(cell, weights=self.coef * expected, minlength=ns * nq).reshape(ns, nq)
+        scaled = self.coef * inv[pq]
+        own = np.bincount(c.entry_system, weights=scaled**2 * self.var[c.entry_pair], minlength=ns)
+        if self._co is None:
+            self._co = CoRetrieval.build(c, self.coef)
+        co = self._co
+        if self._co_cells is None:  # fixed by the collection: made once
+            self._co_cells = (co.system_a * ns + co.system_b, c.pair_query[co.pair])
+        cells, co_query = self._co_cells
+        shared = np.bincount(
+            cells, weights=co.product * inv[co_query] ** 2 * self.var[co.pair], minlength=ns * ns
+        ).reshape(ns, ns)
+        t_mat = shared + shared.T + np.diag(own) + (ex * (vy * inv**4)) @ ex.T
+        weights = np.asarray(scaled * ~self.judged[c.entry_pair], dtype=np.float64)
+        return (ex * inv).sum(axis=1) / nq, t_mat / nq**2, weights
+
+    def _twins(self, variance: FloatArray) -> FloatArray | float:
+        """The covariance between systems with the same run (:attr:`Collection.run_class`)
+        that an offset of each system's own adds (``variance``: its mass² times the offset's
+        posterior variance, the diagonal's): their results are the same results and share
+        their offsets, so their difference stays exactly 0 (docs/method.md §3.5). 0 when no
+        two systems have the same run."""
+        run_class = self.collection.run_class
+        if not np.any(run_class != np.arange(run_class.shape[0])):
+            return 0.0
+        twins = run_class[:, None] == run_class[None, :]
+        np.fill_diagonal(twins, False)
+        # twins have the same mass and the same posterior: mass_A mass_B Var[b]
+        return np.asarray(twins * np.sqrt(np.outer(variance, variance)), dtype=np.float64)
 
 
 class _JudgedResiduals(NamedTuple):

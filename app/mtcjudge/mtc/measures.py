@@ -21,6 +21,13 @@ Differences between two systems iterate over all documents with the coefficient
 ``c_A(d) - c_B(d)`` ((8.11)-(8.16)), so a document shared at the same rank
 contributes nothing. Query averages and t-based confidence follow (8.17)-(8.20).
 
+Every measure is normalised to [0, 1] (:data:`MEASURE_RANGE`), and so is every estimate of it:
+a system's expected gain on a query never exceeds the expected ideal's, because the ideal is
+the best ordering of the same expectations (docs/method.md §3.1); :func:`finish` takes off the
+last bits of rounding and intersects the intervals with the range (§3.4). A pair whose
+difference is known to be exactly 0 is *tied* (:attr:`Evaluation.tied`): it shares its rank
+(:meth:`Evaluation.ranks`) and its confidence is that of the tie (§3.5).
+
 This module is the reference, full-recompute implementation; the incremental
 engine in :mod:`mtcjudge.mtc.engine` maintains the same quantities judgment by judgment.
 """
@@ -39,7 +46,9 @@ from mtcjudge.mtc.scales import Scale
 
 __all__ = [
     "MEASURES",
+    "MEASURE_RANGE",
     "MEASURE_TITLES",
+    "TIE_TOLERANCE",
     "Evaluation",
     "confidence_from_moments",
     "entry_coefficients",
@@ -47,15 +56,23 @@ __all__ = [
     "ideal_moments",
     "measure_normaliser",
     "per_query_scores",
+    "pool_ideals",
     "query_scores",
 ]
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
 MEASURES = ("cg", "dcg", "ndcg", "rbp")
 #: what people call each measure, for labels (``MEASURE_TITLES["dcg"] + "@5"``): the two nDCGs
 #: by whose normalisation they use, never a bare "nDCG" or "DCG"
 MEASURE_TITLES = {"cg": "CG", "dcg": "MIREX nDCG", "ndcg": "trec_eval nDCG", "rbp": "RBP"}
 RATIO_MEASURES = ("ndcg", "rbp")
+#: every measure is normalised: its value, its estimates and their intervals lie in this range
+MEASURE_RANGE = (0.0, 1.0)
+#: two scores closer than this are a tie (sums of the same values in another order differ by
+#: a few units in the last place; distinct scores of a collection differ by far more); an
+#: estimated tie also needs a difference without variance (:attr:`Evaluation.tied`)
+TIE_TOLERANCE = 1e-12
 
 
 def _check_measure(measure: str) -> None:
@@ -100,6 +117,33 @@ def ideal_moments(
     order = np.argsort(-mean, kind="stable")[:k]
     d = discount[: order.shape[0]]
     return float(mean[order] @ d), float(var[order] @ d**2)
+
+
+def pool_ideals(
+    collection: Collection, values: FloatArray, var: FloatArray, discount: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`ideal_moments` of every query at once: E and Var of the ideal denominator when
+    each pool pair is worth ``values`` (the k largest of each query's pool, ties: lower index
+    first) with variance ``var``.
+
+    Returns
+    -------
+    ey, vy : ndarray of shape (n_queries,)
+    """
+    pq = collection.pair_query
+    if values.size == 0:
+        return np.zeros(collection.n_queries), np.zeros(collection.n_queries)
+    # by query, then value descending (one sort key: the queries' ranges of keys do not
+    # overlap), equal values in index order
+    width = float(values.max() - values.min()) + 1.0
+    order = np.argsort(pq * width - values, kind="stable")
+    position = np.arange(order.shape[0]) - collection.query_start[pq[order]]
+    keep = position < min(collection.k, discount.shape[0])
+    chosen, d = order[keep], discount[position[keep]]
+    nq = collection.n_queries
+    ey = np.bincount(pq[chosen], weights=values[chosen] * d, minlength=nq)
+    vy = np.bincount(pq[chosen], weights=var[chosen] * d**2, minlength=nq)
+    return ey.astype(np.float64), vy.astype(np.float64)
 
 
 def _query_denominators(
@@ -167,9 +211,11 @@ class Evaluation:
     diff_mean, diff_var : ndarray of shape (n_systems, n_systems)
         E and Var of ``mean_A - mean_B``; antisymmetric / symmetric, zero diagonal.
     pair_confidence : ndarray of shape (n_systems, n_systems)
-        ``C_AB`` (8.20); 1 on the diagonal.
+        ``C_AB`` (8.20); 1 on the diagonal. For a tied pair (:attr:`tied`) it is the
+        confidence that the two are equal, which is known: 1.
     ranking_confidence : float
-        Mean of C_AB over the unordered pairs.
+        Mean of C_AB over the unordered pairs: the confidence that each pair is ordered (or,
+        tied, equal) as the ranking says (docs/method.md §3.5).
     """
 
     mean: FloatArray
@@ -185,9 +231,54 @@ class Evaluation:
     def n_systems(self) -> int:
         return int(self.mean.shape[0])
 
+    @property
+    def tied(self) -> NDArray[np.bool_]:
+        """Pairs whose difference is known to be exactly 0, shape (n_systems, n_systems):
+        zero variance and an expected difference within :data:`TIE_TOLERANCE` (systems with
+        the same run, or equal scores once every pair they differ on is judged). False on
+        the diagonal."""
+        tied = (self.diff_var <= 0.0) & (np.abs(self.diff_mean) <= TIE_TOLERANCE)
+        np.fill_diagonal(tied, False)
+        return np.asarray(tied, dtype=np.bool_)
+
+    @property
+    def tied_systems(self) -> NDArray[np.bool_]:
+        """Systems tied with at least one other, shape (n_systems,)."""
+        return np.asarray(self.tied.any(axis=1), dtype=np.bool_)
+
+    def _tie_groups(self) -> IntArray:
+        """Per system, the label of its group of tied systems (connected through ties)."""
+        n = self.n_systems
+        label = np.arange(n)
+        a, b = np.nonzero(np.triu(self.tied, 1))
+        changed = a.size > 0
+        while changed:  # propagate the smallest label along the ties (few systems)
+            low = np.minimum(label[a], label[b])
+            changed = bool(np.any(low != label[a]) or np.any(low != label[b]))
+            np.minimum.at(label, a, low)
+            np.minimum.at(label, b, low)
+        return label
+
     def ranking(self) -> NDArray[np.intp]:
-        """System indices from best to worst by expected score."""
-        return np.argsort(-self.mean, kind="stable")
+        """System indices from best to worst by expected score; tied systems next to each
+        other (a group of ties where its best member would be, in index order)."""
+        label = self._tie_groups()
+        best = np.full(self.n_systems, -np.inf)
+        np.maximum.at(best, label, self.mean)
+        order = np.lexsort((np.arange(self.n_systems), label, -best[label]))
+        return np.asarray(order, dtype=np.intp)
+
+    def ranks(self) -> IntArray:
+        """Every system's rank, 1 = best: tied systems share the rank of the first of them and
+        the next rank skips (1, 1, 3), the standard competition ranking."""
+        order = self.ranking()
+        label = self._tie_groups()[order]
+        position = np.arange(1, order.shape[0] + 1)
+        new_group = np.concatenate(([True], label[1:] != label[:-1])) if order.size else label
+        shared = np.maximum.accumulate(np.where(new_group, position, 0))
+        ranks = np.empty(order.shape[0], dtype=np.intp)
+        ranks[order] = shared
+        return ranks
 
 
 def _check_moments(collection: Collection, mean: FloatArray, var: FloatArray) -> None:
@@ -351,9 +442,21 @@ def accumulate(
 
 
 def finish(
-    per_system: FloatArray, cov: FloatArray, n_queries: int, distribution: str, ci_level: float
+    per_system: FloatArray,
+    cov: FloatArray,
+    n_queries: int,
+    distribution: str,
+    ci_level: float,
+    bounds: tuple[float, float] = MEASURE_RANGE,
 ) -> Evaluation:
-    """Assemble an Evaluation from the means and the score covariance-like matrix."""
+    """Assemble an Evaluation from the means and the score covariance-like matrix.
+
+    The means are in ``bounds`` by construction (docs/method.md §3.1); they are clipped to it
+    only to take off rounding (the incremental sums drift by a few ulps). The interval is
+    ``mean ± t sd`` intersected with ``bounds`` (§3.4): the true score is always in the
+    range, so the intersection covers it whenever the unclipped interval does."""
+    low, high = bounds
+    per_system = np.clip(per_system, low, high)
     var = np.maximum(np.diag(cov).copy(), 0.0)
     diff_mean = per_system[:, None] - per_system[None, :]
     diff_var = var[:, None] + var[None, :] - 2.0 * cov
@@ -369,8 +472,8 @@ def finish(
     return Evaluation(
         mean=per_system,
         var=var,
-        ci_low=per_system - half,
-        ci_high=per_system + half,
+        ci_low=np.maximum(per_system - half, low),
+        ci_high=np.minimum(per_system + half, high),
         diff_mean=diff_mean,
         diff_var=diff_var,
         pair_confidence=conf,

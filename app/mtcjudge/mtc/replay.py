@@ -22,7 +22,7 @@ from scipy.stats import kendalltau
 from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, build_engine
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
-from mtcjudge.mtc.measures import Evaluation, evaluate
+from mtcjudge.mtc.measures import TIE_TOLERANCE, Evaluation, evaluate
 from mtcjudge.mtc.scales import Scale
 
 __all__ = [
@@ -167,11 +167,6 @@ class ReplayResult:
                 for b in self.calibration
             ],
         }
-
-
-#: two scores closer than this are a tie (sums of the same values in another order differ
-#: by a few units in the last place; distinct scores of a collection differ by far more)
-TIE_TOLERANCE = 1e-12
 
 
 def _signs(scores: FloatArray) -> NDArray[np.int8]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-__all__ = ["curve", "forest", "heatmap", "nice_ticks", "pool_bar"]
+__all__ = ["curve", "forest", "heatmap", "nice_ticks", "pool_bar", "rank_label"]
 
 _INK = "#1d2733"
 _MUTED = "#66707c"
@@ -21,6 +21,7 @@ _GRID = "#d9dee4"
 _ACCENT = "#1f5f8b"
 _LOW = (247, 244, 232)  # confidence 0.5: a coin toss
 _HIGH = (31, 95, 139)  # confidence 1
+_TIED = "#d9dee4"  # a tied pair: no order, so no colour of the confidence scale
 
 
 def _f(value: float) -> str:
@@ -53,6 +54,11 @@ def _label(value: float) -> str:
     return f"{value:.3g}"
 
 
+def rank_label(system: dict[str, Any]) -> str:
+    """``3. S01``, or ``3= S01`` for a system tied with another (they share the rank)."""
+    return f"{system['rank']}{'=' if system.get('tied') else '.'} {system['name']}"
+
+
 def _svg(width: float, height: float, label: str, body: list[str]) -> Markup:
     return Markup(
         f'<svg class="chart" viewBox="0 0 {_f(width)} {_f(height)}" width="{_f(width)}" '
@@ -64,7 +70,13 @@ def _svg(width: float, height: float, label: str, body: list[str]) -> Markup:
 def forest(section: dict[str, Any]) -> Markup:
     """Each system's estimate (dot) and interval (bar), best first, on one axis."""
     systems: Sequence[dict[str, Any]] = section["systems"]
-    label = f"{section['name']}: estimated score and interval of each system, best first"
+    exact = bool(section.get("exact"))  # every score exact: intervals of no width, not shown
+    label = (
+        f"{section['name']}: score of each system (exact: every pair it depends on is judged), "
+        "best first"
+        if exact
+        else f"{section['name']}: estimated score and interval of each system, best first"
+    )
     if not systems:
         return _svg(640, 30, label, [_text(10, 20, "no system")])
     row, top, left, right, width = 20.0, 8.0, 170.0, 470.0, 640.0
@@ -104,21 +116,24 @@ def forest(section: dict[str, Any]) -> Markup:
                 f'<rect x="0" y="{_f(cy - row / 2)}" width="{_f(width)}" height="{_f(row)}" '
                 f'fill="#f4f6f8"/>'
             )
-        body.append(_text(left - 8, cy + 4, f"{s['rank']}. {s['name']}", anchor="end", clip=22))
+        body.append(_text(left - 8, cy + 4, rank_label(s), anchor="end", clip=22))
         body.append(
             f'<line x1="{_f(x(s["ci_low"]))}" y1="{_f(cy)}" x2="{_f(x(s["ci_high"]))}" '
             f'y2="{_f(cy)}" stroke="{_ACCENT}" stroke-width="3" stroke-linecap="round"/>'
         )
         body.append(
             f'<circle cx="{_f(x(s["mean"]))}" cy="{_f(cy)}" r="4.5" fill="{_INK}">'
-            f"<title>{escape(s['name'])}: {s['mean']:.4f} "
-            f"[{s['ci_low']:.4f}, {s['ci_high']:.4f}]</title></circle>"
+            f"<title>{escape(s['name'])}: {s['mean']:.4f}"
+            + ("" if exact else f" [{s['ci_low']:.4f}, {s['ci_high']:.4f}]")
+            + "</title></circle>"
         )
         body.append(
             _text(
                 right + 12,
                 cy + 4,
-                f"{s['mean']:.4f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}]",
+                f"{s['mean']:.4f}"
+                if exact
+                else f"{s['mean']:.4f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}]",
                 size=11,
                 fill=_MUTED,
             )
@@ -154,14 +169,17 @@ def _colour(confidence: float) -> tuple[str, float]:
 
 def heatmap(section: dict[str, Any]) -> Markup:
     """The confidence of every system pair, systems in ranking order on both axes (rows are
-    named, columns numbered by rank); the diagonal is blank."""
+    named, columns numbered by rank); the diagonal is blank, a tied pair marked ``=``."""
     matrix = section["confidence_matrix"]
     names: Sequence[str] = matrix["systems"]
     values: Sequence[Sequence[float | None]] = matrix["confidence"]
+    tied: Sequence[Sequence[bool]] = matrix.get("tied") or [[False] * len(names) for _ in names]
+    systems: Sequence[dict[str, Any]] = section["systems"]
     n = len(names)
     label = (
         f"{section['name']}: confidence that each pair of systems is ordered as estimated, "
         "systems in ranking order"
+        + ("; = marks a tied pair (known to be equal)" if any(map(any, tied)) else "")
     )
     if n < 2:
         return _svg(640, 30, label, [_text(10, 20, "fewer than two systems")])
@@ -171,11 +189,12 @@ def heatmap(section: dict[str, Any]) -> Markup:
     body: list[str] = []
     for j in range(n):
         if cell >= 14 or j % max(1, round(14 / cell)) == 0:
+            rank = systems[j]
             body.append(
                 _text(
                     left + cell * j + cell / 2,
                     top - 8,
-                    str(j + 1),
+                    f"{rank['rank']}{'=' if rank.get('tied') else ''}",
                     anchor="middle",
                     size=10,
                     fill=_MUTED,
@@ -186,7 +205,12 @@ def heatmap(section: dict[str, Any]) -> Markup:
         if cell >= 12 or i % max(1, round(12 / cell)) == 0:
             body.append(
                 _text(
-                    left - 8, y + cell / 2 + 4, f"{i + 1}. {name}", anchor="end", size=11, clip=22
+                    left - 8,
+                    y + cell / 2 + 4,
+                    rank_label(systems[i]),
+                    anchor="end",
+                    size=11,
+                    clip=22,
                 )
             )
         for j in range(n):
@@ -197,6 +221,18 @@ def heatmap(section: dict[str, Any]) -> Markup:
                     f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
                     f'fill="#ffffff" stroke="{_GRID}" stroke-width="0.5"/>'
                 )
+                continue
+            if tied[i][j]:
+                body.append(
+                    f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
+                    f'fill="{_TIED}" stroke="#ffffff" stroke-width="0.5"><title>'
+                    f"{escape(name)} and {escape(names[j])}: tied (known to be equal; no order "
+                    "is claimed)</title></rect>"
+                )
+                if cell >= 10:
+                    body.append(
+                        _text(x + cell / 2, y + cell / 2 + 4, "=", anchor="middle", size=11)
+                    )
                 continue
             fill, darkness = _colour(value)
             body.append(
@@ -217,12 +253,13 @@ def heatmap(section: dict[str, Any]) -> Markup:
                     )
                 )
     legend_y = top + cell * n + 18
-    body += _legend(left, legend_y, float(section["target"]))
-    return _svg(max(640.0, left + cell * n + 20), legend_y + 34, label, body)
+    ties = any(map(any, tied))
+    body += _legend(left, legend_y, float(section["target"]), ties)
+    return _svg(max(640.0, left + cell * n + 20), legend_y + (48 if ties else 34), label, body)
 
 
-def _legend(left: float, y: float, target: float) -> list[str]:
-    """The colour scale from 0.5 to 1, with the target marked."""
+def _legend(left: float, y: float, target: float, ties: bool = False) -> list[str]:
+    """The colour scale from 0.5 to 1, with the target marked (and the tied pairs' cell)."""
     width, steps = 240.0, 10
     parts = [_text(left, y - 4, "confidence", size=11, fill=_MUTED)]
     for s in range(steps):
@@ -250,6 +287,19 @@ def _legend(left: float, y: float, target: float) -> list[str]:
     parts.append(
         _text(left + width + 10, y + 9, f"target {target:g} (black mark)", size=10, fill=_MUTED)
     )
+    if ties:
+        parts.append(
+            f'<rect x="{_f(left)}" y="{_f(y + 32)}" width="10" height="10" fill="{_TIED}"/>'
+        )
+        parts.append(
+            _text(
+                left + 14,
+                y + 41,
+                "= tied: known to be equal, no order claimed",
+                size=10,
+                fill=_MUTED,
+            )
+        )
     return parts
 
 

@@ -35,6 +35,7 @@ from mtcjudge.exports import repository as export_repository
 from mtcjudge.exports.formats import MEASURE_DEFINITIONS
 from mtcjudge.exports.service import campaign_summary, completeness, package_version
 from mtcjudge.models import Campaign, as_utc, utcnow
+from mtcjudge.mtc.calibration import ESTIMATOR_SUMMARIES
 from mtcjudge.mtc.measures import MEASURES, per_query_scores
 from mtcjudge.mtc.scales import SCALES
 from mtcjudge.planner.build import engine_from_rows, load_rows
@@ -60,8 +61,9 @@ FORMATS = ("html", "json")
 MEDIA_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json"}
 #: the family-wise level of the Tukey HSD, as MIREX used
 MIREX_ALPHA = 0.05
-#: the report's layout: a reader can tell an older document
-FORMAT_VERSION = 1
+#: the report's layout: a reader can tell an older document (2: ties, interval facts, the
+#: estimator's description; issue 23)
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -156,12 +158,17 @@ def build_report(
         "assessor_disagreement": asdict(driving.assessor_disagreement),
     }
     assessors, values = _judgment_summaries(session, campaign)
+    assessors["quality_rate"] = float(campaign.quality_rate)
     return {
         "format": "mtcjudge report",
         "format_version": FORMAT_VERSION,
         "generated_at": (now or utcnow()).isoformat(),
         "software": {"name": "mtcjudge", "version": package_version()},
         "campaign": campaign_summary(campaign),
+        "estimator": {
+            "name": campaign.estimator,
+            "summary": ESTIMATOR_SUMMARIES.get(campaign.estimator, ""),
+        },
         "scale": scale,
         "measure_definitions": MEASURE_DEFINITIONS,
         "judgments": judgments,
@@ -177,15 +184,19 @@ def build_report(
 
 def _ranking(result: Results, campaign: Campaign, scale: str) -> dict[str, Any]:
     """One measure: the systems best first with their intervals, the system pairs, and the
-    pairs' confidence as a symmetric matrix in ranking order (None on the diagonal)."""
+    pairs' confidence as a symmetric matrix in ranking order (None on the diagonal), with
+    the tied pairs marked in a matrix of their own."""
     document = result.to_dict()
     systems = document["systems"]
     names = [s["name"] for s in systems]
     position = {name: i for i, name in enumerate(names)}
     matrix: list[list[float | None]] = [[None] * len(names) for _ in names]
+    tied: list[list[bool]] = [[False] * len(names) for _ in names]
     for pair in document["pairs"]:
         i, j = position[pair["a"]], position[pair["b"]]
         matrix[i][j] = matrix[j][i] = pair["confidence"]
+        tied[i][j] = tied[j][i] = pair["tied"]
+    widths = [s["ci_high"] - s["ci_low"] for s in systems]
     return {
         "measure": result.measure,
         "name": MEASURE_DEFINITIONS[result.measure]["name"],
@@ -195,8 +206,13 @@ def _ranking(result: Results, campaign: Campaign, scale: str) -> dict[str, Any]:
         "ranking_confidence": result.ranking_confidence,
         "system_pairs": result.system_pairs,
         "system_pairs_settled": result.system_pairs_settled,
+        "system_pairs_tied": result.system_pairs_tied,
+        "judgments": result.judgments,
+        "pool_pairs": result.pool_pairs,
+        "exact": all(s["var"] == 0.0 for s in systems),
+        "widest_interval": max(widths, default=0.0),
         "systems": systems,
-        "confidence_matrix": {"systems": names, "confidence": matrix},
+        "confidence_matrix": {"systems": names, "confidence": matrix, "tied": tied},
         "pairs": document["pairs"],
     }
 
@@ -212,7 +228,11 @@ def _trajectory(driving: Results, campaign: Campaign, scale: str) -> dict[str, A
             f"{scale.upper()}"
         )
     elif not points:
-        reason = "no point yet: the curve starts when the planner has seen the first judgment"
+        reason = (
+            "no point yet: the campaign's planner records one each time it plans the campaign "
+            "after new judgments (it plans open and draft campaigns), and it has not planned "
+            "this one yet"
+        )
     return {
         "measure": campaign.measure,
         "scale": campaign.scale,

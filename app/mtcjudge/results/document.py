@@ -67,7 +67,8 @@ PROJECTION_TARGETS = (0.90, 0.95, 0.99)
 SIGNIFICANCE_DELTA = 0.067
 SIGNIFICANCE_ALPHA = 0.05
 #: the stored JSON's layout; a row written by another layout is recomputed, not misread
-_FORMAT = 2
+#: (2: the ties, issue 23; 3: the assessors' disagreement)
+_FORMAT = 3
 
 
 # ------------------------------------------------------------------ the document
@@ -75,8 +76,11 @@ _FORMAT = 2
 
 @dataclass(frozen=True)
 class SystemResult:
-    """A system's estimated score (mean over queries), its variance and confidence interval,
-    and its place in the estimated ranking (1 = best)."""
+    """A system's estimated score (mean over queries), its variance and confidence interval
+    (within the measure's range [0, 1]), and its place in the estimated ranking (1 = best).
+    ``tied``: its score is known to equal another system's (the same run, or equal scores
+    once every pair they differ on is judged); tied systems share their rank and the next
+    rank skips (1, 1, 3)."""
 
     name: str
     mean: float
@@ -84,6 +88,7 @@ class SystemResult:
     ci_low: float
     ci_high: float
     rank: int
+    tied: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,11 @@ class PairResult:
     variance, the confidence that the two are ordered as estimated, whether that reaches
     the campaign's target, and the verdict of the [U12] significance rules
     (``a_better``, ``b_better``, ``not_different``, ``undecided``; ``verdict_rule`` 1-4 or
-    None; ``verdict_final``: rules 1-3, which no further judgment can change)."""
+    None; ``verdict_final``: rules 1-3, which no further judgment can change).
+
+    ``tied``: the difference is known to be exactly 0 (docs/method.md §3.5). No order is
+    claimed: the ranking gives both the same rank, ``confidence`` is that of the tie (1, it
+    is known) and the pair counts as settled."""
 
     a: str
     b: str
@@ -103,6 +112,7 @@ class PairResult:
     verdict: str
     verdict_rule: int | None
     verdict_final: bool
+    tied: bool = False
 
 
 @dataclass(frozen=True)
@@ -162,6 +172,7 @@ class EngineResults:
     stop_reason: str | None
     system_pairs: int
     system_pairs_settled: int
+    system_pairs_tied: int
     projected_judgments_to_target: TargetProjection | None
     projections: list[TargetProjection]
     projection: ProjectionInfo | None
@@ -235,6 +246,7 @@ class Results:
     stop_reason: str | None
     system_pairs: int
     system_pairs_settled: int
+    system_pairs_tied: int
     projected_judgments_to_target: TargetProjection | None
     projections: list[TargetProjection]
     projection: ProjectionInfo | None
@@ -346,22 +358,24 @@ def engine_results(
     n = evaluation.n_systems
     names = state.system_names
     order = evaluation.ranking()
-    rank = np.empty(n, dtype=np.intp)
-    rank[order] = np.arange(1, n + 1)
+    rank = evaluation.ranks().tolist()
+    tied = evaluation.tied
+    has_tie = [bool(t) for t in evaluation.tied_systems]
     mean, var = evaluation.mean.tolist(), evaluation.var.tolist()
     low, high = evaluation.ci_low.tolist(), evaluation.ci_high.tolist()
     systems = [
-        SystemResult(names[i], mean[i], var[i], low[i], high[i], int(rank[i]))
+        SystemResult(names[i], mean[i], var[i], low[i], high[i], rank[i], has_tie[i])
         for i in order.tolist()
     ]
     a, b = np.triu_indices(n, 1)
     confidence = evaluation.pair_confidence[a, b]
     target = float(campaign.target)
     settled = confidence >= target
+    pair_tied = tied[a, b]
     outcomes, rules, final = _verdicts(state, a.shape[0])
     pairs = [
-        PairResult(names[i], names[j], dm, dv, c, s, o, r or None, f)
-        for i, j, dm, dv, c, s, o, r, f in zip(
+        PairResult(names[i], names[j], dm, dv, c, s, o, r or None, f, t)
+        for i, j, dm, dv, c, s, o, r, f, t in zip(
             a.tolist(),
             b.tolist(),
             evaluation.diff_mean[a, b].tolist(),
@@ -371,6 +385,7 @@ def engine_results(
             outcomes,
             rules,
             final,
+            pair_tied.tolist(),
             strict=True,
         )
     ]
@@ -391,6 +406,7 @@ def engine_results(
         stop_reason=stop_reason,
         system_pairs=int(a.shape[0]),
         system_pairs_settled=int(settled.sum()),
+        system_pairs_tied=int(pair_tied.sum()),
         projected_judgments_to_target=next(
             (p for p in projections if math.isclose(p.target, target)), None
         ),

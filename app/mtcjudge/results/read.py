@@ -168,6 +168,7 @@ def complete(snapshot: ResultsSnapshot, load: RowsLoader) -> Results:
         stop_reason=part.stop_reason,
         system_pairs=part.system_pairs,
         system_pairs_settled=part.system_pairs_settled,
+        system_pairs_tied=part.system_pairs_tied,
         projected_judgments_to_target=part.projected_judgments_to_target,
         projections=part.projections,
         projection=part.projection,
