@@ -59,14 +59,16 @@ def rebuild(
     pool: dict[str, dict[str, float]] = defaultdict(dict)
     var: dict[tuple[str, str], float] = {}
     for e in entries:
-        pool[e["query"]][e["document"]] = e["pair_expected_relevance"]
+        # the ideal list takes each pool pair at the largest expectation of its entries
+        docs = pool[e["query"]]
+        docs[e["document"]] = max(docs.get(e["document"], -math.inf), e["expected_relevance"])
         var[e["query"], e["document"]] = e["variance"]
     norm: dict[str, tuple[float, float]] = {}
     for q, docs in pool.items():
         if measure in ("cg", "dcg"):
             norm[q] = (about["max"] * sum(discount(measure, i, p) for i in range(1, k + 1)), 0.0)
             continue
-        # the ideal: the top k of the pool by the pairs' E[R], ties in (query, document) order
+        # the ideal: the top k of the pool by those values, ties in (query, document) order
         top = sorted(sorted(docs), key=lambda d: -docs[d])[:k]
         norm[q] = (
             sum(docs[d] * discount(measure, i, p) for i, d in enumerate(top, 1)),
@@ -82,7 +84,7 @@ def rebuild(
         w = c / y / nq if y > 0 else 0.0
         mean[e["system"]] += w * e["expected_relevance"]
         weight[e["query"], e["document"]][e["system"]] = w
-        x[e["system"], e["query"]] += c * e["pair_expected_relevance"]
+        x[e["system"], e["query"]] += c * e["expected_relevance"]
         if not e["judged"]:
             for f in about["factors"]:
                 level = tuple(e[c] for c in f["columns"])
@@ -122,10 +124,10 @@ def check_against_results(
         for name, s in systems.items():
             assert mean[name] == pytest.approx(s["mean"], abs=1e-12, rel=0), (measure, name)
             assert max(cov[name, name], 0.0) == pytest.approx(s["var"], abs=1e-10 * top, rel=0)
-            # the interval: mean -+ t(0.975, queries - 1) sd
+            # the interval: mean -+ t(0.975, queries - 1) sd, cut to the measure's range [0, 1]
             half = stats.t.ppf(0.975, about["queries"] - 1) * math.sqrt(max(cov[name, name], 0))
-            assert s["ci_low"] == pytest.approx(mean[name] - half, abs=1e-9)
-            assert s["ci_high"] == pytest.approx(mean[name] + half, abs=1e-9)
+            assert s["ci_low"] == pytest.approx(max(0.0, mean[name] - half), abs=1e-9)
+            assert s["ci_high"] == pytest.approx(min(1.0, mean[name] + half), abs=1e-9)
         confidences = []
         for pair in result["pairs"]:
             a, b = pair["a"], pair["b"]

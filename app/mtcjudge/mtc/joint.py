@@ -388,9 +388,12 @@ class SystemEffectEngine(MTCEngine):
         group's (``joint``) and those of its pair's query, artist and genre cell (``joint``),
         each factor with the level of every entry and the posterior of every level.
 
-        ``mean[entry_pair] + offset`` is what the engine expects of each entry: the measure's
-        weighted sum of a system's entries is its expected score, exactly as :meth:`evaluation`
-        computes it from the unjudged masses (docs/method.md §8.3)."""
+        ``mean[entry_pair] + offset`` is what the engine expects of each entry
+        (:meth:`entry_expectations`: the factors' means, held within the scale): the measure's
+        weighted sum of a system's entries over the query's denominator is its expected score,
+        exactly as :meth:`evaluation` computes it; for nDCG and RBP the denominator is the
+        ideal of :meth:`ideal_values`, each pool pair at the largest expectation of its
+        entries (docs/method.md §8.3)."""
         c = self.collection
         n = c.entry_pair.shape[0]
         if self.effect is None:
@@ -406,10 +409,9 @@ class SystemEffectEngine(MTCEngine):
             factors.append(OffsetFactor(name, level[c.entry_pair], effect.bias, effect.post_var))
         offset = np.zeros(n)
         if self.shift_means:
-            open_ = ~self.judged[c.entry_pair]
-            for factor in factors:
-                at = open_ & (factor.level >= 0)
-                offset[at] += factor.mean[factor.level[at]]
+            # the factors' means, less what the scale's ends hold back (entry_expectations)
+            offset = self.entry_expectations() - self.mean[c.entry_pair]
+            offset[self.judged[c.entry_pair]] = 0.0
         return EntryOffsets(offset, float(self.effect.variance_scale), tuple(factors))
 
     def unjudged_mass_by(self, level: IntArray, n_levels: int) -> FloatArray:
