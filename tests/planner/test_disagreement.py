@@ -14,6 +14,8 @@ from mtcjudge.campaigns import assessors
 from mtcjudge.models import Assessor, Judgment, Pair, utcnow
 from mtcjudge.planner.build import build_engine
 from mtcjudge.planner.service import Planner
+from mtcjudge.cli.campaign_status import format_campaign_status
+from mtcjudge.reports.service import build_report, render_html
 from mtcjudge.results.read import results_for
 from tests.factories import make_campaign
 
@@ -149,3 +151,25 @@ def test_pairs_judged_twice_in_the_pool_count_and_their_mean_keeps_half(
     assert engine.judged_var[first] == pytest.approx(d.variance / 3)
     assert engine.judged_var[other] == pytest.approx(d.variance)
     assert engine.var[first] == pytest.approx(d.variance / 3)
+
+
+def test_the_report_and_campaign_status_say_the_intervals_hold_the_disagreement(
+    db_session, session_factory, judged
+):
+    campaign, a, _, pairs, originals = judged
+    when = utcnow() - timedelta(minutes=5)
+    for pair in pairs[:6]:
+        original = originals[(pair.query_id, pair.document_id)]
+        fine = 100.0 - original.fine
+        _judge(db_session, campaign.id, a, pair, fine, "second", when, repeat_of=original.id)
+    db_session.commit()
+    document = build_report(db_session, campaign.slug)
+    assert document["judgments"]["assessor_disagreement"]["measured"] is True
+    html = " ".join(render_html(document).split())
+    # a complete campaign whose intervals keep a width: not "exact", not "no width"
+    assert "Every pool pair is judged on FINE." in html
+    assert "keep a width even once every pair is judged" in html
+    assert "includes the assessors' disagreement" in html
+    status = format_campaign_status(results_for(db_session, campaign.slug))
+    assert "intervals also hold the assessors' disagreement" in status
+    assert "included" in status

@@ -137,6 +137,16 @@ def _notes(results: Results) -> list[str]:
             f"  {judged}: the scores are exact and the intervals have no width "
             "(they show the uncertainty of pairs not judged, not the spread over queries)."
         )
+    elif results.assessor_disagreement.measured:
+        unjudged = (
+            f"Pairs not judged enter by what the {results.estimator} estimator expects of them; "
+            if results.judgments < results.pool_pairs
+            else "Every pool pair is judged; "
+        )
+        notes.append(
+            f"  {unjudged}the intervals also hold the assessors' disagreement (other "
+            "volunteers could have judged differently), not the spread over queries."
+        )
     else:
         notes.append(
             f"  Pairs not judged enter by what the {results.estimator} estimator expects of them; "
