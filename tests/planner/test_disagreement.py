@@ -11,10 +11,10 @@ from sqlalchemy import select, update
 
 from mtcjudge import audit
 from mtcjudge.campaigns import assessors
+from mtcjudge.cli.campaign_status import format_campaign_status
 from mtcjudge.models import Assessor, Judgment, Pair, utcnow
 from mtcjudge.planner.build import build_engine
 from mtcjudge.planner.service import Planner
-from mtcjudge.cli.campaign_status import format_campaign_status
 from mtcjudge.reports.service import build_report, render_html
 from mtcjudge.results.read import results_for
 from tests.factories import make_campaign
