@@ -10,6 +10,7 @@ import math
 import re
 import uuid
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -166,10 +167,21 @@ def test_a_reference_trial_looks_exactly_like_a_pool_pair(db_session, client) ->
     assert latest["candidate"]["audio_url"] == trial["candidate"]["audio_url"]
     stored = db_session.get(Judgment, answer["judgment"]["id"])
     assert (stored.kind, stored.lease_id, stored.fine) == ("reference", trial["lease_id"], 97.0)
-    # and the clip route serves the trial's clips like any other
+    # and the clip route serves the trial's clips like any other: the candidate as another
+    # excerpt of the query clip, as long and as large, so no identical waveform shows
     served = client.get(trial["query"]["audio_url"])
     assert served.status_code == 200
     assert served.headers["content-type"] == "audio/wav"
+    candidate = client.get(trial["candidate"]["audio_url"])
+    assert candidate.status_code == 200
+    assert candidate.headers["content-type"] == "audio/wav"
+    assert len(candidate.content) == len(served.content)
+    assert candidate.content != served.content
+    # a pool pair's candidate is its file, untouched
+    pool = pools[-1]
+    pool_doc = db_session.get(Document, lease_of(db_session, pool).document_id)
+    pool_clip = client.get(pool["candidate"]["audio_url"])
+    assert pool_clip.content == Path(pool_doc.audio_path).read_bytes()
 
 
 def test_trials_never_touch_the_pool_and_are_never_counted(db_session, client) -> None:

@@ -1097,13 +1097,14 @@ class LeaseClip:
     lease_id: int | None  # None: no such lease of this assessor
     audio_path: str | None
     audio_type: str | None
+    kind: str | None = None  # the lease's kind: "pool", or a quality trial's
 
 
 def _lease_clip_statement(which: str) -> Any:
     clip = aliased(Document)
     document = Query.document_id if which == "query" else Lease.document_id
     return (
-        select(Assessor.id, Lease.id, clip.audio_path, clip.audio_type)
+        select(Assessor.id, Lease.id, clip.audio_path, clip.audio_type, Lease.kind)
         .select_from(Assessor)
         .outerjoin(
             Lease,
@@ -1129,7 +1130,7 @@ def lease_clip(session: Session, token: str, lease_id: int, which: str) -> Lease
     row = _run(session, _LEASE_CLIP[which], params).one_or_none()
     if row is None:
         return None
-    return LeaseClip(int(row[0]), None if row[1] is None else int(row[1]), row[2], row[3])
+    return LeaseClip(int(row[0]), None if row[1] is None else int(row[1]), row[2], row[3], row[4])
 
 
 def _add_served_statement(column: Any) -> Any:
