@@ -109,6 +109,16 @@ _ASSESSOR_AND_CAMPAIGN = (
 )
 
 
+def _same_pair() -> Any:
+    """A judgment and a pool pair of the same (campaign, query, document): the judgments'
+    unique key without the assessor and kind."""
+    return and_(
+        Judgment.campaign_id == Pair.campaign_id,
+        Judgment.query_id == Pair.query_id,
+        Judgment.document_id == Pair.document_id,
+    )
+
+
 def assessor_and_campaign(session: Session, token: str) -> tuple[Assessor, Campaign] | None:
     """The assessor of an (unrevoked) link and their campaign, in one query."""
     row = session.execute(_ASSESSOR_AND_CAMPAIGN, {"token_hash": hash_token(token)}).one_or_none()
@@ -542,12 +552,7 @@ def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> An
     # (an anti-join on the judgment table, by the columns of its unique key, whatever their
     # kind); with one, the rare pair they answered as a hidden trial and that came back to
     # the pool is refused by :func:`take_slot`, at no cost per free pair
-    judged_by_me = exists().where(
-        Judgment.campaign_id == Pair.campaign_id,
-        Judgment.query_id == Pair.query_id,
-        Judgment.document_id == Pair.document_id,
-        Judgment.assessor_id == bindparam("assessor_id"),
-    )
+    judged_by_me = exists().where(_same_pair(), Judgment.assessor_id == bindparam("assessor_id"))
     # free: room for one more assessor now; when every live lease has lapsed
     # (``leased_until`` passed) the pair is free whatever ``leased`` still says
     conditions = [
@@ -645,11 +650,7 @@ def _trial_pairs_back(assessor_id: Any, per_pair: Any) -> Any:
         select(Pair.id)
         .join(
             Judgment,
-            and_(
-                Judgment.campaign_id == Pair.campaign_id,
-                Judgment.query_id == Pair.query_id,
-                Judgment.document_id == Pair.document_id,
-            ),
+            _same_pair(),
         )
         .where(
             Judgment.assessor_id == assessor_id,
@@ -692,12 +693,7 @@ _TAKE_SLOT = (
         Pair.judged < _PER_PAIR,
         Pair.judged + Pair.leased < _PER_PAIR,
         # nor one the assessor judged, in any kind (one probe of the judgments' unique key)
-        ~exists().where(
-            Judgment.campaign_id == Pair.campaign_id,
-            Judgment.query_id == Pair.query_id,
-            Judgment.document_id == Pair.document_id,
-            Judgment.assessor_id == _ASSESSOR_ID,
-        ),
+        ~exists().where(_same_pair(), Judgment.assessor_id == _ASSESSOR_ID),
     )
     .values(
         leased=Pair.leased + 1,
@@ -1289,11 +1285,7 @@ def _repeat_statement() -> Any:
         select(Judgment.id, Judgment.query_id, Judgment.document_id)
         .join(
             Pair,
-            and_(
-                Pair.campaign_id == Judgment.campaign_id,
-                Pair.query_id == Judgment.query_id,
-                Pair.document_id == Judgment.document_id,
-            ),
+            _same_pair(),
         )
         .where(
             Judgment.assessor_id == assessor_id,
@@ -1376,11 +1368,7 @@ def _second_opinion_statement(*, own_query: bool) -> Any:
         select(Judgment.id, Judgment.query_id, Judgment.document_id)
         .join(
             Pair,
-            and_(
-                Pair.campaign_id == Judgment.campaign_id,
-                Pair.query_id == Judgment.query_id,
-                Pair.document_id == Judgment.document_id,
-            ),
+            _same_pair(),
         )
         .where(*conditions)
         .order_by(_scrambled(Judgment.id), Judgment.id)

@@ -285,10 +285,10 @@ def engine_from_rows(
     return state
 
 
-def apply_disagreement(state: CampaignEngine, rows: Sequence[Any]) -> bool:
+def apply_disagreement(state: CampaignEngine, rows: Sequence[Any]) -> None:
     """Measure the assessor disagreement from :func:`repository.disagreement_rows` and let
     every judged pair keep it (``sigma^2 / m`` for a pair whose value is the mean of ``m``
-    counted judgments: docs/method.md §10). True when it changed the engine."""
+    counted judgments: docs/method.md §10)."""
     measured = disagreement_from_sums(
         [int(r.n) for r in rows], [float(r.total) for r in rows], [float(r.squares) for r in rows]
     )
@@ -297,7 +297,5 @@ def apply_disagreement(state: CampaignEngine, rows: Sequence[Any]) -> bool:
         p = state.pair_index.get((int(r.query_id), int(r.document_id)))
         if p is not None and int(r.counted) > 1:
             counts[p] = int(r.counted)
-    before = state.engine.judged_var
     state.disagreement = measured
     state.engine.set_judged_variance(judged_variance(measured, counts))
-    return state.engine.judged_var is not before
