@@ -140,6 +140,11 @@ def test_axe_finds_nothing_on_any_page(site: tuple[LiveServer, str]) -> None:
         page.keyboard.press("2")
         page.keyboard.press("ArrowRight")
         check(page, "judging: a pair")
+        # the query heard for the rule's second before the candidate takes over (on an idle
+        # machine the check above can take less than that)
+        wait_until(
+            page, "document.querySelector('#main-query-player').classList.contains('is-heard')"
+        )
         # judged: the recent judgments list its chip
         page.keyboard.press("c")
         wait_until(page, "document.querySelector('#judge').dataset.ready === 'true'")
