@@ -15,8 +15,11 @@ are drawn independently of each other.
 A second set of ranges, :data:`ISSUE23_RANGES` (the *third suite*), was fixed for
 issue 23 before any run on it: MIREX-sized collections whose systems are closer
 together, whose metadata predicts the judgments less well and whose judgment noise
-has heavier tails than the first two suites'. :data:`RANGE_SETS` names both;
-``suite_settings(n, seed, ranges="issue23")`` draws from it.
+has heavier tails than the first two suites'. A third, :data:`PACKED_RANGES` (the
+*fourth suite*), was fixed before any run on it too: MIREX 2011's sizes with systems
+packed within hundredths of each other, metadata that predicts little and results shared
+across teams. :data:`RANGE_SETS` names them all; ``suite_settings(n, seed,
+ranges="issue23")`` draws from the third.
 
 Examples
 --------
@@ -40,6 +43,7 @@ from mtcjudge.mtc.synthetic import SyntheticCollection, generate
 
 __all__ = [
     "ISSUE23_RANGES",
+    "PACKED_RANGES",
     "RANGES",
     "RANGE_SETS",
     "SCALES",
@@ -104,15 +108,46 @@ ISSUE23_RANGES: dict[str, tuple[str, float, float]] = {
     "quality_centre": ("uniform", 0.3, 0.7),
 }
 
+#: the fourth suite's ranges (issue 23, the collections the third suite did not reproduce),
+#: fixed before any run on them; docs/calibration.md ("The fourth suite") gives the reason
+#: for each. MIREX 2011's sizes exactly, systems packed within hundredths of each other's
+#: scores, metadata that predicts little, and results shared across teams
+#: ("common_view_sd": the view error every system shares, 0.3 in the other suites)
+PACKED_RANGES: dict[str, tuple[str, float, float]] = {
+    "n_systems": ("int", 18, 18),  # MIREX 2011
+    "n_queries": ("int", 100, 100),  # MIREX 2011
+    "k": ("int", 5, 5),  # MIREX 2011
+    "team_share": ("uniform", 0.5, 0.65),  # MIREX 2011: 10-11 teams for 18 systems
+    "n_weak": ("int", 0, 0),  # packed: no system far below the others
+    "n_genres": ("int", 8, 12),  # MIREX 2011: 10
+    "docs_per_genre": ("int", 500, 700),  # MIREX 2011: 700
+    "clips_per_artist": ("uniform", 6.0, 16.0),
+    "difficulty_sd": ("uniform", 7.5, 22.5),
+    "noise_sd": ("uniform", 12.0, 30.0),
+    "heavy_tail_probability": ("uniform", 0.5, 0.5),
+    "noise_df": ("uniform", 2.5, 6.0),
+    "artist_effect_sd": ("uniform", 10.0, 20.0),  # metadata that predicts little: large
+    "genre_effect_sd": ("uniform", 10.0, 20.0),  # judgment effects no feature sees ...
+    "hidden_sd": ("uniform", 15.0, 30.0),  # ... and a large hidden component
+    "skill_sd": ("uniform", 0.0, 0.01),  # that systems exploit a little unequally
+    "metadata_missing": ("uniform", 0.2, 0.5),
+    "metadata_wrong_genre": ("uniform", 0.05, 0.15),
+    "metadata_wrong_artist": ("uniform", 0.05, 0.15),
+    "quality_width": ("uniform", 0.0, 0.08),  # packed: the third suite's was 0.15-0.6
+    "quality_centre": ("uniform", 0.4, 0.6),
+    "common_view_sd": ("uniform", 0.6, 1.2),  # results shared across teams
+}
+
 #: the named range sets a suite is drawn from: "issue11" (suites 0 and 1 of
-#: docs/calibration.md, the default) and "issue23" (the third suite)
+#: docs/calibration.md, the default), "issue23" (the third suite) and "packed" (the fourth)
 RANGE_SETS: dict[str, dict[str, tuple[str, float, float]]] = {
     "issue11": RANGES,
     "issue23": ISSUE23_RANGES,
+    "packed": PACKED_RANGES,
 }
 
 # the entropy that seeds a suite of each range set, with the suite's seed before it
-_SUITE_KEYS = {"issue11": 0x200, "issue23": 0x223}
+_SUITE_KEYS = {"issue11": 0x200, "issue23": 0x223, "packed": 0x224}
 
 
 @dataclass(frozen=True)
@@ -126,6 +161,8 @@ class ZooSettings:
     ``quality_low`` and ``quality_high`` are the interval the teams' qualities are
     spread over (:func:`generate`'s options of those names); None for the whole of [0, 1],
     as in the first two suites, whose settings (and their dictionaries) are unchanged.
+    ``common_view_sd`` is :func:`generate`'s option of that name (the view error every
+    system shares); None for its default, as in the first three suites.
     """
 
     index: int
@@ -152,12 +189,16 @@ class ZooSettings:
     scale: str
     quality_low: float | None = None
     quality_high: float | None = None
+    common_view_sd: float | None = None
 
     def as_dict(self) -> dict[str, object]:
-        """The settings as a dictionary; the quality interval only where one is set."""
+        """The settings as a dictionary; the quality interval and the common view error
+        only where they are set."""
         d = asdict(self)
         if self.quality_low is None and self.quality_high is None:
             del d["quality_low"], d["quality_high"]
+        if self.common_view_sd is None:
+            del d["common_view_sd"]
         return d
 
     @property
@@ -251,6 +292,8 @@ def draw_settings(
         centre = draw("quality_centre")
         low, high = max(0.0, centre - width / 2), min(1.0, centre + width / 2)
         settings = replace(settings, quality_low=low, quality_high=high)
+    if "common_view_sd" in ranges:
+        settings = replace(settings, common_view_sd=draw("common_view_sd"))
     return settings
 
 
@@ -296,10 +339,12 @@ def generate_zoo(settings: ZooSettings) -> ZooCollection:
 
 def _quality_options(settings: ZooSettings) -> dict[str, float]:
     """:func:`generate`'s quality interval options for ``settings`` (none by default)."""
-    if settings.quality_range is None:
-        return {}
-    low, high = settings.quality_range
-    return {"quality_low": low, "quality_high": high}
+    options: dict[str, float] = {}
+    if settings.quality_range is not None:
+        options["quality_low"], options["quality_high"] = settings.quality_range
+    if settings.common_view_sd is not None:
+        options["common_view_sd"] = settings.common_view_sd
+    return options
 
 
 def calibration_suite(n: int, seed: int = 0, ranges: str = "issue11") -> Iterator[ZooCollection]:

@@ -73,11 +73,13 @@ def settings_fingerprint(settings: list[ZooSettings]) -> str:
 
 # The first 8 settings of suites 0 and 1, taken before the third suite's ranges existed
 # (their figures in docs/calibration.md must stay reproducible), and of the third suite
-# (ranges "issue23", seed 0), taken when its ranges were fixed, before any run on it.
+# (ranges "issue23", seed 0) and of the fourth (ranges "packed", seed 0), each taken when
+# its ranges were fixed, before any run on it.
 SUITE_FINGERPRINTS = [
     ("issue11", 0, "39aca232354d2aa21322a836b6f75cffbb92407876647b800f8e84981392a351"),
     ("issue11", 1, "af5ef4397a16992610969618f58893490105143b77a4dcd6e8d392fb9fee20e7"),
     ("issue23", 0, "4d35c3bc70b38ae67d5d98713802b634b5d2273c6ab282c9c5c08371d1ee6e12"),
+    ("packed", 0, "53786161f06214a605c37a3d0253315f0c6c92c63ef44ae6b1a96a9a4c1df93f"),
 ]
 
 
@@ -123,9 +125,44 @@ def test_third_suite_settings_stay_in_their_ranges() -> None:
     assert 130 <= heavy <= 170  # three quarters of 200
     # another range set is another suite, even with the same seed
     assert suite_settings(4, seed=0, ranges="issue23") != suite_settings(4, seed=0)
-    assert set(RANGE_SETS) == {"issue11", "issue23"}
+    assert set(RANGE_SETS) == {"issue11", "issue23", "packed"}
     with pytest.raises(ValueError, match="ranges must be one of"):
         suite_settings(1, ranges="issue99")
+
+
+def test_fourth_suite_is_mirex_sized_packed_and_shares_more_across_teams() -> None:
+    settings = suite_settings(100, seed=2, ranges="packed")
+    for s in settings:
+        assert (s.n_systems, s.n_queries, s.k) == (18, 100, 5)
+        assert 9 <= s.n_teams <= 12
+        assert s.n_weak == 0
+        assert s.quality_range is not None
+        low, high = s.quality_range
+        assert high - low <= 0.08 + 1e-12
+        assert s.common_view_sd is not None
+        assert 0.6 <= s.common_view_sd <= 1.2
+        assert s.as_dict()["common_view_sd"] == s.common_view_sd
+    # the other suites carry no common view error, as before it existed
+    for ranges in ("issue11", "issue23"):
+        for s in suite_settings(8, seed=0, ranges=ranges):
+            assert s.common_view_sd is None
+            assert "common_view_sd" not in s.as_dict()
+
+
+def test_a_larger_common_view_error_shares_more_results_across_teams() -> None:
+    options = {"n_genres": 5, "docs_per_genre": 150, "n_artists": 60, "seed": 4, "n_teams": 6}
+    default = generate(12, 40, 5, **options)
+    assert generate(12, 40, 5, common_view_sd=0.3, **options) == default
+    shared = generate(12, 40, 5, common_view_sd=1.5, **options)
+
+    def pool(c: SyntheticCollection) -> int:
+        return len({(q, d) for s in c.systems for q in c.queries for d in c.runs[s][q]})
+
+    # the same results retrieved by more systems: a smaller pool for the same lists
+    assert pool(shared) < pool(default)
+    assert shared.teams == default.teams
+    with pytest.raises(ValueError, match="common_view_sd"):
+        generate(4, 3, 5, common_view_sd=-0.1)
 
 
 def test_a_narrow_quality_range_brings_systems_closer_together() -> None:
@@ -323,3 +360,34 @@ def test_calibration_suite_generates_its_settings_in_order() -> None:
     with pytest.raises(ValueError, match="non-negative"):
         suite_settings(-1)
     assert list(calibration_suite(0)) == []
+
+
+def test_generate_zoo_passes_the_common_view_error_on() -> None:
+    settings = small(suite_settings(1, seed=0, ranges="packed")[0])
+    assert settings.common_view_sd is not None and settings.quality_range is not None
+    low, high = settings.quality_range
+    c = generate_zoo(settings).collection
+    truth = generate(
+        8,
+        20,
+        6,
+        n_genres=5,
+        docs_per_genre=120,
+        n_artists=50,
+        n_teams=5,
+        n_weak=2,
+        seed=settings.seed,
+        difficulty_sd=settings.difficulty_sd,
+        noise_sd=settings.noise_sd,
+        noise_df=settings.noise_df,
+        artist_effect_sd=settings.artist_effect_sd,
+        genre_effect_sd=settings.genre_effect_sd,
+        hidden_sd=settings.hidden_sd,
+        skill_sd=settings.skill_sd,
+        quality_low=low,
+        quality_high=high,
+        common_view_sd=settings.common_view_sd,
+    )
+    assert c.runs == truth.runs
+    assert c.fine == truth.fine
+    assert c.runs != generate_zoo(small(settings, common_view_sd=None)).collection.runs

@@ -215,6 +215,7 @@ def generate(
     n_weak: int = 0,
     quality_low: float = 0.0,
     quality_high: float = 1.0,
+    common_view_sd: float = _VIEW_COMMON_BIAS_SD,
 ) -> SyntheticCollection:
     """Generate a synthetic AMS collection (see the module docstring for the model).
 
@@ -255,6 +256,11 @@ def generate(
         This many systems, chosen at random, get a quality drawn uniformly from
         [-0.8, -0.2] instead of their team's (below 0 is noisier than any regular
         system: near-random within a genre).
+    quality_low, quality_high : float
+        The interval the teams' qualities are spread over (default [0, 1]).
+    common_view_sd : float
+        Per-dimension standard deviation of the view error common to every system (default
+        0.3): larger values make systems of different teams retrieve more of the same clips.
 
     Every option at its default leaves the collection of a seed exactly as before the
     options existed; the options draw from random streams of their own.
@@ -289,6 +295,8 @@ def generate(
         hidden_sd=hidden_sd,
         skill_sd=skill_sd,
     )
+    if not (np.isfinite(common_view_sd) and common_view_sd >= 0):
+        raise ValueError(f"common_view_sd must be non-negative, got {common_view_sd}")
     if noise_df is not None and not noise_df > 2.0:
         raise ValueError(f"noise_df must be above 2 (finite variance), got {noise_df}")
     if not 0 <= n_weak <= n_systems:
@@ -359,6 +367,7 @@ def generate(
         k,
         skill=skill,
         hidden_key=hidden_key,
+        common_view_sd=common_view_sd,
     )
     codes = np.unique(query_doc[None, :, None] * n_docs + top)
     pair_query, pair_doc = np.divmod(codes, n_docs)
@@ -541,6 +550,7 @@ def _run_systems(
     *,
     skill: FloatArray | None = None,
     hidden_key: NDArray[np.uint64] | None = None,
+    common_view_sd: float = _VIEW_COMMON_BIAS_SD,
 ) -> IntArray:
     """Filtered top k of every system, shape (n_systems, n_queries, k), as doc indices.
 
@@ -559,7 +569,7 @@ def _run_systems(
         ).reshape(query_doc.size, features.shape[0])
     n_systems, n_teams = system_team.size, int(system_team.max()) + 1
     children = seed_sequence.spawn(n_teams + n_systems + 1)
-    common_bias = _VIEW_COMMON_BIAS_SD * np.random.default_rng(children[-1]).standard_normal(
+    common_bias = common_view_sd * np.random.default_rng(children[-1]).standard_normal(
         features.shape
     )
     top = np.empty((n_systems, query_doc.size, k), dtype=np.intp)
