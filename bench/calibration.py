@@ -64,6 +64,7 @@ from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, campaign_engine
 from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.measures import MEASURES, evaluate
 from mtcjudge.mtc.replay import correct_signs, true_ties
 from mtcjudge.mtc.scales import get_scale
@@ -90,6 +91,11 @@ BASELINE = "uniform"
 #: default for --selections: pairs are judged one per selection up to this pool size, then
 #: ceil(pool / this) per selection, as a campaign's planner hands out several (docs/calibration.md)
 SELECTIONS = 4000
+#: bench-only estimator variants: (the estimator they start from, the ErrorModel fields they
+#: change); each is an experiment of docs/experiments/, not something a campaign can name
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "joint+audit-check": ("joint", {"audit_check": True}),
+}
 
 
 @dataclass
@@ -219,15 +225,22 @@ def run_task(task: Task) -> Record:
     collection, truth = loaded.collection, loaded.judged_values
     true_means = evaluate(collection, truth, np.zeros_like(truth), measure, scale).mean
     ties = true_ties(true_means)
+    base, variant = task.estimator, None
+    if task.estimator in VARIANTS:
+        base, variant = VARIANTS[task.estimator]
     engine, _ = campaign_engine(
         collection,
         loaded.metadata,
         scale,
-        task.estimator,
+        base,
         measure=measure,
         policy=task.policy,
         target=max(TARGETS),
     )
+    if variant is not None:
+        assert isinstance(engine, SystemEffectEngine)
+        engine.errors = dataclasses.replace(engine.errors, **variant)
+        engine.recalibrate()
     batch = max(1, math.ceil(collection.n_pairs / task.selections)) if task.selections else 1
     n_bins = len(BINS) - 1
     traj_count = np.zeros(n_bins, dtype=np.int64)
@@ -587,8 +600,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--estimator",
         action="append",
-        choices=ESTIMATOR_CHOICES,
-        help="estimator to replay (repeatable; default: all of them)",
+        choices=[*ESTIMATOR_CHOICES, *VARIANTS],
+        help="estimator to replay (repeatable; default: all of them); the variants "
+        f"{', '.join(VARIANTS)} are bench-only experiments (docs/experiments/)",
     )
     parser.add_argument("--policy", choices=POLICIES, default="confidence", help="(confidence)")
     parser.add_argument(
