@@ -58,6 +58,7 @@ if __package__ in (None, ""):  # run as ``python bench/calibration.py``: bench.*
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import TARGETS, run_benchmark
+from bench.experiments.mirex_blends import BlendSettings, blend_settings, blended_collection
 from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, generate_zoo, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
@@ -157,6 +158,14 @@ class Task:
     selections: int = SELECTIONS  # 0: one pair per selection whatever the pool
     to_complete: bool = False  # judge on past the 0.99 stop until the pool is complete
     targets: tuple[float, ...] = TARGETS  # the stops read from the replay (0.99 the highest)
+    blend: BlendSettings | None = None  # a blended MIREX collection (with ``mirex``)
+
+    @property
+    def kind(self) -> str:
+        """ "suite", "blend" or "mirex": the group its record is summed in."""
+        if self.settings is not None:
+            return "suite"
+        return "blend" if self.blend is not None else "mirex"
 
     @property
     def cost(self) -> float:
@@ -181,6 +190,9 @@ def _load(task: Task) -> tuple[str, str, str, LoadedCollection]:
         loaded = load_synthetic(zoo.collection, task.settings.scale)
         return task.settings.name, task.settings.measure, task.settings.scale, loaded
     assert task.mirex is not None
+    if task.blend is not None:
+        loaded = blended_collection(Path(task.mirex), task.blend)
+        return task.blend.name, task.blend.measure, "fine", loaded
     return f"mirex2011 ({task.measure})", task.measure, "fine", load_mirex(Path(task.mirex))
 
 
@@ -298,7 +310,7 @@ def run_task(task: Task) -> Record:
     every = max(1, len(curve) // 200)
     return Record(
         collection=name,
-        kind="suite" if task.settings is not None else "mirex",
+        kind=task.kind,
         estimator=task.estimator,
         measure=measure,
         scale=scale_name,
@@ -414,6 +426,7 @@ def summarise(
     groups: dict[str, list[Record]] = {
         "suite": [r for r in records if r.kind == "suite"],
         "mirex": [r for r in records if r.kind == "mirex"],
+        "blend": [r for r in records if r.kind == "blend"],
         # both kinds together, when there are both
         "all": list(records) if len({r.kind for r in records}) > 1 else [],
     }
@@ -451,8 +464,13 @@ def _fmt(x: float | None, spec: str = ".3f") -> str:
 
 
 def print_table(summary: dict[str, Any], out: TextIO) -> None:
-    titles = {"suite": "calibration suite", "mirex": "MIREX 2011 FINE", "all": "all collections"}
-    for group in ("suite", "mirex", "all"):
+    titles = {
+        "suite": "calibration suite",
+        "mirex": "MIREX 2011 FINE",
+        "blend": "blended MIREX 2011 (real runs and judgments, systems closer together)",
+        "all": "all collections",
+    }
+    for group in ("suite", "mirex", "blend", "all"):
         per = summary.get(group)
         if not per:
             continue
@@ -566,6 +584,24 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
             for m in MEASURES
             for estimator in args.estimator
         ]
+    if args.blends:
+        if args.mirex is None:
+            raise UsageError("--blends needs --mirex DIR (the blends are made of its runs)")
+        args.blend_suite = blend_settings(args.blends, args.seed)
+        tasks += [
+            Task(
+                estimator,
+                args.policy,
+                mirex=str(args.mirex),
+                blend=b,
+                measure=b.measure,
+                selections=args.selections,
+                to_complete=args.to_complete,
+                targets=targets_of(args),
+            )
+            for b in args.blend_suite
+            for estimator in args.estimator
+        ]
     return sorted(tasks, key=lambda t: -t.cost)
 
 
@@ -596,6 +632,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--mirex", type=Path, metavar="DIR", help="MIREX 2011 AMS directory (runs.tsv, ...)"
+    )
+    parser.add_argument(
+        "--blends",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="also replay N blended MIREX 2011 collections (needs --mirex: 18 blends of the "
+        "real runs, closer together, with weaker metadata; docs/calibration.md)",
     )
     parser.add_argument(
         "--estimator",
@@ -725,11 +769,13 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
                 "selections": args.selections,
                 "to_complete": args.to_complete,
                 "mirex": str(args.mirex) if args.mirex else None,
+                "blends": args.blends,
                 "workers": args.workers,
             },
             "seconds": seconds,
             "summary": summary,
             "suite": [s.as_dict() for s in args.suite],
+            "blends": [b.as_dict() for b in getattr(args, "blend_suite", [])],
             "records": [record_json(r) for r in records],
         }
         args.json.write_text(json.dumps(payload, indent=1))

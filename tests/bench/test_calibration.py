@@ -332,3 +332,23 @@ def test_a_further_target_outside_the_replays_is_refused(
     err = capsys.readouterr().err
     assert "argument --target" in err
     assert "[1/" not in err
+
+
+def test_blends_replay_collections_made_of_the_mirex_runs(tmp_path) -> None:
+    """``--blends N`` adds N blended collections of the ``--mirex`` directory's runs, summed in
+    their own group; without ``--mirex`` it is a usage error."""
+    from mtcjudge.mtc.synthetic import generate
+
+    directory = tmp_path / "mirex"
+    generate(18, 12, 5, n_genres=5, docs_per_genre=100, n_artists=50, seed=2).write(directory)
+    out = tmp_path / "blends.json"
+    argv = ["bench", "calibration", "--collections", "0", "--workers", "1", "--selections", "20"]
+    argv += ["--estimator", "uniform", "--mirex", str(directory), "--blends", "2"]
+    assert main([*argv, "--json", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    kinds = [r["kind"] for r in payload["records"]]
+    assert kinds.count("blend") == 2
+    assert kinds.count("mirex") == 4
+    assert payload["summary"]["blend"]["uniform"]["0.99"]["collections"] == 2
+    assert len(payload["blends"]) == 2
+    assert main(["bench", "calibration", "--collections", "0", "--blends", "1"]) == 2

@@ -364,7 +364,8 @@ def test_calibration_suite_generates_its_settings_in_order() -> None:
 
 def test_generate_zoo_passes_the_common_view_error_on() -> None:
     settings = small(suite_settings(1, seed=0, ranges="packed")[0])
-    assert settings.common_view_sd is not None and settings.quality_range is not None
+    assert settings.common_view_sd is not None
+    assert settings.quality_range is not None
     low, high = settings.quality_range
     c = generate_zoo(settings).collection
     truth = generate(

@@ -758,9 +758,7 @@ def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
         excess = audit_excess(engine, judged)
         if excess > 0:
             effect = engine.effect
-            engine.effect = replace(
-                effect, post_var=effect.post_var + excess, audit_excess=excess
-            )
+            engine.effect = replace(effect, post_var=effect.post_var + excess, audit_excess=excess)
     engine.invalidate()
 
 
