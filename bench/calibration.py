@@ -63,9 +63,9 @@ from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, generate_zo
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, campaign_engine
-from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.joint import SystemEffectEngine
+from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, build_engine
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.joint import JOINT_ERRORS
 from mtcjudge.mtc.measures import MEASURES, evaluate
 from mtcjudge.mtc.replay import correct_signs, true_ties
 from mtcjudge.mtc.scales import get_scale
@@ -96,6 +96,7 @@ SELECTIONS = 4000
 #: change); each is an experiment of docs/experiments/, not something a campaign can name
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "joint+audit-check": ("joint", {"audit_check": True}),
+    "joint+strata": ("joint", {"variance_strata": 5}),
 }
 
 
@@ -240,19 +241,15 @@ def run_task(task: Task) -> Record:
     base, variant = task.estimator, None
     if task.estimator in VARIANTS:
         base, variant = VARIANTS[task.estimator]
-    engine, _ = campaign_engine(
+    errors = dataclasses.replace(JOINT_ERRORS, **variant) if variant is not None else None
+    engine, _ = build_engine(
         collection,
         loaded.metadata,
         scale,
         base,
-        measure=measure,
-        policy=task.policy,
-        target=max(TARGETS),
+        EngineConfig(measure=measure, policy=task.policy, target=max(TARGETS)),
+        errors=errors,
     )
-    if variant is not None:
-        assert isinstance(engine, SystemEffectEngine)
-        engine.errors = dataclasses.replace(engine.errors, **variant)
-        engine.recalibrate()
     batch = max(1, math.ceil(collection.n_pairs / task.selections)) if task.selections else 1
     n_bins = len(BINS) - 1
     traj_count = np.zeros(n_bins, dtype=np.int64)

@@ -22,7 +22,13 @@ from numpy.typing import ArrayLike
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import ESTIMATOR_KINDS, RelevanceModel
-from mtcjudge.mtc.joint import AUDIT_EVERY, CALIBRATED_ERRORS, JOINT_ERRORS, SystemEffectEngine
+from mtcjudge.mtc.joint import (
+    AUDIT_EVERY,
+    CALIBRATED_ERRORS,
+    JOINT_ERRORS,
+    ErrorModel,
+    SystemEffectEngine,
+)
 from mtcjudge.mtc.scales import Scale
 
 __all__ = [
@@ -86,6 +92,7 @@ def build_engine(
     judged_values: ArrayLike | None = None,
     audit_drawn: ArrayLike | None = None,
     audit_allowed: ArrayLike | None = None,
+    errors: ErrorModel | None = None,
 ) -> tuple[MTCEngine, RelevanceModel]:
     """The engine of the estimator named ``estimator``, and its relevance model.
 
@@ -107,6 +114,9 @@ def build_engine(
     audit_drawn, audit_allowed : array_like of bool, shape (n_pairs,), optional
         ``joint`` only: the pairs its audit drew before (as a campaign stored them) and
         those it may draw from.
+    errors : ErrorModel, optional
+        ``calibrated`` and ``joint`` only: another error model than the estimator's (a
+        benchmark's variant; no campaign passes one).
 
     Returns
     -------
@@ -131,7 +141,7 @@ def build_engine(
         config,
         judged_values=judged_values,
         rng=rng,
-        errors=JOINT_ERRORS if estimator == JOINT else CALIBRATED_ERRORS,
+        errors=errors or (JOINT_ERRORS if estimator == JOINT else CALIBRATED_ERRORS),
         metadata=metadata,
         audit_drawn=audit_drawn,
         audit_allowed=audit_allowed,

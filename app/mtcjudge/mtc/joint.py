@@ -84,6 +84,11 @@ class ErrorModel:
         With ``shared``: the audit also checks each system's offset (:func:`audit_excess`):
         the spread of the systems' mean audit residuals beyond what their offsets' variances
         explain is added to every system offset's variance.
+    variance_strata : int
+        With ``shared``: split the pool into this many strata by the quantiles of the
+        estimates' own (judgment-free) variances; each stratum gets a mean offset (a further
+        factor, "estimate stratum") and its own variance factor learnt from the audit pairs
+        in it (:func:`stratum_variance_scales`), in place of the one κ. 0: off.
     """
 
     shared: bool = False
@@ -91,6 +96,7 @@ class ErrorModel:
     shift_means: bool = True
     learn: bool = True
     audit_check: bool = False
+    variance_strata: int = 0
 
     def __post_init__(self) -> None:
         if self.audit_every < 0:
@@ -277,6 +283,8 @@ class SystemEffectEngine(MTCEngine):
         self.audit_allowed: NDArray[np.bool_] | None = None
         #: further random effects shared by pairs: (name, level of every pool pair, -1 for none)
         self.factors: tuple[tuple[str, IntArray], ...] = ()
+        #: the stratum of every pool pair by its estimate's own variance (None: no strata)
+        self.variance_stratum: IntArray | None = None
         #: per entry, its system's group: ``2 A + 1`` when other systems retrieved the pair
         #: too, ``2 A`` when only A did (:func:`shared_groups`); None: no group offsets
         self.result_groups: IntArray | None = None
@@ -290,6 +298,11 @@ class SystemEffectEngine(MTCEngine):
             if audit_allowed is not None:
                 self.audit_allowed = np.asarray(audit_allowed, dtype=bool)
             self.factors = metadata_factors(collection, metadata)
+            if errors.variance_strata:
+                self.variance_stratum = variance_strata(
+                    model.prior_estimates()[1], errors.variance_strata
+                )
+                self.factors = (*self.factors, ("estimate stratum", self.variance_stratum))
             self.result_groups = shared_groups(collection)
             nothing = np.zeros(n, dtype=bool)
             self.selection_var = model.estimate_all(nothing, np.zeros(n))[1]
@@ -745,8 +758,12 @@ def variance_scale(
 def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
     """Re-estimate the engine's system offsets from all its judgments."""
     judged = _judged_residuals(engine, model)
+    learn_variance = engine.learn_variance
+    if learn_variance and engine.variance_stratum is not None:
+        judged = stratum_variance_scales(engine, model, judged)
+        learn_variance = False  # the strata's factors take the place of the one κ
     engine.effect = system_effect_from_judgments(
-        engine, model, learn_variance=engine.learn_variance, judged=judged
+        engine, model, learn_variance=learn_variance, judged=judged
     )
     if engine.result_groups is not None:
         engine.group_effect = group_effect_from_judgments(engine, judged, engine.effect)
@@ -760,6 +777,54 @@ def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
             effect = engine.effect
             engine.effect = replace(effect, post_var=effect.post_var + excess, audit_excess=excess)
     engine.invalidate()
+
+
+def variance_strata(variance: FloatArray, n: int) -> IntArray:
+    """The stratum (0..n-1) of every pair by the quantiles of its estimate's variance; tied
+    quantiles merge strata."""
+    edges = np.unique(np.quantile(variance, np.arange(1, n) / n))
+    return np.searchsorted(edges, variance, side="right").astype(np.intp)
+
+
+def stratum_variance_scales(
+    engine: SystemEffectEngine, model: RelevanceModel, judged: _JudgedResiduals
+) -> _JudgedResiduals:
+    """One variance factor per stratum of :attr:`SystemEffectEngine.variance_stratum`, learnt
+    as κ is (:func:`variance_scale`) from the judged audit pairs of the stratum (every judged
+    pair under the random policy) once the system offsets are taken out, set on the model
+    (the engine re-estimates when a factor moves by more than 2 %), and the residuals with
+    their variances scaled by them."""
+    assert engine.variance_stratum is not None
+    c = engine.collection
+    stratum = engine.variance_stratum
+    scale = np.ones(int(stratum.max(initial=0)) + 1)
+    if judged.pairs.size:
+        systems = c.entry_system[judged.entries]
+        effect = estimate_system_effect(systems, judged.residual, judged.variance, c.n_systems)
+        keep: slice | NDArray[np.bool_] = slice(None)
+        if engine.audit_every and engine.audit_drawn is not None:
+            if engine.config.policy != "random":
+                keep = engine.audit_drawn[judged.pairs]
+        pairs = judged.pairs[keep]
+        for s in range(scale.shape[0]):
+            mine = stratum[pairs] == s
+            if mine.any():
+                scale[s] = variance_scale(
+                    engine,
+                    judged.residual[keep][mine],
+                    judged.variance[keep][mine],
+                    systems[keep][mine],
+                    pairs[mine],
+                    effect,
+                )
+    per_pair = scale[stratum]
+    old = model.pair_variance_scale
+    if old is None or np.any(np.abs(per_pair / old - 1.0) > 0.02):
+        model.set_pair_variance_scale(per_pair)
+        engine.reestimate()
+    used = model.pair_variance_scale
+    assert used is not None
+    return judged._replace(variance=judged.variance * used[judged.pairs])
 
 
 def audit_excess(engine: SystemEffectEngine, judged: _JudgedResiduals) -> float:
