@@ -27,6 +27,12 @@ function range(t) {
   return text;
 }
 
+// the median's share of the pool, as ", 55 % of the 538 pool pairs" (nothing when not reached)
+function share(t, pool) {
+  if (t.reached || t.judgments_median === null || !pool) return "";
+  return `, ${Math.round((100 * t.judgments_median) / pool)} % of the ${formatInt(pool)} pool pairs`;
+}
+
 // the problems, each linked to its field (`form.field`) and shown under it (`form.fieldError`)
 function renderProblems(problems, form) {
   const box = el("div", { class: "notice notice--error preview-problems", role: "alert" });
@@ -144,10 +150,12 @@ function renderProjection(p) {
   const lead = el("p", { class: "preview-projection__lead" });
   lead.append(
     el("strong", {}, range(target)),
-    ` to reach a ranking confidence of ${target.target.toFixed(2)} (median, with the 10th–90th percentile range).`,
+    ` to reach a ranking confidence of ${target.target.toFixed(2)} (median, with the 10th–90th percentile range)` +
+      `${share(target, p.pool_pairs)}.`,
   );
   const list = el("ul", { class: "plain-list" });
-  for (const t of others) list.append(el("li", {}, `Target ${t.target.toFixed(2)}: ${range(t)}`));
+  for (const t of others)
+    list.append(el("li", {}, `Target ${t.target.toFixed(2)}: ${range(t)}${share(t, p.pool_pairs)}`));
   const note = el(
     "p",
     { class: "muted small" },

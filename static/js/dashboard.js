@@ -491,9 +491,12 @@ function renderCurve(doc) {
     else if (t.median === null) text = "not within the pool";
     else text = `≈ ${fmt.int(t.median)} more (${fmt.int(t.low)}–${fmt.int(t.high)})`;
     tr.appendChild(el("td", { class: "num" }, text));
-    tr.appendChild(
-      el("td", { class: "num" }, t.median === null || t.reached ? "—" : fmt.int(doc.judgments + t.median)),
-    );
+    let then = "—";
+    if (t.median !== null && !t.reached) {
+      const total = doc.judgments + t.median;
+      then = doc.pool_pairs ? `${fmt.int(total)} (${fmt.pct(total / doc.pool_pairs, 0)} of the pool)` : fmt.int(total);
+    }
+    tr.appendChild(el("td", { class: "num" }, then));
     return tr;
   });
   byId("costs-body").replaceChildren(...costs);

@@ -115,6 +115,8 @@ def test_axe_finds_nothing_on_any_page(site: tuple[LiveServer, str]) -> None:
 
         page.goto(f"{base}/campaigns/{slug}")
         expect(page.locator("#live-status")).to_have_text("Live")
+        # what each target would cost, as a share of the pool too
+        expect(page.locator("#costs-body")).to_contain_text("% of the pool")
         check(page, "dashboard")
 
         report = page.request.get(f"{base}/api/campaigns/{slug}/report?format=html")
