@@ -581,7 +581,7 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
             for m in MEASURES
             for estimator in args.estimator
         ]
-    if args.blends:
+    if getattr(args, "blends", 0):
         if args.mirex is None:
             raise UsageError("--blends needs --mirex DIR (the blends are made of its runs)")
         args.blend_suite = blend_settings(args.blends, args.seed)
@@ -636,14 +636,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="also replay N blended MIREX 2011 collections (needs --mirex: 18 blends of the "
-        "real runs, closer together, with weaker metadata; docs/calibration.md)",
+        "real runs, closer together, with weaker metadata)",
     )
     parser.add_argument(
         "--estimator",
         action="append",
         choices=[*ESTIMATOR_CHOICES, *VARIANTS],
         help="estimator to replay (repeatable; default: all of them); the variants "
-        f"{', '.join(VARIANTS)} are bench-only experiments (docs/experiments/)",
+        f"{', '.join(VARIANTS)} are bench-only experiments that no campaign runs",
     )
     parser.add_argument("--policy", choices=POLICIES, default="confidence", help="(confidence)")
     parser.add_argument(

@@ -226,6 +226,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
         selections=SELECTIONS,
         to_complete=False,
         mirex=args.mirex,
+        blends=0,
     )
     tasks = tasks_for(namespace)
     if not tasks:

@@ -68,8 +68,14 @@ def test_what_joint_learns_is_in_the_entries_and_the_offsets(db_session) -> None
         "query",
         "artist",
         "genre pair",
+        "estimate stratum",
     ]
-    assert about["variance_scale"] > 1.0  # the noisy audit
+    # the noisy audit: joint's variance factors, one per stratum of the estimates' own
+    # variances, already in the entries' variances (the one factor is then 1)
+    assert about["variance_scale"] == 1.0
+    assert [f["stratum"] for f in about["variance_factors"]] == ["1", "2", "3", "4", "5"]
+    assert max(f["factor"] for f in about["variance_factors"]) > 1.0
+    assert {e["stratum"] for e in entries} == {"1", "2", "3", "4", "5"}
     unjudged = [e for e in entries if not e["judged"]]
     assert all(
         e["expected_relevance"] == e["pair_expected_relevance"] + e["offset"] for e in entries
@@ -106,6 +112,7 @@ def test_calibrated_learns_system_offsets_and_the_others_none(db_session) -> Non
     about = json.loads(export(db_session, calibrated.slug, "offsets"))
     assert [f["name"] for f in about["factors"]] == ["system"]
     assert about["variance_scale"] == 1.0
+    assert about["variance_factors"] == []
     uniform = partly_judged(db_session, "uniform", seed=12).campaign
     about = json.loads(export(db_session, uniform.slug, "offsets"))
     assert about["factors"] == []

@@ -117,8 +117,11 @@ def test_the_offsets_are_the_means_of_each_entrys_levels_and_judged_entries_have
     assert isinstance(engine, SystemEffectEngine)
     offsets = engine.entry_offsets()
     names = [f.name for f in offsets.factors]
-    assert names == ["system", "result group", "query", "artist", "genre pair"]
-    assert offsets.variance_scale > 1.0  # the noisy audit taught a factor
+    assert names == ["system", "result group", "query", "artist", "genre pair", "estimate stratum"]
+    # the noisy audit taught the strata's variance factors (in the estimates' variances)
+    assert offsets.variance_scale == 1.0
+    assert engine.var_factor is not None
+    assert engine.var_factor.max() > 1.0
     c = loaded.collection
     judged = engine.judged[c.entry_pair]
     assert judged.any()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
-from mtcjudge.mtc.calibration import AUDIT_EVERY, CALIBRATED, JOINT, campaign_engine
+from mtcjudge.mtc.calibration import AUDIT_EVERY, CALIBRATED, JOINT, build_engine, campaign_engine
 from mtcjudge.mtc.collection import Metadata
 from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig
@@ -21,6 +21,8 @@ from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.synthetic import generate
 
 K = 3
+#: joint's error model with one variance factor κ for every pair (no variance strata)
+ONE_KAPPA = replace(JOINT_ERRORS, variance_strata=0)
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +172,11 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
     sample, and neither are the pairs of a random order that the policy had judged before
     the audit got to them."""
     c = loaded.collection
-    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT, target=1.0)
+    # the one κ of joint's error model without variance strata (with them, each stratum's
+    # factor is learnt the same way: test_each_variance_stratum_learns_its_own_factor)
+    engine, model = build_engine(
+        c, loaded.metadata, FINE, JOINT, EngineConfig(target=1.0), errors=ONE_KAPPA
+    )
     assert isinstance(engine, SystemEffectEngine)
     base_mean, base_var = model.prior_estimates()
     off = np.clip(base_mean + 3.0 * np.sqrt(base_var), 0, 100)
@@ -201,8 +207,15 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
     assert engine.effect.variance_scale > 1.5  # learnt from the audit's large errors
     # an engine rebuilt from the same judgments and the stored draws learns the same
     values = np.where(engine.judged, engine.values, np.nan)
-    twin, _ = campaign_engine(
-        c, loaded.metadata, FINE, JOINT, judged_values=values, audit_drawn=engine.audit_drawn
+    twin, _ = build_engine(
+        c,
+        loaded.metadata,
+        FINE,
+        JOINT,
+        EngineConfig(target=1.0),
+        judged_values=values,
+        audit_drawn=engine.audit_drawn,
+        errors=ONE_KAPPA,
     )
     assert isinstance(twin, SystemEffectEngine)
     assert twin.effect is not None
@@ -221,7 +234,9 @@ def test_under_random_selection_every_judgment_teaches_the_variance(
     """The random policy never consults the weights, so the audit draws nothing; every pair
     it hands out is a random draw among those left unjudged, and all of them teach κ."""
     c = loaded.collection
-    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT, policy="random")
+    engine, model = build_engine(
+        c, loaded.metadata, FINE, JOINT, EngineConfig(policy="random"), errors=ONE_KAPPA
+    )
     assert isinstance(engine, SystemEffectEngine)
     base_mean, base_var = model.prior_estimates()
     # 3 sd off either way: no offset of a system, query, artist or genre takes that out
@@ -429,7 +444,7 @@ def test_joint_is_declared_by_its_error_model_and_read_through_one_hook(
     )
     np.testing.assert_array_equal(direct.evaluation().mean, engine.evaluation().mean)
     assert engine.offsets is not None
-    assert engine.offsets.shared_by == ("query", "artist", "genre pair")
+    assert engine.offsets.shared_by == ("query", "artist", "genre pair", "estimate stratum")
     calibrated, _ = campaign_engine(c, loaded.metadata, FINE, CALIBRATED)
     assert calibrated.offsets is not None
     assert calibrated.offsets.shared_by == ()
@@ -516,3 +531,91 @@ def test_each_entry_is_shifted_by_the_means_of_its_offsets(loaded: LoadedCollect
         / c.n_queries
     )
     np.testing.assert_allclose(engine.moments()[0], linear, atol=1e-12)
+
+
+def test_variance_strata_split_the_pool_by_the_quantiles_of_the_estimates_variances() -> None:
+    from mtcjudge.mtc.joint import variance_strata
+
+    variance = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0])
+    np.testing.assert_array_equal(variance_strata(variance, 5), [0, 0, 1, 1, 2, 2, 3, 3, 4, 4])
+    # tied quantiles merge strata: half the pool at one variance (the prior's)
+    tied = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 9.0, 9.0, 9.0, 9.0, 9.0])
+    strata = variance_strata(tied, 5)
+    assert strata.max() < 4
+    assert np.unique(strata[tied == 9.0]).size == 1
+    assert (np.diff(strata[np.argsort(tied, kind="stable")]) >= 0).all()
+
+
+def test_each_variance_stratum_learns_its_own_factor_from_the_audit(
+    loaded: LoadedCollection,
+) -> None:
+    """joint's audit errs 3 sd off only where the model is surest (its lowest-variance
+    stratum): that stratum's factor grows, the others stay at the prior's 1, and the
+    estimates' variances carry them (the one κ stays 1). An engine rebuilt from the same
+    judgments and stored draws learns the same factors; the relevance model is not touched."""
+    c = loaded.collection
+    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT, target=1.0)
+    assert isinstance(engine, SystemEffectEngine)
+    assert engine.variance_stratum is not None
+    base_mean, base_var = model.prior_estimates()
+    surest = engine.variance_stratum == 0
+    off = np.where(surest, np.clip(base_mean + 3.0 * np.sqrt(base_var), 0, 100), base_mean)
+    for _ in range(12 * AUDIT_EVERY):
+        pair = engine.select(1)
+        drawn = engine.audit_pairs()
+        engine.judge(pair, np.where(np.isin(pair, drawn), off[pair], base_mean[pair]))
+    assert engine.effect is not None
+    assert engine.effect.variance_scale == 1.0
+    factor = engine.var_factor
+    assert factor is not None
+    assert factor[surest].min() > 1.3  # (20 + about 3 audit pairs x z² ≈ 8) / 23
+    assert factor[~surest].max() < 1.1
+    open_pairs = ~engine.judged
+    np.testing.assert_allclose(
+        engine.var[open_pairs], base_var[open_pairs] * factor[open_pairs], rtol=1e-12
+    )
+    np.testing.assert_array_equal(model.prior_estimates()[1], base_var)  # the model is as built
+    assert model.estimate_all(engine.judged, engine.values)[1][open_pairs] == pytest.approx(
+        base_var[open_pairs]
+    )
+    values = np.where(engine.judged, engine.values, np.nan)
+    twin, _ = campaign_engine(
+        c,
+        loaded.metadata,
+        FINE,
+        JOINT,
+        target=1.0,
+        judged_values=values,
+        audit_drawn=engine.audit_drawn,
+    )
+    assert twin.var_factor is not None
+    np.testing.assert_allclose(twin.var_factor, factor, rtol=0.03)
+    np.testing.assert_allclose(twin.evaluation().mean, engine.evaluation().mean, rtol=1e-9)
+
+
+def test_copies_that_share_the_model_keep_their_own_variance_factors(
+    loaded: LoadedCollection,
+) -> None:
+    """A projection's copies and the reliability's leave-out copies share the campaign's
+    relevance model: what they learn must not reach the campaign's engine."""
+    from mtcjudge.mtc.projection import _copy_engine
+    from mtcjudge.mtc.reliability import expected_moments
+
+    c = loaded.collection
+    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(engine, SystemEffectEngine)
+    _judge_some(engine, loaded.judged_values, 60)
+    before_factor = None if engine.var_factor is None else engine.var_factor.copy()
+    before_var = engine.var.copy()
+    clone = _copy_engine(engine, np.random.default_rng(1))
+    assert isinstance(clone, SystemEffectEngine)
+    clone.set_variance_factor(np.full(c.n_pairs, 4.0))
+    leave_out = np.zeros(c.n_pairs, dtype=bool)
+    leave_out[np.flatnonzero(engine.judged)[:10]] = True
+    expected_moments(engine, leave_out)
+    np.testing.assert_array_equal(engine.var, before_var)
+    if before_factor is None:
+        assert engine.var_factor is None
+    else:
+        np.testing.assert_array_equal(engine.var_factor, before_factor)
+    assert not np.array_equal(clone.var, engine.var)

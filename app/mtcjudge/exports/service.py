@@ -42,6 +42,7 @@ from mtcjudge.exports.formats import (
 from mtcjudge.exports.state import STATE_COLUMNS, state_records
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS
 from mtcjudge.models import Campaign, as_utc, utcnow
+from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.estimators import SOURCE_JUDGED, SOURCE_M_JUD, SOURCE_M_OUT, SOURCE_PRIOR
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.scales import BROAD, FINE, SCALES, get_scale
@@ -159,6 +160,7 @@ ENTRY_COLUMNS = (
     "artist",
     "query_genre",
     "genre",
+    "stratum",
     "estimator",
     "source",
 )
@@ -169,6 +171,7 @@ _FACTOR_COLUMNS: dict[str, tuple[str, ...]] = {
     "query": ("query",),
     "artist": ("artist",),
     "genre pair": ("query_genre", "genre"),
+    "estimate stratum": ("stratum",),
 }
 #: 2: the ``state/`` members, campaign-relative lease numbers, results computed from the rows
 BUNDLE_FORMAT_VERSION = 2
@@ -637,6 +640,7 @@ def entry_records(
     offset = offsets.offset.tolist()
     pair, system, rank = c.entry_pair.tolist(), c.entry_system.tolist(), c.entry_rank.tolist()
     shared = (c.n_retrieving > 1).tolist()
+    strata = _strata(engine)
     names = state.system_names
     for e in np.lexsort((c.entry_system, c.entry_pair)).tolist():
         p = pair[e]
@@ -656,9 +660,19 @@ def entry_records(
             "artist": label.artist,
             "query_genre": label.query_genre,
             "genre": label.genre,
+            "stratum": strata[p],
             "estimator": campaign.estimator,
             "source": _ENTRY_SOURCES.get(source[p], str(source[p])),
         }
+
+
+def _strata(engine: MTCEngine) -> list[str | None]:
+    """Every pool pair's variance stratum (``joint``, docs/method.md §8.2) as a label, "1" for
+    the estimates the model is surest of; None for an engine without strata."""
+    stratum = getattr(engine, "variance_stratum", None)
+    if stratum is None:
+        return [None] * engine.collection.n_pairs
+    return [str(int(s) + 1) for s in stratum.tolist()]
 
 
 def entry_lines(
@@ -691,6 +705,7 @@ def offsets_document(
     offsets = engine.entry_offsets()
     names = state.system_names
     shared = c.n_retrieving > 1
+    strata = _strata(engine)
     factors = []
     for factor in offsets.factors:
         columns = _FACTOR_COLUMNS.get(factor.name)
@@ -709,6 +724,7 @@ def offsets_document(
                 "artist": label.artist,
                 "query_genre": label.query_genre,
                 "genre": label.genre,
+                "stratum": strata[p],
             }
             rows.append(
                 {
@@ -727,8 +743,23 @@ def offsets_document(
         "max": round(get_scale(scale).lmax),
         "rbp_p": engine.config.rbp_p,
         "variance_scale": offsets.variance_scale,
+        "variance_factors": _stratum_factors(engine),
         "factors": factors,
     }
+
+
+def _stratum_factors(engine: MTCEngine) -> list[dict[str, Any]]:
+    """``joint``'s variance factor of every stratum (docs/method.md §8.2), already in the
+    entries' ``variance``; empty for an engine without strata."""
+    stratum = getattr(engine, "variance_stratum", None)
+    if stratum is None:
+        return []
+    factor = engine.var_factor if engine.var_factor is not None else np.ones(stratum.shape[0])
+    levels, first = np.unique(stratum, return_index=True)
+    return [
+        {"stratum": str(int(s) + 1), "factor": float(factor[p])}
+        for s, p in zip(levels.tolist(), first.tolist(), strict=True)
+    ]
 
 
 def offsets_json(

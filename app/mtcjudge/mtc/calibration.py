@@ -72,8 +72,9 @@ ESTIMATOR_SUMMARIES = {
     "error offset learnt from the judgments (docs/method.md §8)",
     JOINT: "an ordinal logistic model of the pair's features (M_out), plus error offsets "
     "learnt from the judgments for each system, its shared and unshared results, each query, "
-    "artist and genre pair, and a variance factor learnt from a random audit of one judgment "
-    "in 20 (docs/method.md §8)",
+    "artist and genre pair and each fifth of the pairs by how sure the model is of them, and "
+    "for each of those fifths a variance factor learnt from a random audit of one judgment in "
+    "20 (docs/method.md §8)",
 }
 #: the estimators a new campaign offers (form, ``campaign create --model``, JSON API): the
 #: others are over-confident at 0.95 on the calibration benchmark (docs/calibration.md), so

@@ -235,6 +235,9 @@ class MTCEngine:
         #: would give it (assessor disagreement, docs/method.md §10); 0 until
         #: :meth:`set_judged_variance` says otherwise
         self.judged_var = np.zeros(n)
+        #: a factor on every unjudged pair's estimation variance, one per pool pair (None: 1);
+        #: ``joint``'s variance strata set it (:meth:`set_variance_factor`)
+        self.var_factor: FloatArray | None = None
         self.mean, self.var, self.source = model.estimate_all(self.judged, self.values)
         self.rebuild()
 
@@ -330,6 +333,8 @@ class MTCEngine:
             sl = self.collection.pairs_of_query(q)
             if refresh or not self.model.use_m_jud:
                 mean, var, source = self.model.estimate_query(self.judged, self.values, q)
+                if self.var_factor is not None:
+                    var = var * self.var_factor[sl]
                 self.source[sl] = source
             else:  # deferred M_jud refresh: only the judged pairs change now
                 mean, var = self.mean[sl].copy(), self.var[sl].copy()
@@ -354,9 +359,26 @@ class MTCEngine:
     def reestimate(self) -> None:
         """Re-run the estimator on every query (after a model refit) and rebuild."""
         self.mean, self.var, self.source = self.model.estimate_all(self.judged, self.values)
+        if self.var_factor is not None:
+            self.var = self.var * self.var_factor
         self.var[self.judged] = self.judged_var[self.judged]
         self._pending.clear()
         self.rebuild()
+
+    def set_variance_factor(self, factor: ArrayLike | None) -> None:
+        """Multiply every unjudged pair's estimation variance by ``factor`` (one positive
+        number per pool pair; None: 1) and rebuild. The relevance model is not touched: copies
+        of the engine that share it (a projection's, a planner's snapshot) keep their own."""
+        if factor is None:
+            if self.var_factor is None:
+                return
+            self.var_factor = None
+        else:
+            f = np.asarray(factor, dtype=np.float64)
+            if f.shape != (self.collection.n_pairs,) or not np.all(np.isfinite(f) & (f > 0)):
+                raise ValueError("variance factors must be one positive number per pool pair")
+            self.var_factor = f.copy()
+        self.reestimate()
 
     def set_judged_variance(self, variance: ArrayLike) -> None:
         """Let every judged pair keep a variance (docs/method.md §10) and rebuild.

@@ -325,20 +325,6 @@ class RelevanceModel:
             raise ValueError(f"source_variance_scale must be 4 positive numbers, found {f}")
         self.source_variance_scale = f
 
-    #: a factor on every pair's estimation variance, one per pool pair (None: 1 for all);
-    #: ``joint`` with variance strata sets it from its audit (mtcjudge.mtc.joint)
-    pair_variance_scale: FloatArray | None = None
-
-    def set_pair_variance_scale(self, factors: ArrayLike | None) -> None:
-        """Set (or clear, with None) the per-pair variance factors; the next estimates use them."""
-        if factors is None:
-            self.pair_variance_scale = None
-            return
-        f = np.asarray(factors, dtype=np.float64)
-        if f.shape != (self.collection.n_pairs,) or not np.all(np.isfinite(f) & (f > 0)):
-            raise ValueError("pair variance factors must be one positive number per pool pair")
-        self.pair_variance_scale = f
-
     def variance_factor(self, source: ArrayLike) -> FloatArray:
         """Total factor applied to the model variance of estimates of ``source``."""
         src = np.asarray(source, dtype=np.intp)
@@ -398,8 +384,6 @@ class RelevanceModel:
                 var[ok] = v
                 source[ok] = SOURCE_M_JUD
         var *= self.variance_factor(source)
-        if self.pair_variance_scale is not None:
-            var *= self.pair_variance_scale[sl]
         mean[jq] = values[sl][jq]
         var[jq] = 0.0
         source[jq] = SOURCE_JUDGED
@@ -416,8 +400,6 @@ class RelevanceModel:
         if not self.use_m_jud or not judged.any():
             mean[:] = self._base_mean
             var[:] = self._base_var * self.variance_factor(self._base_source)
-            if self.pair_variance_scale is not None:
-                var *= self.pair_variance_scale
             source[:] = self._base_source
             mean[judged] = values[judged]
             var[judged] = 0.0

@@ -6,7 +6,8 @@ include error offsets learnt from the judgments (docs/method.md §8).
 :class:`ErrorModel` and built whole by its constructor (``calibrated``:
 :data:`CALIBRATED_ERRORS`, the per-system offsets; ``joint``: :data:`JOINT_ERRORS`, those plus
 the offsets of each system's shared and unshared results, offsets shared by the pairs of a
-query, an artist and a genre cell, and a variance factor learnt from a random audit). Every
+query, an artist, a genre cell and a variance stratum, and one variance factor per stratum
+learnt from a random audit). Every
 :meth:`~SystemEffectEngine.judge` re-learns the offsets from all the judgments, so the engine
 is in the state a campaign's is after each call. Callers read the offsets through the engine
 hook :attr:`mtcjudge.mtc.engine.MTCEngine.offsets` (None on the plain engine).
@@ -42,6 +43,7 @@ __all__ = [
     "AUDIT_EVERY",
     "CALIBRATED_ERRORS",
     "JOINT_ERRORS",
+    "VARIANCE_STRATA",
     "ErrorModel",
     "SystemEffectEngine",
     "metadata_factors",
@@ -105,8 +107,11 @@ class ErrorModel:
 
 #: the error model of the ``calibrated`` estimator: per-system offsets
 CALIBRATED_ERRORS = ErrorModel()
+#: strata of the estimates' own variances that ``joint`` learns a mean offset and a variance
+#: factor for (docs/method.md §8.2)
+VARIANCE_STRATA = 5
 #: the error model of the ``joint`` estimator (docs/method.md §8)
-JOINT_ERRORS = ErrorModel(shared=True)
+JOINT_ERRORS = ErrorModel(shared=True, variance_strata=VARIANCE_STRATA)
 
 
 def _entry_ranges(start: IntArray, index: IntArray) -> IntArray:
@@ -257,6 +262,8 @@ class SystemEffectEngine(MTCEngine):
     group_effect: SystemEffect | None = None
     #: the fixed random order of the pool the audit draws in, made on first use
     _audit_order: IntArray | None = None
+    #: with variance strata, every pair's variance factor as last learnt (:func:`recalibrate`)
+    learnt_var_factor: FloatArray | None = None
 
     def __init__(
         self,
@@ -755,12 +762,19 @@ def variance_scale(
     return float(max(1.0, (prior + z2.sum()) / (prior + z2.size)))
 
 
-def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
-    """Re-estimate the engine's system offsets from all its judgments."""
+def recalibrate(
+    engine: SystemEffectEngine, model: RelevanceModel, *, estimates: bool = True
+) -> None:
+    """Re-estimate the engine's offsets from all its judgments.
+
+    With variance strata the strata's variance factors are learnt too, and applied to the
+    engine's estimates unless ``estimates`` is False (a shallow copy that only reads the
+    offsets, mtcjudge.mtc.reliability): :attr:`SystemEffectEngine.learnt_var_factor` holds
+    them either way."""
     judged = _judged_residuals(engine, model)
     learn_variance = engine.learn_variance
     if learn_variance and engine.variance_stratum is not None:
-        judged = stratum_variance_scales(engine, model, judged)
+        judged = stratum_variance_scales(engine, judged, apply=estimates)
         learn_variance = False  # the strata's factors take the place of the one κ
     engine.effect = system_effect_from_judgments(
         engine, model, learn_variance=learn_variance, judged=judged
@@ -787,13 +801,14 @@ def variance_strata(variance: FloatArray, n: int) -> IntArray:
 
 
 def stratum_variance_scales(
-    engine: SystemEffectEngine, model: RelevanceModel, judged: _JudgedResiduals
+    engine: SystemEffectEngine, judged: _JudgedResiduals, *, apply: bool = True
 ) -> _JudgedResiduals:
     """One variance factor per stratum of :attr:`SystemEffectEngine.variance_stratum`, learnt
     as κ is (:func:`variance_scale`) from the judged audit pairs of the stratum (every judged
-    pair under the random policy) once the system offsets are taken out, set on the model
-    (the engine re-estimates when a factor moves by more than 2 %), and the residuals with
-    their variances scaled by them."""
+    pair under the random policy) once the system offsets are taken out. They are set on the
+    engine (:meth:`~mtcjudge.mtc.engine.MTCEngine.set_variance_factor`, which re-estimates)
+    when one moves by more than 2 %; returned: the residuals with their variances scaled by
+    them."""
     assert engine.variance_stratum is not None
     c = engine.collection
     stratum = engine.variance_stratum
@@ -817,13 +832,14 @@ def stratum_variance_scales(
                     pairs[mine],
                     effect,
                 )
-    per_pair = scale[stratum]
-    old = model.pair_variance_scale
-    if old is None or np.any(np.abs(per_pair / old - 1.0) > 0.02):
-        model.set_pair_variance_scale(per_pair)
-        engine.reestimate()
-    used = model.pair_variance_scale
-    assert used is not None
+    used = scale[stratum]
+    if apply:
+        old = engine.var_factor
+        if old is None or np.any(np.abs(used / old - 1.0) > 0.02):
+            engine.set_variance_factor(used)
+        assert engine.var_factor is not None
+        used = engine.var_factor
+    engine.learnt_var_factor = used
     return judged._replace(variance=judged.variance * used[judged.pairs])
 
 

@@ -702,7 +702,7 @@ def _offset_moments(
     assert isinstance(engine, SystemEffectEngine)
     clone = copy.copy(engine)  # shares the arrays; recalibrate reads them and rebinds its own
     clone.judged = judged
-    recalibrate(clone, engine.model)
+    recalibrate(clone, engine.model, estimates=False)
     c = engine.collection
     sl = pairs if pairs is not None else slice(0, c.n_pairs)
     base_mean, base_var = engine.model.prior_estimates()
@@ -710,6 +710,8 @@ def _offset_moments(
     effect = clone.effect
     assert effect is not None
     var = base_var[sl] * effect.variance_scale
+    if clone.learnt_var_factor is not None:  # variance strata: one factor per stratum
+        var = var * clone.learnt_var_factor[sl]
     lo, hi = sl.start or 0, sl.stop if sl.stop is not None else c.n_pairs
     e_lo, e_hi = int(c.entry_start[lo]), int(c.entry_start[hi])
     entry_pair = c.entry_pair[e_lo:e_hi] - lo
