@@ -95,7 +95,6 @@ SELECTIONS = 4000
 #: bench-only estimator variants: (the estimator they start from, the ErrorModel fields they
 #: change); each is an experiment of docs/experiments/, not something a campaign can name
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "joint+audit-check": ("joint", {"audit_check": True}),
     "joint+strata": ("joint", {"variance_strata": 5}),
 }
 

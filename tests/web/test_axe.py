@@ -88,14 +88,16 @@ def test_axe_finds_nothing_on_any_page(site: tuple[LiveServer, str]) -> None:
 
     def check(page: Any, name: str) -> None:
         for scheme in SCHEMES:
-            page.emulate_media(color_scheme=scheme)
+            # reduced motion: the colours are checked as they end, never halfway through a
+            # transition (a loaded machine can take longer than the wait below to finish one)
+            page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
             for width in WIDTHS:
                 page.set_viewport_size({"width": width, "height": 900})
                 page.wait_for_timeout(150)  # charts redraw on resize
                 found = violations(page, axe_source)
                 if found:
                     findings[f"{name} at {width} px, {scheme}"] = found
-        page.emulate_media(color_scheme="light")
+        page.emulate_media(color_scheme="light", reduced_motion="reduce")
 
     with chromium_page(errors, timeout_ms=15_000, bypass_csp=True) as page:
         page.goto(f"{base}/login")

@@ -85,8 +85,6 @@ class SystemEffect:
     n_entries: FloatArray
     #: factor on every estimation variance, learnt from the judged residuals (1: as modelled)
     variance_scale: float = 1.0
-    #: variance the audit found beyond the offsets' posteriors, included in ``post_var``
-    audit_excess: float = 0.0
 
     @classmethod
     def none(cls, n_systems: int) -> SystemEffect:

@@ -82,10 +82,6 @@ class ErrorModel:
     learn : bool
         :meth:`SystemEffectEngine.judge` re-learns the offsets from all the judgments. False
         only for experiments that set :attr:`SystemEffectEngine.effect` themselves.
-    audit_check : bool
-        With ``shared``: the audit also checks each system's offset (:func:`audit_excess`):
-        the spread of the systems' mean audit residuals beyond what their offsets' variances
-        explain is added to every system offset's variance.
     variance_strata : int
         With ``shared``: split the pool into this many strata by the quantiles of the
         estimates' own (judgment-free) variances; each stratum gets a mean offset (a further
@@ -97,7 +93,6 @@ class ErrorModel:
     audit_every: int = AUDIT_EVERY
     shift_means: bool = True
     learn: bool = True
-    audit_check: bool = False
     variance_strata: int = 0
 
     def __post_init__(self) -> None:
@@ -785,11 +780,6 @@ def recalibrate(
         engine.factor_effects = factor_effects_from_judgments(
             engine, judged, engine.effect, engine.group_effect
         )
-    if engine.errors.audit_check:
-        excess = audit_excess(engine, judged)
-        if excess > 0:
-            effect = engine.effect
-            engine.effect = replace(effect, post_var=effect.post_var + excess, audit_excess=excess)
     engine.invalidate()
 
 
@@ -841,55 +831,6 @@ def stratum_variance_scales(
         used = engine.var_factor
     engine.learnt_var_factor = used
     return judged._replace(variance=judged.variance * used[judged.pairs])
-
-
-def audit_excess(engine: SystemEffectEngine, judged: _JudgedResiduals) -> float:
-    """The variance of the systems' offsets that the audit finds beyond what the offsets'
-    posteriors say (docs/method.md §8.2; 0 without an audit).
-
-    Every audit entry's residual after all its offsets (its system's, its result group's and
-    its pair's query, artist and genre cell's) is averaged per system: ``U_A`` over A's
-    ``n_A`` audit entries. Under the model ``U_A`` has mean 0 and variance ``v_A = Var[b_A] +
-    mean Var[g] + mean(κ V + Var[factors]) / n_A`` (the system's and its groups' offsets are
-    shared by its entries, the rest is not). The audit draws its pairs at random among those
-    left unjudged, so where the offsets, learnt mostly from the policy's choices, are off for
-    the results nobody looked at, the ``U_A`` spread more than that. The excess is the
-    DerSimonian-Laird moment estimate over the systems with audit entries, ``max(0, (Σ U_A² /
-    v_A − K) / Σ 1 / v_A)`` (around 0: the offsets already carry the mean).
-    """
-    effect = engine.effect
-    if effect is None or engine.audit_drawn is None or judged.pairs.size == 0:
-        return 0.0
-    c = engine.collection
-    keep: slice | NDArray[np.bool_] = slice(None)
-    if engine.audit_every and engine.config.policy != "random":
-        keep = engine.audit_drawn[judged.pairs]
-    entries = judged.entries[keep]
-    if entries.size == 0:
-        return 0.0
-    system = c.entry_system[entries]
-    pairs = c.entry_pair[entries]
-    offset = effect.bias[system].copy()
-    shared_var = effect.post_var[system].copy()
-    own_var = effect.variance_scale * judged.variance[keep]
-    group = engine.group_effect
-    if group is not None and engine.result_groups is not None:
-        offset += group.bias[engine.result_groups[entries]]
-        shared_var += group.post_var[engine.result_groups[entries]]
-    for name, level in engine.factors if engine.factor_effects else ():
-        factor = engine.factor_effects[name]  # type: ignore[index]
-        lv = level[pairs]
-        offset += np.append(factor.bias, 0.0)[lv]
-        own_var = own_var + np.append(factor.post_var, 0.0)[lv]
-    u = judged.residual[keep] - offset
-    n = np.bincount(system, minlength=c.n_systems).astype(np.float64)
-    has = n > 0
-    mean_u = np.bincount(system, weights=u, minlength=c.n_systems)[has] / n[has]
-    shared = np.bincount(system, weights=shared_var, minlength=c.n_systems)[has] / n[has]
-    own = np.bincount(system, weights=own_var, minlength=c.n_systems)[has] / n[has]
-    v = np.maximum(shared + own / n[has], 1e-12)
-    q = float((mean_u**2 / v).sum())
-    return max(0.0, (q - float(has.sum())) / float((1.0 / v).sum()))
 
 
 def shared_groups(collection: Collection) -> IntArray:
