@@ -619,3 +619,46 @@ def test_copies_that_share_the_model_keep_their_own_variance_factors(
     else:
         np.testing.assert_array_equal(engine.var_factor, before_factor)
     assert not np.array_equal(clone.var, engine.var)
+
+
+def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCollection) -> None:
+    """The strata's factors, computed for all strata at once, are what κ's own function gives
+    over each stratum's judged audit pairs."""
+    from mtcjudge.mtc.effects import estimate_system_effect
+    from mtcjudge.mtc.joint import _judged_residuals, stratum_variance_scales, variance_scale
+
+    c = loaded.collection
+    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(engine, SystemEffectEngine)
+    base_mean, base_var = model.prior_estimates()
+    noisy = np.clip(
+        base_mean + np.random.default_rng(3).normal(0, 2.0, c.n_pairs) * np.sqrt(base_var), 0, 100
+    )
+    for _ in range(10 * AUDIT_EVERY):
+        pair = engine.select(1)
+        engine.judge(pair, noisy[pair])
+    judged = _judged_residuals(engine, model)
+    stratum_variance_scales(engine, judged, apply=False)
+    factor = engine.learnt_var_factor
+    assert factor is not None
+    assert engine.variance_stratum is not None
+    systems = c.entry_system[judged.entries]
+    effect = estimate_system_effect(systems, judged.residual, judged.variance, c.n_systems)
+    audit = engine.audit_drawn[judged.pairs]
+    seen = 0
+    for s in np.unique(engine.variance_stratum):
+        mine = audit & (engine.variance_stratum[judged.pairs] == s)
+        expected = 1.0
+        if mine.any():
+            seen += 1
+            expected = variance_scale(
+                engine,
+                judged.residual[mine],
+                judged.variance[mine],
+                systems[mine],
+                judged.pairs[mine],
+                effect,
+            )
+        assert factor[engine.variance_stratum == s][0] == pytest.approx(expected, rel=1e-12)
+    assert seen >= 3
+    assert factor.max() > 1.0

@@ -802,7 +802,8 @@ def stratum_variance_scales(
     assert engine.variance_stratum is not None
     c = engine.collection
     stratum = engine.variance_stratum
-    scale = np.ones(int(stratum.max(initial=0)) + 1)
+    n_strata = int(stratum.max(initial=0)) + 1
+    scale = np.ones(n_strata)
     if judged.pairs.size:
         systems = c.entry_system[judged.entries]
         effect = estimate_system_effect(systems, judged.residual, judged.variance, c.n_systems)
@@ -811,17 +812,19 @@ def stratum_variance_scales(
             if engine.config.policy != "random":
                 keep = engine.audit_drawn[judged.pairs]
         pairs = judged.pairs[keep]
-        for s in range(scale.shape[0]):
-            mine = stratum[pairs] == s
-            if mine.any():
-                scale[s] = variance_scale(
-                    engine,
-                    judged.residual[keep][mine],
-                    judged.variance[keep][mine],
-                    systems[keep][mine],
-                    pairs[mine],
-                    effect,
-                )
+        if pairs.size:
+            # as variance_scale, for every stratum at once: each pair once (the entries are
+            # sorted by pair), its offset the mean of its systems' offsets
+            first = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
+            count = np.diff(np.append(first, pairs.shape[0]))
+            offset = np.add.reduceat(effect.bias[systems[keep]], first) / count
+            z2 = (judged.residual[keep][first] - offset) ** 2 / np.maximum(
+                judged.variance[keep][first], 1e-9
+            )
+            level = stratum[pairs[first]]
+            z2_sum = np.bincount(level, weights=z2, minlength=n_strata)
+            n = np.bincount(level, minlength=n_strata)
+            scale = np.maximum(1.0, (20.0 + z2_sum) / (20.0 + n))
     used = scale[stratum]
     if apply:
         old = engine.var_factor
