@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,7 @@ def test_blends_are_real_lists_and_closer_together(mirex_like: Path) -> None:
     blend_means = evaluate(
         loaded.collection, loaded.judged_values, np.zeros(loaded.collection.n_pairs), "cg", fine
     ).mean
-    full = blended_collection(mirex_like, type(settings)(**{**settings.as_dict(), "mix": 0.0}))
+    full = blended_collection(mirex_like, replace(settings, mix=0.0))
     real_means = evaluate(
         full.collection, full.judged_values, np.zeros(full.collection.n_pairs), "cg", fine
     ).mean
@@ -76,13 +77,8 @@ def test_the_estimators_see_corrupted_metadata(mirex_like: Path) -> None:
     loaded = blended_collection(mirex_like, settings)
     clean = blended_collection(
         mirex_like,
-        type(settings)(
-            **{
-                **settings.as_dict(),
-                "metadata_missing": 0.0,
-                "metadata_wrong_genre": 0.0,
-                "metadata_wrong_artist": 0.0,
-            }
+        replace(
+            settings, metadata_missing=0.0, metadata_wrong_genre=0.0, metadata_wrong_artist=0.0
         ),
     )
     assert loaded.metadata is not None

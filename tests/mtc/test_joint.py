@@ -644,6 +644,7 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
     assert engine.variance_stratum is not None
     systems = c.entry_system[judged.entries]
     effect = estimate_system_effect(systems, judged.residual, judged.variance, c.n_systems)
+    assert engine.audit_drawn is not None
     audit = engine.audit_drawn[judged.pairs]
     seen = 0
     for s in np.unique(engine.variance_stratum):
