@@ -47,6 +47,7 @@ __all__ = [
     "ErrorModel",
     "SystemEffectEngine",
     "metadata_factors",
+    "on_factor_grid",
     "recalibrate",
     "shared_groups",
     "system_effect_from_judgments",
@@ -783,11 +784,24 @@ def recalibrate(
     engine.invalidate()
 
 
+#: the strata's variance factors are applied on a grid of this ratio (5 %), so that what an
+#: engine holds depends on its judgments alone, not on the order they came in
+FACTOR_STEP = 1.05
+
+
 def variance_strata(variance: FloatArray, n: int) -> IntArray:
-    """The stratum (0..n-1) of every pair by the quantiles of its estimate's variance; tied
-    quantiles merge strata."""
+    """The stratum of every pair by the quantiles of its estimate's variance, numbered from 0
+    (the lowest variances) without gaps; tied quantiles merge strata (every variance equal:
+    one stratum)."""
     edges = np.unique(np.quantile(variance, np.arange(1, n) / n))
-    return np.searchsorted(edges, variance, side="right").astype(np.intp)
+    strata = np.searchsorted(edges, variance, side="right")
+    return np.unique(strata, return_inverse=True)[1].astype(np.intp).reshape(strata.shape)
+
+
+def on_factor_grid(factor: FloatArray) -> FloatArray:
+    """Factors of at least 1 rounded to the nearest power of :data:`FACTOR_STEP`."""
+    step = np.log(FACTOR_STEP)
+    return np.asarray(np.exp(np.round(np.log(np.maximum(factor, 1.0)) / step) * step))
 
 
 def stratum_variance_scales(
@@ -795,10 +809,11 @@ def stratum_variance_scales(
 ) -> _JudgedResiduals:
     """One variance factor per stratum of :attr:`SystemEffectEngine.variance_stratum`, learnt
     as κ is (:func:`variance_scale`) from the judged audit pairs of the stratum (every judged
-    pair under the random policy) once the system offsets are taken out. They are set on the
-    engine (:meth:`~mtcjudge.mtc.engine.MTCEngine.set_variance_factor`, which re-estimates)
-    when one moves by more than 2 %; returned: the residuals with their variances scaled by
-    them."""
+    pair under the random policy) once the system offsets are taken out, and rounded to a 5 %
+    grid (:func:`on_factor_grid`), so that an engine that saw the judgments one by one and one
+    built from them at once hold the same. With ``apply`` they are set on the engine
+    (:meth:`~mtcjudge.mtc.engine.MTCEngine.set_variance_factor`, which re-estimates) when one
+    of them changes; returned: the residuals with their variances scaled by them."""
     assert engine.variance_stratum is not None
     c = engine.collection
     stratum = engine.variance_stratum
@@ -825,13 +840,11 @@ def stratum_variance_scales(
             z2_sum = np.bincount(level, weights=z2, minlength=n_strata)
             n = np.bincount(level, minlength=n_strata)
             scale = np.maximum(1.0, (20.0 + z2_sum) / (20.0 + n))
-    used = scale[stratum]
+    used = on_factor_grid(scale)[stratum]
     if apply:
-        old = engine.var_factor
-        if old is None or np.any(np.abs(used / old - 1.0) > 0.02):
+        current = engine.var_factor if engine.var_factor is not None else np.ones_like(used)
+        if not np.array_equal(used, current):
             engine.set_variance_factor(used)
-        assert engine.var_factor is not None
-        used = engine.var_factor
     engine.learnt_var_factor = used
     return judged._replace(variance=judged.variance * used[judged.pairs])
 
