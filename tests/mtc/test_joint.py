@@ -701,7 +701,6 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
         if mine.any():
             seen += 1
             expected = variance_scale(
-                engine,
                 judged.residual[mine],
                 judged.variance[mine],
                 systems[mine],

@@ -709,15 +709,8 @@ def system_effect_from_judgments(
     )
     if not learn_variance or pairs.size == 0:
         return effect
-    # with an audit, the variance factor of the audit sample alone: the pairs the policy
-    # chose for being informative are not a fair sample of those left on estimates (under
-    # the random policy every judgment is a random draw among them, and all of them count)
-    keep: slice | NDArray[np.bool_] = slice(None)
-    if engine.audit_every and engine.audit_drawn is not None and engine.config.policy != "random":
-        keep = engine.audit_drawn[pairs]
-    kappa = variance_scale(
-        engine, residual[keep], variance[keep], systems[keep], pairs[keep], effect
-    )
+    keep = _variance_sample(engine, pairs)
+    kappa = variance_scale(residual[keep], variance[keep], systems[keep], pairs[keep], effect)
     if kappa == 1.0:  # the common case: the offsets just estimated stand
         return effect
     effect = estimate_system_effect(
@@ -731,30 +724,57 @@ def system_effect_from_judgments(
     return replace(effect, variance_scale=kappa)
 
 
+#: pseudo-observations of a calibrated model (z² = 1) behind every variance factor
+VARIANCE_PRIOR = 20.0
+
+
+def _variance_sample(engine: SystemEffectEngine, pairs: IntArray) -> slice | NDArray[np.bool_]:
+    """Which of the judged entries (of ``pairs``) the variance factors are learnt from: with an
+    audit, the audit sample alone, since the pairs the policy chose for being informative are
+    not a fair sample of those left on estimates; under the random policy every judgment is a
+    random draw among them, and all of them count."""
+    if engine.audit_every and engine.audit_drawn is not None and engine.config.policy != "random":
+        return engine.audit_drawn[pairs]
+    return slice(None)
+
+
+def standardised_squares(
+    residual: FloatArray,
+    variance: FloatArray,
+    systems: IntArray,
+    pairs: IntArray,
+    effect: SystemEffect,
+) -> tuple[IntArray, FloatArray]:
+    """Each judged pair once (its entries share one residual), and its squared residual once
+    its systems' offsets are taken out (their mean), over its variance. The entries come as
+    the judged residuals hold them, sorted by pair."""
+    if pairs.size == 0:
+        return pairs, np.empty(0)
+    first = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
+    count = np.diff(np.append(first, pairs.shape[0]))
+    offset = np.add.reduceat(effect.bias[systems], first) / count
+    z2 = (residual[first] - offset) ** 2 / np.maximum(variance[first], 1e-9)
+    return pairs[first], np.asarray(z2, dtype=np.float64)
+
+
 def variance_scale(
-    engine: MTCEngine,
     residual: FloatArray,
     variance: FloatArray,
     systems: IntArray,
     pairs: IntArray,
     effect: SystemEffect,
     *,
-    prior: float = 20.0,
+    prior: float = VARIANCE_PRIOR,
 ) -> float:
     """Common factor on the estimation variances: the shrunk mean squared standardised
-    residual of the judged pairs once their systems' offsets are taken out.
+    residual of the judged pairs once their systems' offsets are taken out
+    (:func:`standardised_squares`; the entries sorted by pair).
 
-    Each judged pair counts once (its entries share one residual); its offset is the mean
-    of the offsets of the systems that retrieved it. ``prior`` pseudo-observations of a
-    calibrated model (z^2 = 1) keep a few early surprises from exploding the factor, and
-    the factor is never below 1: judgments may widen the distributions, not narrow them.
+    ``prior`` pseudo-observations of a calibrated model (z^2 = 1) keep a few early surprises
+    from exploding the factor, and the factor is never below 1: judgments may widen the
+    distributions, not narrow them.
     """
-    n_pairs = engine.collection.n_pairs
-    count = np.bincount(pairs, minlength=n_pairs).astype(np.float64)
-    offset_sum = np.bincount(pairs, weights=effect.bias[systems], minlength=n_pairs)
-    first = np.unique(pairs, return_index=True)[1]
-    p = pairs[first]
-    z2 = (residual[first] - offset_sum[p] / count[p]) ** 2 / np.maximum(variance[first], 1e-9)
+    z2 = standardised_squares(residual, variance, systems, pairs, effect)[1]
     return float(max(1.0, (prior + z2.sum()) / (prior + z2.size)))
 
 
@@ -822,24 +842,14 @@ def stratum_variance_scales(
     if judged.pairs.size:
         systems = c.entry_system[judged.entries]
         effect = estimate_system_effect(systems, judged.residual, judged.variance, c.n_systems)
-        keep: slice | NDArray[np.bool_] = slice(None)
-        if engine.audit_every and engine.audit_drawn is not None:
-            if engine.config.policy != "random":
-                keep = engine.audit_drawn[judged.pairs]
-        pairs = judged.pairs[keep]
-        if pairs.size:
-            # as variance_scale, for every stratum at once: each pair once (the entries are
-            # sorted by pair), its offset the mean of its systems' offsets
-            first = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
-            count = np.diff(np.append(first, pairs.shape[0]))
-            offset = np.add.reduceat(effect.bias[systems[keep]], first) / count
-            z2 = (judged.residual[keep][first] - offset) ** 2 / np.maximum(
-                judged.variance[keep][first], 1e-9
-            )
-            level = stratum[pairs[first]]
-            z2_sum = np.bincount(level, weights=z2, minlength=n_strata)
-            n = np.bincount(level, minlength=n_strata)
-            scale = np.maximum(1.0, (20.0 + z2_sum) / (20.0 + n))
+        keep = _variance_sample(engine, judged.pairs)
+        pairs, z2 = standardised_squares(
+            judged.residual[keep], judged.variance[keep], systems[keep], judged.pairs[keep], effect
+        )
+        level = stratum[pairs]
+        z2_sum = np.bincount(level, weights=z2, minlength=n_strata)
+        n = np.bincount(level, minlength=n_strata)
+        scale = np.maximum(1.0, (VARIANCE_PRIOR + z2_sum) / (VARIANCE_PRIOR + n))
     used = on_factor_grid(scale)[stratum]
     if apply:
         current = engine.var_factor if engine.var_factor is not None else np.ones_like(used)
