@@ -554,50 +554,29 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
             for s in settings
         ]
     args.suite = settings
-    tasks = [
-        Task(
-            estimator,
-            args.policy,
-            settings=s,
-            selections=args.selections,
-            to_complete=args.to_complete,
-            targets=targets_of(args),
-        )
-        for s in settings
-        for estimator in args.estimator
-    ]
+    # every collection, suite or MIREX, with every estimator and the same loop settings
+    collections: list[dict[str, Any]] = [{"settings": s} for s in settings]
     if args.mirex is not None:
-        tasks += [
-            Task(
-                estimator,
-                args.policy,
-                mirex=str(args.mirex),
-                measure=m,
-                selections=args.selections,
-                to_complete=args.to_complete,
-                targets=targets_of(args),
-            )
-            for m in MEASURES
-            for estimator in args.estimator
-        ]
+        collections += [{"mirex": str(args.mirex), "measure": m} for m in MEASURES]
     if getattr(args, "blends", 0):
         if args.mirex is None:
             raise UsageError("--blends needs --mirex DIR (the blends are made of its runs)")
         args.blend_suite = blend_settings(args.blends, args.seed)
-        tasks += [
-            Task(
-                estimator,
-                args.policy,
-                mirex=str(args.mirex),
-                blend=b,
-                measure=b.measure,
-                selections=args.selections,
-                to_complete=args.to_complete,
-                targets=targets_of(args),
-            )
-            for b in args.blend_suite
-            for estimator in args.estimator
+        collections += [
+            {"mirex": str(args.mirex), "blend": b, "measure": b.measure} for b in args.blend_suite
         ]
+    tasks = [
+        Task(
+            estimator,
+            args.policy,
+            selections=args.selections,
+            to_complete=args.to_complete,
+            targets=targets_of(args),
+            **collection,
+        )
+        for collection in collections
+        for estimator in args.estimator
+    ]
     return sorted(tasks, key=lambda t: -t.cost)
 
 

@@ -185,12 +185,10 @@ def test_a_narrow_quality_range_brings_systems_closer_together() -> None:
     assert all(narrow.fine[p] == wide.fine[p] for p in common)
 
 
-def test_generate_zoo_passes_the_quality_interval_on() -> None:
-    settings = small(suite_settings(1, seed=0, ranges="issue23")[0])
-    assert settings.quality_range is not None
-    low, high = settings.quality_range
-    c = generate_zoo(settings).collection
-    truth = generate(
+def generated_by_hand(settings: ZooSettings, **options: float) -> SyntheticCollection:
+    """What :func:`generate` makes of a :func:`small` settings draw, called by hand with
+    ``options`` (the quality interval, the common view error) spelled out."""
+    return generate(
         8,
         20,
         6,
@@ -207,9 +205,16 @@ def test_generate_zoo_passes_the_quality_interval_on() -> None:
         genre_effect_sd=settings.genre_effect_sd,
         hidden_sd=settings.hidden_sd,
         skill_sd=settings.skill_sd,
-        quality_low=low,
-        quality_high=high,
+        **options,
     )
+
+
+def test_generate_zoo_passes_the_quality_interval_on() -> None:
+    settings = small(suite_settings(1, seed=0, ranges="issue23")[0])
+    assert settings.quality_range is not None
+    low, high = settings.quality_range
+    c = generate_zoo(settings).collection
+    truth = generated_by_hand(settings, quality_low=low, quality_high=high)
     assert c.runs == truth.runs
     assert c.fine == truth.fine
 
@@ -368,26 +373,8 @@ def test_generate_zoo_passes_the_common_view_error_on() -> None:
     assert settings.quality_range is not None
     low, high = settings.quality_range
     c = generate_zoo(settings).collection
-    truth = generate(
-        8,
-        20,
-        6,
-        n_genres=5,
-        docs_per_genre=120,
-        n_artists=50,
-        n_teams=5,
-        n_weak=2,
-        seed=settings.seed,
-        difficulty_sd=settings.difficulty_sd,
-        noise_sd=settings.noise_sd,
-        noise_df=settings.noise_df,
-        artist_effect_sd=settings.artist_effect_sd,
-        genre_effect_sd=settings.genre_effect_sd,
-        hidden_sd=settings.hidden_sd,
-        skill_sd=settings.skill_sd,
-        quality_low=low,
-        quality_high=high,
-        common_view_sd=settings.common_view_sd,
+    truth = generated_by_hand(
+        settings, quality_low=low, quality_high=high, common_view_sd=settings.common_view_sd
     )
     assert c.runs == truth.runs
     assert c.fine == truth.fine
