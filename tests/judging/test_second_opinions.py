@@ -47,6 +47,25 @@ def next_body(client, token) -> dict[str, Any]:
     return response.json()
 
 
+def hand_as_pool(db_session, pair: Pair, assessor: int) -> Lease:
+    """Lease ``pair`` to ``assessor`` as a pool pair, as the planner would once it needs a
+    judgment again (not judged, leased once)."""
+    db_session.execute(update(Pair).where(Pair.id == pair.id).values(judged=0, leased=1))
+    handed = Lease(
+        campaign_id=pair.campaign_id,
+        pair_id=pair.id,
+        query_id=pair.query_id,
+        document_id=pair.document_id,
+        assessor_id=assessor,
+        state="live",
+        leased_at=utcnow(),
+        expires_at=utcnow() + timedelta(minutes=10),
+    )
+    db_session.add(handed)
+    db_session.flush()
+    return handed
+
+
 def post(client, token, lease_id, *, fine: float = 40.0, broad: int = 1):
     body = {"lease_id": lease_id, "broad": broad, "fine": fine, "client_id": str(uuid.uuid4())}
     return client.post(f"/api/a/{token}/judgments", json=body)
@@ -478,20 +497,7 @@ def test_a_pool_answer_to_a_pair_they_gave_a_second_opinion_on_is_refused(
             .values(set_aside=True)
             .execution_options(synchronize_session=False)
         )
-        db_session.execute(update(Pair).where(Pair.id == pair.id).values(judged=0, leased=1))
-        handed = Lease(
-            campaign_id=pair.campaign_id,
-            pair_id=pair.id,
-            query_id=pair.query_id,
-            document_id=pair.document_id,
-            assessor_id=b,
-            state="live",
-            leased_at=utcnow(),
-            expires_at=utcnow() + timedelta(minutes=10),
-        )
-        db_session.add(handed)
-        db_session.flush()
-        return handed
+        return hand_as_pool(db_session, pair, b)
 
     submit(client, second, trial["lease_id"])
     handed = pool_lease()
@@ -525,20 +531,7 @@ def test_a_late_second_opinion_of_a_pair_judged_since_as_pool_is_refused(
     db_session.execute(
         update(Judgment).where(Judgment.id == lease.repeat_of).values(set_aside=True)
     )
-    db_session.execute(update(Pair).where(Pair.id == pair.id).values(judged=0))
-    handed = Lease(
-        campaign_id=pair.campaign_id,
-        pair_id=pair.id,
-        query_id=pair.query_id,
-        document_id=pair.document_id,
-        assessor_id=b,
-        state="live",
-        leased_at=utcnow(),
-        expires_at=utcnow() + timedelta(minutes=10),
-    )
-    db_session.add(handed)
-    db_session.execute(update(Pair).where(Pair.id == pair.id).values(leased=1))
-    db_session.flush()
+    handed = hand_as_pool(db_session, pair, b)
     # while they hold it as a pool pair, and once they judged it so
     held = post(client, second, trial["lease_id"])
     assert held.status_code == 409, held.text
