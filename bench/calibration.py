@@ -95,7 +95,8 @@ SELECTIONS = 4000
 #: bench-only estimator variants: (the estimator they start from, the ErrorModel fields they
 #: change); each is an experiment of docs/experiments/, not something a campaign can name
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
-    "joint+strata": ("joint", {"variance_strata": 5}),
+    # joint before its variance strata (one κ; docs/experiments/2026-11-27-packed-suite.md)
+    "joint-one-kappa": ("joint", {"variance_strata": 0}),
 }
 
 

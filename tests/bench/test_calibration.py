@@ -352,3 +352,26 @@ def test_blends_replay_collections_made_of_the_mirex_runs(tmp_path) -> None:
     assert payload["summary"]["blend"]["uniform"]["0.99"]["collections"] == 2
     assert len(payload["blends"]) == 2
     assert main(["bench", "calibration", "--collections", "0", "--blends", "1"]) == 2
+
+
+def test_a_bench_variant_replays_joint_with_another_error_model(tmp_path, monkeypatch) -> None:
+    """``--estimator joint-one-kappa`` replays the joint of before its variance strata: the
+    same engine with ``variance_strata=0``, reported under the variant's name."""
+    built = []
+    real = calibration.build_engine
+
+    def recording(*args, **kwargs):
+        engine, model = real(*args, **kwargs)
+        built.append((args[3], engine.errors))
+        return engine, model
+
+    monkeypatch.setattr(calibration, "build_engine", recording)
+    out = tmp_path / "variant.json"
+    argv = ["bench", "calibration", "--quick", "--collections", "1", "--workers", "1"]
+    argv += ["--estimator", "joint", "--estimator", "joint-one-kappa", "--json", str(out)]
+    assert main(argv) == 0
+    records = {r["estimator"] for r in json.loads(out.read_text())["records"]}
+    assert records == {"joint", "joint-one-kappa"}
+    strata = sorted(errors.variance_strata for name, errors in built)
+    assert [name for name, _ in built] == ["joint", "joint"]
+    assert strata == [0, 5]
