@@ -40,6 +40,8 @@ if __package__ in (None, ""):  # run as ``python bench/results.py``: bench.* fro
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import mirex_or_synthetic, run_benchmark
+from mtcjudge.campaign_engine import document as engine_document
+from mtcjudge.campaign_engine.build import CampaignEngine
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.calibration import campaign_engine
@@ -47,7 +49,6 @@ from mtcjudge.mtc.projection import Projection, TargetProjection, project
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.significance import significance_verdicts
 from mtcjudge.mtc.synthetic import generate
-from mtcjudge.planner.build import CampaignEngine
 from mtcjudge.results import document as results
 from mtcjudge.results import read
 
@@ -110,7 +111,7 @@ def _case(
         system_names=list(loaded.systems),
         playable=np.ones(c.n_pairs, dtype=bool),
     )
-    targets = results.projection_targets(0.95)
+    targets = engine_document.projection_targets(0.95)
     projection_s: float | None = None
     if with_projection:
         started = time.perf_counter()
@@ -126,8 +127,8 @@ def _case(
 
     def document() -> str:
         engine._evaluation = None  # as after a judgment
-        part = results.engine_results(state, campaign, projection=projection)
-        return results.stored_json(part, "bench")
+        part = engine_document.engine_results(state, campaign, projection=projection)
+        return engine_document.stored_json(part, "bench")
 
     def significance() -> object:
         return engine.significance()
@@ -146,7 +147,7 @@ def _case(
     )  # fmt: skip
 
     def request() -> str:
-        part = results.parse_stored(stored, "bench")
+        part = engine_document.parse_stored(stored, "bench")
         assert part is not None
         ready = read.ResultsSnapshot(**{**snapshot.__dict__, "stored": part})
         return results.results_json(read.complete(ready, _no_rows))

@@ -62,8 +62,8 @@ from mtcjudge.models import (
     utcnow,
 )
 from mtcjudge.mtc.synthetic import SyntheticCollection, generate
-from mtcjudge.planner.pool import ensure_pool
 from mtcjudge.planner.service import plan_in_session
+from mtcjudge.pool.service import ensure_pool
 from mtcjudge.security import hash_token
 from tests.support import write_tone
 

@@ -90,7 +90,7 @@ def test_upgrading_keeps_every_row(scratch_url: str) -> None:
     from mtcjudge.db import make_sessionmaker
     from mtcjudge.judging.repository import assessor_by_token
     from mtcjudge.models import Campaign, Judgment, Pair, Result
-    from mtcjudge.planner.pool import ensure_pool
+    from mtcjudge.pool.service import ensure_pool
 
     config = alembic_config(scratch_url)
     command.upgrade(config, "0001")

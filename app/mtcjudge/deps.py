@@ -18,11 +18,10 @@ from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from mtcjudge import audit
+from mtcjudge.auth.principal import Principal, principal_for_session
 from mtcjudge.config import Settings
 from mtcjudge.db import session_scope
 from mtcjudge.errors import CsrfRejected, OrganizerOnly
-from mtcjudge.organizers import service as organizers
-from mtcjudge.organizers.service import Principal
 
 T = TypeVar("T")
 
@@ -126,7 +125,7 @@ async def _identify(request: Request, settings: Settings) -> Principal | None:
 
     def lookup() -> Principal | None:
         with session_scope(factory) as session:
-            return organizers.principal_for_session(session, token)
+            return principal_for_session(session, token)
 
     return await anyio.to_thread.run_sync(lookup)
 

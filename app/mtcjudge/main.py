@@ -21,12 +21,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from mtcjudge._resources import resource_dir
 from mtcjudge.campaigns.manage import router as campaign_manage_router
-from mtcjudge.campaigns.reuse import router as reuse_router
 from mtcjudge.campaigns.routes import router as campaigns_router
 from mtcjudge.config import MAX_BODY_BYTES, Settings
 from mtcjudge.db import make_engine, make_sessionmaker
 from mtcjudge.deps import require_organizer
 from mtcjudge.errors import DomainError, OrganizerOnly
+from mtcjudge.exports.reuse import router as reuse_router
 from mtcjudge.exports.routes import router as exports_router
 from mtcjudge.health import RETRY_AFTER_SECONDS, DatabaseProbe, database_unavailable
 from mtcjudge.judging.pages import pages_router

@@ -259,7 +259,7 @@ class Pair(Base):
         ForeignKey("document.id", ondelete="CASCADE"), nullable=False
     )
     # both clips have audio that exists and can be read (never true in a campaign without
-    # audio); the planner re-checks the files (mtcjudge.planner.pool.refresh_playable)
+    # audio); the planner re-checks the files (mtcjudge.pool.service.refresh_playable)
     playable: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
     judged: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     leased: Mapped[int] = mapped_column(Integer, default=0, nullable=False)

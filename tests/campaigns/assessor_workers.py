@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge import audit
-from mtcjudge.campaigns import assessors
+from mtcjudge.assessors import actions
 from mtcjudge.db import session_scope
 from mtcjudge.errors import DomainError
 from mtcjudge.judging import service
@@ -25,14 +25,14 @@ Factory = sessionmaker[Session]
 def op_set_aside(factory: Factory, campaign_id: int, assessor_id: int) -> tuple[int, int]:
     with session_scope(factory) as session:
         campaign = session.get_one(Campaign, campaign_id)
-        report = assessors.set_aside(session, campaign, assessor_id, audit.Actor("worker"))
+        report = actions.set_aside(session, campaign, assessor_id, audit.Actor("worker"))
         return report.set_aside, report.already
 
 
 def op_bring_back(factory: Factory, campaign_id: int, assessor_id: int) -> tuple[int, int]:
     with session_scope(factory) as session:
         campaign = session.get_one(Campaign, campaign_id)
-        report = assessors.bring_back(session, campaign, assessor_id, audit.Actor("worker"))
+        report = actions.bring_back(session, campaign, assessor_id, audit.Actor("worker"))
         return report.brought_back, report.stayed_aside
 
 

@@ -10,7 +10,9 @@ import pytest
 from sqlalchemy import func, select, update
 
 from mtcjudge import audit
-from mtcjudge.campaigns import assessors as actions
+from mtcjudge.assessors import actions as actions
+from mtcjudge.assessors import overview as overview
+from mtcjudge.assessors import reliability as reliability
 from mtcjudge.config import Settings
 from mtcjudge.main import create_app
 from mtcjudge.models import (
@@ -265,7 +267,7 @@ def test_store_reliability_and_the_automatic_pause(db_session):
         select(Assessor.id).where(Assessor.campaign_id == campaign.id).order_by(Assessor.id)
     ).all()
     failed = {"failed_trials": True, "reference_accuracy": 0.2, "drift": float("nan")}
-    paused = actions.store_reliability(
+    paused = reliability.store_reliability(
         db_session,
         campaign,
         {
@@ -299,16 +301,20 @@ def test_store_reliability_and_the_automatic_pause(db_session):
 
     # an organizer resumes them: the next conclusion, still failed, does not overrule it
     actions.resume(db_session, campaign, ids[0], ACTOR)
-    assert actions.store_reliability(db_session, campaign, {ids[0]: (True, [], failed)}) == []
+    assert reliability.store_reliability(db_session, campaign, {ids[0]: (True, [], failed)}) == []
     assert db_session.get(Assessor, ids[0]).paused_at is None
     # a pass and then a new failure pause them again
-    actions.store_reliability(db_session, campaign, {ids[0]: (False, [], {"failed_trials": False})})
-    assert actions.store_reliability(db_session, campaign, {ids[0]: (True, [], failed)}) == [ids[0]]
+    reliability.store_reliability(
+        db_session, campaign, {ids[0]: (False, [], {"failed_trials": False})}
+    )
+    assert reliability.store_reliability(db_session, campaign, {ids[0]: (True, [], failed)}) == [
+        ids[0]
+    ]
 
-    shown = {a.id: a for a in actions.assessor_overview(db_session, campaign)}
+    shown = {a.id: a for a in overview.assessor_overview(db_session, campaign)}
     assert shown[ids[0]].reliability.assessed is True
     assert shown[ids[0]].reliability.flagged is True
-    assert shown[ids[2]].reliability == actions.NOT_ASSESSED
+    assert shown[ids[2]].reliability == reliability.NOT_ASSESSED
 
 
 def test_no_automatic_pause_when_the_campaign_does_not_ask(db_session):
@@ -317,7 +323,9 @@ def test_no_automatic_pause_when_the_campaign_does_not_ask(db_session):
         select(Assessor.id).where(Assessor.campaign_id == fx.campaign.id)
     ).all()
     metrics = {"failed_trials": True}
-    paused = actions.store_reliability(db_session, fx.campaign, {assessor_id: (True, [], metrics)})
+    paused = reliability.store_reliability(
+        db_session, fx.campaign, {assessor_id: (True, [], metrics)}
+    )
     assert paused == []
     assert db_session.get(Assessor, assessor_id).paused_at is None
 

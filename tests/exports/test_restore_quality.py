@@ -16,7 +16,8 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 
 from mtcjudge import audit
-from mtcjudge.campaigns import assessors as actions
+from mtcjudge.assessors import actions as actions
+from mtcjudge.assessors import reliability as reliability
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.exports import service
 from mtcjudge.exports.restore import open_bundle, restore_campaign
@@ -130,7 +131,7 @@ def quality_campaign(session) -> Campaign:
         )
     )
     session.flush()
-    actions.store_reliability(
+    reliability.store_reliability(
         session,
         campaign,
         {

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from mtcjudge.campaign_engine.build import playable_mask
 from mtcjudge.config import Settings
 from mtcjudge.judging import repository as judging
 from mtcjudge.main import create_app
@@ -25,7 +26,6 @@ from mtcjudge.models import (
     Query,
     utcnow,
 )
-from mtcjudge.planner.build import playable_mask
 from tests.factories import CampaignFixture, PlanningClient, build_campaign, write_clips
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
 

@@ -19,7 +19,8 @@ from sqlalchemy import and_, func, select, text, update
 from sqlalchemy.orm import aliased
 
 from mtcjudge import audit
-from mtcjudge.campaigns import assessors as actions
+from mtcjudge.assessors import actions as actions
+from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.exports.service import qrels_lines
 from mtcjudge.judging import repository, trials
 from mtcjudge.models import (
@@ -33,7 +34,7 @@ from mtcjudge.models import (
     counted_judgment,
     utcnow,
 )
-from mtcjudge.planner import repository as planner_repository
+from mtcjudge.pool import repository as pool_repository
 from mtcjudge.security import hash_token
 from tests.factories import CampaignFixture, build_campaign
 
@@ -374,8 +375,8 @@ def test_a_second_opinion_looks_like_a_pool_pair_and_counts_nowhere(db_session, 
     judged, leased, changes = pair_counters(db_session)
     campaign = db_session.get(Campaign, fx.campaign.id)
     qrels = list(qrels_lines(db_session, campaign, "fine", "mean"))
-    counts = planner_repository.judgment_counts(db_session, fx.campaign.id)
-    means = planner_repository.pair_means(db_session, fx.campaign.id, "fine")
+    counts = pool_repository.judgment_counts(db_session, fx.campaign.id)
+    means = engine_repository.pair_means(db_session, fx.campaign.id, "fine")
     answer = submit(client, second, trial["lease_id"], fine=3.0, broad=0)
     stored = db_session.get(Judgment, answer["judgment"]["id"])
     assert (stored.kind, stored.repeat_of, stored.lease_id) == ("second", original.id, lease.id)
@@ -385,8 +386,8 @@ def test_a_second_opinion_looks_like_a_pool_pair_and_counts_nowhere(db_session, 
     assert (judged, leased) == (counted, 0)
     db_session.expire_all()
     assert list(qrels_lines(db_session, campaign, "fine", "mean")) == qrels
-    assert planner_repository.judgment_counts(db_session, fx.campaign.id) == counts
-    assert planner_repository.pair_means(db_session, fx.campaign.id, "fine") == means
+    assert pool_repository.judgment_counts(db_session, fx.campaign.id) == counts
+    assert engine_repository.pair_means(db_session, fx.campaign.id, "fine") == means
     assert answer["progress"]["campaign_judged"] == counted
     # a revision wakes nobody either
     revised = client.put(f"/api/a/{second}/judgments/{stored.id}", json={"broad": 1, "fine": 20.0})

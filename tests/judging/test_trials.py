@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, update
 
+from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.exports.service import qrels_lines
 from mtcjudge.judging import repository, trials
 from mtcjudge.models import (
@@ -29,7 +30,7 @@ from mtcjudge.models import (
     Result,
     utcnow,
 )
-from mtcjudge.planner import repository as planner_repository
+from mtcjudge.pool import repository as pool_repository
 from mtcjudge.security import hash_token
 from tests.factories import CampaignFixture, build_campaign
 
@@ -189,8 +190,8 @@ def test_trials_never_touch_the_pool_and_are_never_counted(db_session, client) -
     token = fx.tokens[0]
     judge_pool(db_session, client, token, trials.WARMUP)
     counters = pair_counters(db_session)
-    means = planner_repository.pair_means(db_session, fx.campaign.id, "fine")
-    counts = planner_repository.judgment_counts(db_session, fx.campaign.id)
+    means = engine_repository.pair_means(db_session, fx.campaign.id, "fine")
+    counts = pool_repository.judgment_counts(db_session, fx.campaign.id)
     campaign = db_session.get(Campaign, fx.campaign.id)
     qrels = list(qrels_lines(db_session, campaign, "fine", "mean"))
     progress = next_body(client, token)
@@ -208,8 +209,8 @@ def test_trials_never_touch_the_pool_and_are_never_counted(db_session, client) -
     assert revised.status_code == 200, revised.text
     assert pair_counters(db_session) == counters  # revised: the planner has nothing to read
     db_session.expire_all()
-    assert planner_repository.pair_means(db_session, fx.campaign.id, "fine") == means
-    assert planner_repository.judgment_counts(db_session, fx.campaign.id) == counts
+    assert engine_repository.pair_means(db_session, fx.campaign.id, "fine") == means
+    assert pool_repository.judgment_counts(db_session, fx.campaign.id) == counts
     assert list(qrels_lines(db_session, campaign, "fine", "mean")) == qrels
     kinds = db_session.scalars(select(Judgment.kind).order_by(Judgment.id)).all()
     assert kinds == ["pool"] * trials.WARMUP + [lease.kind]

@@ -12,6 +12,8 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.audit import Actor
+from mtcjudge.auth import principal as principal
+from mtcjudge.auth.principal import hash_session_token
 from mtcjudge.config import Settings
 from mtcjudge.db import make_sessionmaker, upgrade_database
 from mtcjudge.main import create_app
@@ -87,7 +89,7 @@ def test_the_session_row_holds_a_hash_of_the_cookie(
     answer = sign_in(client, organizer)
     token = answer.cookies["mtcjudge_session"]
     row = db_session.scalars(select(OrganizerSession)).one()
-    assert row.token_hash == organizers.hash_session_token(token)
+    assert row.token_hash == hash_session_token(token)
     assert token not in (row.token_hash, row.csrf_token)
     lifetime = row.expires_at - row.created_at
     assert lifetime == timedelta(hours=12)
@@ -198,7 +200,7 @@ def test_signing_in_again_replaces_the_session(
     browser.cookies.set("mtcjudge_login", form.cookies["mtcjudge_login"], path="/login")
     assert browser.post("/login", data=data, follow_redirects=False).status_code == 303
     assert browser.cookies["mtcjudge_session"] != first
-    assert organizers.principal_for_session(db_session, first) is None
+    assert principal.principal_for_session(db_session, first) is None
     assert len(db_session.scalars(select(OrganizerSession)).all()) == 1
 
 

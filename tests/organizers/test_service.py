@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge import audit
+from mtcjudge.auth.principal import hash_session_token, principal_for_session
 from mtcjudge.config import Settings
 from mtcjudge.errors import Conflict, InvalidInput, NotFound
 from mtcjudge.models import AuditEvent, Organizer, OrganizerSession, utcnow
@@ -110,16 +111,16 @@ def test_a_sign_in_fails_when_the_password_changed_meanwhile(db_session: Session
 def test_sessions_store_a_hash_and_end(db_session: Session) -> None:
     organizer = organizers.create_organizer(db_session, "ada", PASSWORD, ACTOR)
     token, row = organizers.start_session(db_session, organizer, timedelta(hours=12))
-    assert row.token_hash == organizers.hash_session_token(token) != token
+    assert row.token_hash == hash_session_token(token) != token
     assert len(row.token_hash) == 64
-    principal = organizers.principal_for_session(db_session, token)
+    principal = principal_for_session(db_session, token)
     assert principal is not None
     assert principal.username == "ada"
     assert principal.csrf_token == row.csrf_token
     assert principal.actor == audit.Actor("ada", organizer.id)
-    assert organizers.principal_for_session(db_session, token + "x") is None
+    assert principal_for_session(db_session, token + "x") is None
     assert organizers.end_session(db_session, token)
-    assert organizers.principal_for_session(db_session, token) is None
+    assert principal_for_session(db_session, token) is None
     assert not organizers.end_session(db_session, token)
 
 
@@ -128,7 +129,7 @@ def test_expired_sessions_count_for_nothing_and_are_swept(db_session: Session) -
     token, row = organizers.start_session(db_session, organizer, timedelta(hours=12))
     row.expires_at = utcnow() - timedelta(seconds=1)
     db_session.flush()
-    assert organizers.principal_for_session(db_session, token) is None
+    assert principal_for_session(db_session, token) is None
     organizers.start_session(db_session, organizer, timedelta(hours=12))  # sweeps
     assert db_session.scalar(select(func.count()).select_from(OrganizerSession)) == 1
 
@@ -138,15 +139,15 @@ def test_a_new_password_or_disabling_ends_every_session(db_session: Session) -> 
     first, _ = organizers.start_session(db_session, organizer, timedelta(hours=1))
     second, _ = organizers.start_session(db_session, organizer, timedelta(hours=1))
     assert organizers.set_password(db_session, "ada", "another long password", ACTOR) == 2
-    assert organizers.principal_for_session(db_session, first) is None
-    assert organizers.principal_for_session(db_session, second) is None
+    assert principal_for_session(db_session, first) is None
+    assert principal_for_session(db_session, second) is None
     assert organizers.authenticate(db_session, "ada", PASSWORD) is None
     assert organizers.authenticate(db_session, "ada", "another long password") is not None
 
     third, _ = organizers.start_session(db_session, organizer, timedelta(hours=1))
     assert organizers.set_disabled(db_session, "ada", True, ACTOR)
     assert not organizers.set_disabled(db_session, "ada", True, ACTOR)  # already
-    assert organizers.principal_for_session(db_session, third) is None
+    assert principal_for_session(db_session, third) is None
     assert organizers.set_disabled(db_session, "ada", False, ACTOR)
     assert organizers.authenticate(db_session, "ada", "another long password") is not None
     actions = [e.action for e in audit.events(db_session, None)]

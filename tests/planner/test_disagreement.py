@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy import select, update
 
 from mtcjudge import audit
-from mtcjudge.campaigns import assessors
+from mtcjudge.assessors import actions
+from mtcjudge.campaign_engine.build import build_engine
 from mtcjudge.cli.campaign_status import format_campaign_status
 from mtcjudge.models import Assessor, Judgment, Pair, utcnow
-from mtcjudge.planner.build import build_engine
 from mtcjudge.planner.service import Planner
 from mtcjudge.reports.service import build_report, render_html
 from mtcjudge.results.read import results_for
@@ -117,14 +117,14 @@ def test_set_aside_second_opinions_are_not_counted(db_session, session_factory, 
     db_session.commit()
     assert build_engine(db_session, campaign).disagreement.measured
     # the organizer's action marks the assessor (their second opinions keep their flag)
-    assessors.set_aside(db_session, campaign, a.id, audit.Actor("tester"))
+    actions.set_aside(db_session, campaign, a.id, audit.Actor("tester"))
     db_session.commit()
     state = build_engine(db_session, campaign)
     assert not state.disagreement.measured
     assert state.disagreement.pairs == 0
     assert np.all(state.engine.judged_var == 0)
     # a second opinion flagged set aside does not count either
-    assessors.bring_back(db_session, campaign, a.id, audit.Actor("tester"))
+    actions.bring_back(db_session, campaign, a.id, audit.Actor("tester"))
     db_session.execute(update(Judgment).where(Judgment.assessor_id == a.id).values(set_aside=True))
     db_session.commit()
     assert build_engine(db_session, campaign).disagreement.pairs == 0

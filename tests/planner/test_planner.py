@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select, update
 
+from mtcjudge.campaign_engine.build import build_engine
 from mtcjudge.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
 from mtcjudge.mtc.joint import SystemEffectEngine
-from mtcjudge.planner.build import build_engine
-from mtcjudge.planner.pool import ensure_pool
 from mtcjudge.planner.service import Planner
+from mtcjudge.pool.service import ensure_pool
 from tests.factories import build_campaign
 
 

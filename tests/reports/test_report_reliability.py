@@ -6,7 +6,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from mtcjudge import audit
-from mtcjudge.campaigns import assessors as actions
+from mtcjudge.assessors import actions as actions
+from mtcjudge.assessors import reliability as reliability
 from mtcjudge.models import Assessor
 from mtcjudge.reports import service
 
@@ -29,7 +30,7 @@ def test_reliability_and_set_aside_in_the_report(db_session, assessed_campaign):
     }
     assert (first["counted_judgments"], first["set_aside_judgments"]) == (4, 0)
     reason = "Rated 3 of 4 anchor trials as very similar."
-    actions.store_reliability(
+    reliability.store_reliability(
         db_session, campaign, {a1: (True, [reason], {"anchor_accuracy": 0.25})}
     )
     actions.set_aside(db_session, campaign, a1, ACTOR)

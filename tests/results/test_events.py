@@ -28,11 +28,11 @@ import pytest
 import uvicorn
 
 from bench._serve import free_port, running_servers
+from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker
 from mtcjudge.main import create_app
 from mtcjudge.planner.service import Planner, Projector
-from mtcjudge.results import repository
 from mtcjudge.results.events import ResultsFeeds
 from tests.factories import seed_open_campaign
 from tests.support import ORGANIZER_HEADERS as AUTH
@@ -297,13 +297,13 @@ def test_last_event_id_skips_what_the_client_has(campaign_database, thread_serve
 def test_polls_cost_one_read_per_tick_whatever_the_streams(campaign_database, monkeypatch) -> None:
     url, campaign_id, slug, _ = campaign_database
     reads: list[int] = []
-    original = repository.results_version
+    original = engine_repository.results_version
 
     def counted(session: Any, cid: int) -> int:
         reads.append(cid)
         return original(session, cid)
 
-    monkeypatch.setattr("mtcjudge.results.events.repository.results_version", counted)
+    monkeypatch.setattr("mtcjudge.results.events.engine_repository.results_version", counted)
     engine = make_engine(url)
 
     async def follow_many() -> None:

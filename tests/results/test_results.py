@@ -13,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from mtcjudge.campaign_engine.build import build_engine, engine_from_rows
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from mtcjudge.cli import main as cli_main
 from mtcjudge.config import Settings
@@ -21,7 +22,6 @@ from mtcjudge.ingest.formats import Metadata, Runs
 from mtcjudge.main import create_app
 from mtcjudge.models import CampaignResults, TrajectoryPoint, utcnow
 from mtcjudge.mtc.synthetic import generate
-from mtcjudge.planner.build import build_engine, engine_from_rows
 from mtcjudge.planner.service import Planner, Projector
 from mtcjudge.results import read as results
 from tests.factories import TEST_AUDIO, PlanningClient, build_campaign, clips_for

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from mtcjudge.campaign_engine.build import build_engine
 from mtcjudge.cli import main as cli_main
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.main import create_app
 from mtcjudge.mtc.measures import MEASURES
-from mtcjudge.planner.build import build_engine
 from mtcjudge.planner.service import Planner, Projector
 from mtcjudge.results import read as results
 from mtcjudge.results.document import results_json

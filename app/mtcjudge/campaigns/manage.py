@@ -21,7 +21,9 @@ from fastapi import Path as PathParameter
 from fastapi.responses import RedirectResponse, Response
 
 from mtcjudge import audit
-from mtcjudge.campaigns import assessors as assessor_actions
+from mtcjudge.assessors import actions as assessor_actions
+from mtcjudge.assessors import overview as overview
+from mtcjudge.auth.principal import Principal
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
@@ -32,7 +34,6 @@ from mtcjudge.models import Assessor, Campaign, as_utc
 from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, REFERENCE_ESTIMATOR
 from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
 from mtcjudge.mtc.selection import POLICIES
-from mtcjudge.organizers.service import Principal
 from mtcjudge.validation import INT32_MAX
 from mtcjudge.web import NO_STORE, templates
 
@@ -182,7 +183,7 @@ def _page(
             "campaign": campaign,
             "counts": repository.campaign_counts(session, campaign.id),
             "assessors": [(a, _assessor_state(a)) for a in assessors],
-            "overview": {o.id: o for o in assessor_actions.assessor_overview(session, campaign)},
+            "overview": {o.id: o for o in overview.assessor_overview(session, campaign)},
             "events": events,
             "actions": STATUS_ACTIONS.get(campaign.status, []),
             "notice": notice,

@@ -22,8 +22,8 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from mtcjudge.campaigns.audio import scan_audio
 from mtcjudge.campaigns.service import CampaignSpec
+from mtcjudge.clips.audio import scan_audio
 from mtcjudge.ingest.formats import (
     SCORE_CONFLICTS_SHOWN,
     InputError,

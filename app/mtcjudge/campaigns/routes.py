@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from mtcjudge import audit
-from mtcjudge.campaigns import assessors as assessor_actions
+from mtcjudge.assessors import actions as assessor_actions
+from mtcjudge.assessors import overview as overview
 from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns import repository, service
 from mtcjudge.campaigns.changes import record_campaign_created
@@ -458,9 +459,7 @@ def list_assessors(
     quality trials), whether they are set aside or paused, and their ``reliability`` as the
     planner last concluded it (``assessed: false`` until it has)."""
     campaign = service.get_campaign(session, slug)
-    return [
-        AssessorOverviewOut.of(a) for a in assessor_actions.assessor_overview(session, campaign)
-    ]
+    return [AssessorOverviewOut.of(a) for a in overview.assessor_overview(session, campaign)]
 
 
 @router.post(

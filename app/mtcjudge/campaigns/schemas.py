@@ -25,13 +25,9 @@ from pydantic.dataclasses import dataclass
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from mtcjudge.campaigns.assessors import (
-    AssessorOverview,
-    BringBackReport,
-    PauseReport,
-    ReliabilityView,
-    SetAsideReport,
-)
+from mtcjudge.assessors.actions import BringBackReport, PauseReport, SetAsideReport
+from mtcjudge.assessors.overview import AssessorOverview
+from mtcjudge.assessors.reliability import ReliabilityView
 from mtcjudge.campaigns.changes import ImportReport
 from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.preview import Problem

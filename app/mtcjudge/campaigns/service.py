@@ -17,8 +17,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from mtcjudge import audit
+from mtcjudge.assessors import repository as assessors_repository
+from mtcjudge.assessors.actions import release_live_lease
 from mtcjudge.campaigns import repository
-from mtcjudge.campaigns.audio import AudioScan, scan_audio
 from mtcjudge.campaigns.changes import (
     AddRunsReport,
     ImportReport,
@@ -26,11 +27,11 @@ from mtcjudge.campaigns.changes import (
     record_campaign_update,
 )
 from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
+from mtcjudge.clips.audio import AudioScan, scan_audio
 from mtcjudge.config import Settings
 from mtcjudge.errors import CampaignNotFound, InvalidInput, NotFound, UnplayableNotConfirmed
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
 from mtcjudge.ingest.loader import load_collection
-from mtcjudge.judging import repository as judging
 from mtcjudge.models import (
     DEFAULT_LISTEN_SECONDS,
     DEFAULT_QUALITY_RATE,
@@ -48,14 +49,14 @@ from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.scales import SCALES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.planner import repository as planner_repository
-from mtcjudge.planner.pool import (
+from mtcjudge.planner.service import plan_in_session
+from mtcjudge.pool.service import (
     ensure_pool,
     grow_pool,
     sync_playable,
     unplayable_pairs,
     unplayable_summary,
 )
-from mtcjudge.planner.service import plan_in_session
 from mtcjudge.security import hash_token, new_token
 from mtcjudge.validation import NAME_MAX, check_text, text_problem
 
@@ -694,15 +695,12 @@ def revoke_link(session: Session, assessor: Assessor) -> None:
     """The assessor's link stops working, and their pair goes back to the pool; their
     judgments stay."""
     assessor.revoked_at = utcnow()
-    lease = judging.live_lease_of(session, assessor.id)
-    if lease is not None:
-        judging.lock_pair(session, lease.pair_id)
-        judging.release_lease(session, lease, "released")
+    release_live_lease(session, assessor.id)
     session.flush()
 
 
 def find_assessor(session: Session, campaign: Campaign, name: str) -> Assessor:
-    matches = [a for a in repository.assessors_of(session, campaign.id) if a.name == name]
+    matches = [a for a in assessors_repository.assessors_of(session, campaign.id) if a.name == name]
     if not matches:
         raise NotFound(f"no assessor named {name!r} in campaign {campaign.slug!r}")
     if len(matches) > 1:
@@ -716,4 +714,4 @@ def assessor_link(settings: Settings, token: str) -> str:
 
 def list_assessors(session: Session, campaign: Campaign) -> list[Assessor]:
     """The campaign's assessors, in the order they were invited."""
-    return repository.assessors_of(session, campaign.id)
+    return assessors_repository.assessors_of(session, campaign.id)

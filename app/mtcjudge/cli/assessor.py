@@ -1,5 +1,5 @@
 """``mtcjudge assessor invite|list|relink|revoke|set-aside|bring-back|pause|resume SLUG``: thin
-over mtcjudge.campaigns.service and mtcjudge.campaigns.assessors.
+over mtcjudge.campaigns.service and mtcjudge.assessors.actions.
 
 A personal link is the server's public address followed by ``/a/TOKEN``. The command line
 runs apart from the server, so it cannot see where the server listens: the address comes from
@@ -23,7 +23,7 @@ from mtcjudge.validation import printable
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from mtcjudge.campaigns.assessors import AssessorOverview
+    from mtcjudge.assessors.overview import AssessorOverview
 
 __all__ = ["register"]
 
@@ -190,12 +190,13 @@ def _state(assessor: AssessorOverview) -> str:
 
 
 def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.campaigns import assessors, service
+    from mtcjudge.assessors.overview import assessor_overview
+    from mtcjudge.campaigns import service
 
     def members(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
         emails = {a.id: a.email for a in service.list_assessors(session, campaign)}
-        for assessor in assessors.assessor_overview(session, campaign):
+        for assessor in assessor_overview(session, campaign):
             email = emails.get(assessor.id)
             shown = f" <{printable(email)}>" if email else ""
             out.write(f"{printable(assessor.name)}{shown}  {printable(_state(assessor))}\n")
@@ -204,15 +205,20 @@ def run_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _report_action(args: argparse.Namespace, out: TextIO, err: TextIO, action: str) -> int:
-    """Run ``set_aside`` or ``bring_back`` of :mod:`mtcjudge.campaigns.assessors` on the named
+    """Run ``set_aside`` or ``bring_back`` of :mod:`mtcjudge.assessors.actions` on the named
     assessor and print its report."""
-    from mtcjudge.campaigns import assessors, service
+    from mtcjudge.assessors import actions
+    from mtcjudge.campaigns import service
 
     def act(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
         assessor = service.find_assessor(session, campaign, args.name)
-        run = getattr(assessors, action)
-        report = run(session, campaign, assessor.id, audit.command_line_actor())
+        actor = audit.command_line_actor()
+        report: actions.SetAsideReport | actions.BringBackReport
+        if action == "set_aside":
+            report = actions.set_aside(session, campaign, assessor.id, actor)
+        else:
+            report = actions.bring_back(session, campaign, assessor.id, actor)
         out.write(printable(report.summary()) + "\n")
 
     return run_in_session(args, err, act)
@@ -227,27 +233,29 @@ def run_bring_back(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def run_pause(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.campaigns import assessors, service
+    from mtcjudge.assessors import actions
+    from mtcjudge.campaigns import service
 
     def pause(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
         assessor = service.find_assessor(session, campaign, args.name)
-        report = assessors.pause(
+        report = actions.pause(
             session, campaign, assessor.id, audit.command_line_actor(), args.message
         )
-        told = report.message or assessors.DEFAULT_PAUSE_MESSAGE
+        told = report.message or actions.DEFAULT_PAUSE_MESSAGE
         out.write(f"{printable(assessor.name)} is paused and is told: {printable(told)}\n")
 
     return run_in_session(args, err, pause)
 
 
 def run_resume(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.campaigns import assessors, service
+    from mtcjudge.assessors import actions
+    from mtcjudge.campaigns import service
 
     def resume(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
         assessor = service.find_assessor(session, campaign, args.name)
-        assessors.resume(session, campaign, assessor.id, audit.command_line_actor())
+        actions.resume(session, campaign, assessor.id, audit.command_line_actor())
         out.write(f"{printable(assessor.name)} may judge again\n")
 
     return run_in_session(args, err, resume)

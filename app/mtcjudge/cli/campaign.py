@@ -295,7 +295,7 @@ def run_set(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
-    from mtcjudge.planner.pool import unplayable_summary
+    from mtcjudge.pool.service import unplayable_summary
 
     new_status = {"open": "open", "close": "closed"}[args.campaign_command]
 

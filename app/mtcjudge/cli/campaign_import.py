@@ -97,7 +97,7 @@ def _add_import_bundle(actions: SubParsers) -> None:
 
 def run_import_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.exports.restore import open_bundle, restore_campaign
-    from mtcjudge.planner.pool import unplayable_summary
+    from mtcjudge.pool.service import unplayable_summary
 
     settings_for(args.database_url)
     bundle = open_bundle(args.bundle)  # verified before the database is touched

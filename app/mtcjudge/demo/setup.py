@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from mtcjudge import audit
+from mtcjudge.assessors import repository as assessors_repository
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.changes import record_campaign_created
 from mtcjudge.campaigns.service import (
@@ -178,7 +179,7 @@ def ensure_demo(
             # links (the old ones stop working) and keeps their judgments
             invited = [
                 (assessor, reissue_link(session, assessor))
-                for assessor in repository.assessors_of(session, campaign.id)
+                for assessor in assessors_repository.assessors_of(session, campaign.id)
             ]
             present = {assessor.name for assessor, _ in invited}
             invited += [

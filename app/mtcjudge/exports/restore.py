@@ -33,10 +33,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from mtcjudge import audit
+from mtcjudge.assessors.actions import PAUSE_MESSAGE_MAX
 from mtcjudge.campaigns import repository as campaigns_repository
 from mtcjudge.campaigns import service as campaigns
-from mtcjudge.campaigns.assessors import PAUSE_MESSAGE_MAX
-from mtcjudge.campaigns.audio import AudioScan, scan_audio
+from mtcjudge.clips.audio import AudioScan, scan_audio
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository
 from mtcjudge.exports.service import BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION
@@ -57,7 +57,8 @@ from mtcjudge.models import (
     TrajectoryPoint,
 )
 from mtcjudge.planner import repository as planner_repository
-from mtcjudge.planner.pool import ensure_pool
+from mtcjudge.pool import repository as pool_repository
+from mtcjudge.pool.service import ensure_pool
 from mtcjudge.security import hash_token, new_token
 from mtcjudge.validation import DECIMAL, INTEGER, NAME_MAX
 
@@ -641,7 +642,7 @@ def _restore_leases(
 ) -> list[int]:
     """The leases, in order; ``repeats`` gets lease number -> the number of the judgment a
     repeat trial repeats (restored once the judgments are)."""
-    pairs = planner_repository.pair_ids(session, campaign.id)
+    pairs = pool_repository.pair_ids(session, campaign.id)
     n = 0
 
     def rows() -> Iterator[dict[str, Any]]:
@@ -871,7 +872,7 @@ def _restore_audit(
     """Mark the pairs the audit drew (none in a bundle made before audits were stored)."""
     if "state/audit.csv" not in bundle.archive.namelist():
         return
-    pairs = planner_repository.pair_ids(session, cid)
+    pairs = pool_repository.pair_ids(session, cid)
     drawn = [
         _pool_pair(f, pairs, query_ids, document_ids)[0]
         for f in _records(bundle, "state/audit.csv")

@@ -4,7 +4,8 @@ pairs, the results document, the runs, and a self-describing bundle of all of th
 Every export is written to a binary stream as it is read: the rows come from a cursor
 (:mod:`mtcjudge.exports.repository`) and leave in batches, so memory does not grow with the number
 of judgments. Nothing is re-derived: the results are :mod:`mtcjudge.results.read`'s document,
-the estimates the engine of :mod:`mtcjudge.planner.build`. The formats are in docs/exports.md.
+the estimates the engine of :mod:`mtcjudge.campaign_engine.build`. The formats are in
+docs/exports.md.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ import numpy as np
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
+from mtcjudge.assessors.overview import assessor_overview
+from mtcjudge.campaign_engine.build import CampaignEngine, CampaignRows, build_engine, load_rows
 from mtcjudge.campaigns import service as campaigns
-from mtcjudge.campaigns.assessors import assessor_overview
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository
 from mtcjudge.exports.empty import EmptyExport, why_empty
@@ -46,7 +48,6 @@ from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.estimators import SOURCE_JUDGED, SOURCE_M_JUD, SOURCE_M_OUT, SOURCE_PRIOR
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.scales import BROAD, FINE, SCALES, get_scale
-from mtcjudge.planner.build import CampaignEngine, CampaignRows, build_engine, load_rows
 from mtcjudge.results import read
 
 __all__ = [

@@ -25,11 +25,11 @@ from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 from starlette.types import Message, Receive, Scope, Send
 
+from mtcjudge.clips.excerpt import another_excerpt
 from mtcjudge.db import read_only
 from mtcjudge.deps import SessionDep, transaction
 from mtcjudge.errors import InvalidInput, NotFound
 from mtcjudge.judging import repository
-from mtcjudge.judging.excerpt import another_excerpt
 from mtcjudge.judging.params import CHECK_LEASE_ID, CHECK_TOKEN
 from mtcjudge.models import Assessor, Campaign
 from mtcjudge.web import templates

@@ -32,6 +32,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased
 
+from mtcjudge.db import execute_plain
 from mtcjudge.models import (
     Assessor,
     Campaign,
@@ -69,8 +70,6 @@ __all__ = [
     "lease_clip",
     "live_lease_of",
     "live_leases_of_others",
-    "lock_pair",
-    "lock_pair_of",
     "mark_consented",
     "mark_lease",
     "pair_of",
@@ -82,7 +81,6 @@ __all__ = [
     "record_judgment",
     "record_revision",
     "release_expired",
-    "release_lease",
     "repeat_judgment",
     "second_opinion",
     "take_slot",
@@ -125,10 +123,7 @@ def assessor_and_campaign(session: Session, token: str) -> tuple[Assessor, Campa
     return None if row is None else (row[0], row[1])
 
 
-def _run(session: Session, statement: Any, params: dict[str, Any] | None = None) -> Any:
-    """Execute on the session's connection, in its transaction, without the ORM: the
-    judging path reads and writes plain rows, which costs a fraction of loading objects."""
-    return session.connection().execute(statement, params or {})
+_run = execute_plain
 
 
 @dataclass(frozen=True)
@@ -443,55 +438,6 @@ def assessor_hold(session: Session, assessor_id: int, *, shared_lock: bool = Fal
     return AssessorHold(row.set_aside_at is not None, row.paused_at is not None, row.pause_reason)
 
 
-# NO KEY UPDATE: does not conflict with the key-share locks that inserting a lease or a plan
-# entry (foreign keys to the row) takes; SQLite renders no FOR UPDATE
-_LOCK_PAIR = (
-    select(Pair.id, Pair.judged, Pair.playable)
-    .where(Pair.id == bindparam("pair_id"))
-    .with_for_update(key_share=True)
-)
-
-
-@dataclass(frozen=True)
-class LockedPair:
-    id: int
-    judged: int  # judgments counted, read under the row's lock
-    playable: bool  # both clips can be played (cannot change while the row is held)
-
-
-def lock_pair(session: Session, pair_id: int | None) -> LockedPair | None:
-    """Lock the pair's row until the transaction ends (Postgres; SQLite holds the
-    database's write lock already) and read its judgment count and whether it can be
-    played. None for the lease of a
-    quality trial, which holds no pair."""
-    if pair_id is None:
-        return None
-    row = _run(session, _LOCK_PAIR, {"pair_id": pair_id}).one()
-    return LockedPair(int(row.id), int(row.judged), bool(row.playable))
-
-
-_LOCK_PAIR_OF = (
-    select(Pair.id, Pair.judged, Pair.playable)
-    .where(
-        Pair.campaign_id == bindparam("campaign_id", type_=Integer),
-        Pair.query_id == bindparam("query_id", type_=Integer),
-        Pair.document_id == bindparam("document_id", type_=Integer),
-    )
-    .with_for_update(key_share=True)
-)
-
-
-def lock_pair_of(
-    session: Session, campaign_id: int, query_id: int, document_id: int
-) -> LockedPair | None:
-    """:func:`lock_pair` by the pair's query and candidate: the pool pair whose clips a
-    quality trial plays (a repeat's, a second opinion's), or None when they are no pool
-    pair (a reference or an anchor trial, as a rule)."""
-    params = {"campaign_id": campaign_id, "query_id": query_id, "document_id": document_id}
-    row = _run(session, _LOCK_PAIR_OF, params).one_or_none()
-    return None if row is None else LockedPair(int(row.id), int(row.judged), bool(row.playable))
-
-
 _ANSWERED_OTHERWISE = select(
     or_(
         exists().where(
@@ -512,7 +458,7 @@ _ANSWERED_OTHERWISE = select(
 
 def answered_otherwise(
     session: Session,
-    pair: LockedPair,
+    pair_id: int,
     lease: LeaseInfo,
     assessor_id: int,
 ) -> bool:
@@ -524,7 +470,7 @@ def answered_otherwise(
         "document_id": lease.document_id,
         "assessor_id": assessor_id,
         "kind": lease.kind,
-        "pair_id": pair.id,
+        "pair_id": pair_id,
     }
     return bool(_run(session, _ANSWERED_OTHERWISE, params).scalar())
 
@@ -756,19 +702,6 @@ def insert_lease(session: Session, values: dict[str, Any]) -> int | None:
 def give_back_slot(session: Session, pair_id: int) -> None:
     """Undo :func:`take_slot` (the lease it was for was not inserted)."""
     _run(session, update(Pair).where(Pair.id == pair_id).values(leased=Pair.leased - 1))
-
-
-def release_lease(session: Session, lease: Lease | LeaseInfo, new_state: str) -> bool:
-    """End a live lease (``released`` or ``expired``) and stop counting it on its pair (a
-    quality trial's lease holds none: it just ends). The caller holds the pair's row.
-    False when it was no longer live."""
-    ended = _run(
-        session,
-        update(Lease).where(Lease.id == lease.id, Lease.state == "live").values(state=new_state),
-    ).rowcount
-    if ended and lease.pair_id is not None:
-        _run(session, update(Pair).where(Pair.id == lease.pair_id).values(leased=Pair.leased - 1))
-    return bool(ended)
 
 
 _OTHER_JUDGMENT = aliased(Judgment)

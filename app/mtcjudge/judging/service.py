@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from mtcjudge.assessors.actions import DEFAULT_PAUSE_MESSAGE
 from mtcjudge.errors import (
     AssessorPaused,
     CampaignClosed,
@@ -31,11 +32,11 @@ from mtcjudge.errors import (
 from mtcjudge.judging import repository, trials
 from mtcjudge.judging.listening import ClipEvidence, check_listening
 from mtcjudge.models import Assessor, Campaign, Judgment, utcnow
+from mtcjudge.pool import repository as pool_repository
 
 __all__ = [
     "HISTORY_SIZE",
     "LOCALITY",
-    "PAUSED_MESSAGE",
     "SET_ASIDE_MESSAGE",
     "NextPair",
     "Progress",
@@ -54,12 +55,6 @@ HISTORY_SIZE = 10
 LOCALITY = 0.5
 #: candidates tried before giving up on a claim (each lost race skips one pair)
 MAX_CLAIM_ATTEMPTS = 16
-#: what a paused assessor is told when the organizers wrote nothing (and after an automatic
-#: pause)
-PAUSED_MESSAGE = (
-    "Thank you for your help so far. We have paused your judging for now; the organizers "
-    "will be in touch."
-)
 #: what an assessor whose judgments were set aside is told when the organizers wrote nothing
 SET_ASIDE_MESSAGE = (
     "Thank you for your help! The organizers do not need more judgments from you for now."
@@ -158,7 +153,7 @@ def _paused_message(context: repository.Context) -> str | None:
         return None
     if context.pause_reason and context.pause_reason.strip():
         return context.pause_reason.strip()
-    return SET_ASIDE_MESSAGE if context.set_aside else PAUSED_MESSAGE
+    return SET_ASIDE_MESSAGE if context.set_aside else DEFAULT_PAUSE_MESSAGE
 
 
 def next_pair(session: Session, token: str) -> NextPair:
@@ -177,21 +172,21 @@ def next_pair(session: Session, token: str) -> NextPair:
     if paused is not None:
         # handed nothing more; the pair they held goes back to the pool
         if current is not None:
-            repository.lock_pair(session, current.pair_id)
-            repository.release_lease(session, current, "released")
+            pool_repository.lock_pair(session, current.pair_id)
+            pool_repository.release_lease(session, current, "released")
         return NextPair("done", None, False, prog, paused)
     rule = context.listen_seconds
     if current is not None and context.trial_unplayable:
         # a trial on a pool pair that cannot be played any more (the planner ends the
         # leases of such a pair, which a trial's lease is not): it just ends
-        repository.release_lease(session, current, "released")
+        pool_repository.release_lease(session, current, "released")
         current = None
     if current is not None and current.expires_at > now:
         same = current.query_id == previous_query
         return NextPair("pair", current, same, prog, "", rule, context.assessor_id)
     if current is not None:  # lapsed: give it back before taking another
-        repository.lock_pair(session, current.pair_id)
-        repository.release_lease(session, current, "expired")
+        pool_repository.lock_pair(session, current.pair_id)
+        pool_repository.release_lease(session, current, "expired")
     if prog.can_stop and not context.keep_collecting:
         return NextPair(
             "done",
@@ -398,7 +393,7 @@ def submit_judgment(
     }
     if lease.pair_id is None:
         return _submit_trial(session, context, lease, values, client_id)
-    pair = repository.lock_pair(session, lease.pair_id)
+    pair = pool_repository.lock_pair(session, lease.pair_id)
     assert pair is not None  # a pool pair's lease
     _refuse_unplayable(pair)
     # after the pair's row, as an organizer setting the assessor aside locks them: either
@@ -435,7 +430,7 @@ def submit_judgment(
     return judgment, True
 
 
-def _refuse_unplayable(pair: repository.LockedPair) -> None:
+def _refuse_unplayable(pair: pool_repository.LockedPair) -> None:
     """A pair whose query or candidate clip is missing or unreadable is never judged, even
     on a lease handed out before the planner found the file gone (it then ends the pair's
     leases too: the assessor's next call gets another pair). The caller holds the pair's
@@ -463,11 +458,13 @@ def _submit_trial(
     second opinion is refused when the assessor judged the pair otherwise meanwhile or holds
     it as a pool pair (its lease lapsed and the pair came back to them from the pool, its
     original set aside): one assessor never answers a pair both ways."""
-    pair = repository.lock_pair_of(session, lease.campaign_id, lease.query_id, lease.document_id)
+    pair = pool_repository.lock_pair_of(
+        session, lease.campaign_id, lease.query_id, lease.document_id
+    )
     if pair is not None:
         _refuse_unplayable(pair)
         if lease.kind == "second" and repository.answered_otherwise(
-            session, pair, lease, context.assessor_id
+            session, pair.id, lease, context.assessor_id
         ):
             raise Conflict(
                 "you have already judged this pair: revise it from your recent judgments"
@@ -508,7 +505,7 @@ def revise_judgment(
     if pool:
         pair = repository.pair_of(session, campaign.id, judgment.query_id, judgment.document_id)
         if pair is not None:
-            repository.lock_pair(session, pair.id)
+            pool_repository.lock_pair(session, pair.id)
     judgment.broad = broad
     judgment.fine = float(fine)
     judgment.revision += 1
@@ -529,5 +526,5 @@ def pause(session: Session, token: str) -> None:
     assessor, _ = assessor_for_token(session, token)
     lease = repository.live_lease_of(session, assessor.id)
     if lease is not None:
-        repository.lock_pair(session, lease.pair_id)
-        repository.release_lease(session, lease, "released")
+        pool_repository.lock_pair(session, lease.pair_id)
+        pool_repository.release_lease(session, lease, "released")

@@ -16,7 +16,6 @@ __all__ = [
     "delete_expired_sessions",
     "delete_session",
     "delete_sessions_of",
-    "live_session",
     "live_session_counts",
     "organizer_by_username",
     "organizer_for_update",
@@ -45,22 +44,6 @@ def all_organizers(session: Session) -> list[Organizer]:
 
 def any_organizer(session: Session) -> bool:
     return bool(session.scalar(select(exists().select_from(Organizer))))
-
-
-def live_session(
-    session: Session, token_hash: str, now: datetime
-) -> tuple[OrganizerSession, Organizer] | None:
-    """The unexpired session with this token hash, and its organizer if not disabled."""
-    row = session.execute(
-        select(OrganizerSession, Organizer)
-        .join(Organizer, Organizer.id == OrganizerSession.organizer_id)
-        .where(
-            OrganizerSession.token_hash == token_hash,
-            OrganizerSession.expires_at > now,
-            Organizer.disabled_at.is_(None),
-        )
-    ).one_or_none()
-    return None if row is None else (row[0], row[1])
 
 
 def live_session_counts(session: Session, now: datetime) -> dict[int, int]:

@@ -27,6 +27,7 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy.orm import Session
 
 from mtcjudge.audit import recent_events
+from mtcjudge.auth.principal import Principal, principal_for_session
 from mtcjudge.campaigns import repository as campaigns_repository
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.config import Settings
@@ -183,7 +184,7 @@ async def login(request: Request, settings: SettingsDep) -> Response:
         lifetime = timedelta(hours=settings.session_hours)
         old_token = request.cookies.get(SESSION_COOKIE)
 
-        def start(session: Session) -> tuple[str, organizers.Principal] | None:
+        def start(session: Session) -> tuple[str, Principal] | None:
             if old_token:  # a new session, never the one the browser came with
                 organizers.end_session(session, old_token)
             return organizers.sign_in(session, stored, new_hash, lifetime)
@@ -221,7 +222,7 @@ async def login(request: Request, settings: SettingsDep) -> Response:
 async def logout(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
     token = request.cookies.get(SESSION_COOKIE)
     if token and len(token) <= 128:
-        principal = await anyio.to_thread.run_sync(organizers.principal_for_session, session, token)
+        principal = await anyio.to_thread.run_sync(principal_for_session, session, token)
         if principal is not None:
             await check_csrf(request, principal)  # a forged sign-out is refused too (403)
             await anyio.to_thread.run_sync(organizers.end_session, session, token)

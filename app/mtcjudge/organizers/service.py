@@ -9,7 +9,6 @@ only ``flush()``; the request or the command's ``session_scope`` commits.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import secrets
@@ -20,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge import audit
+from mtcjudge.auth.principal import Principal, hash_session_token
 from mtcjudge.config import Settings
 from mtcjudge.db import session_scope
 from mtcjudge.errors import Conflict, InvalidInput, NotFound
@@ -29,17 +29,14 @@ from mtcjudge.organizers import passwords, repository
 __all__ = [
     "USERNAME_PATTERN",
     "OrganizerAccount",
-    "Principal",
     "StoredCredentials",
     "authenticate",
     "check_credentials",
     "create_organizer",
     "end_session",
     "ensure_first_organizer",
-    "hash_session_token",
     "list_organizers",
     "normalize_username",
-    "principal_for_session",
     "set_disabled",
     "set_password",
     "sign_in",
@@ -51,30 +48,6 @@ logger = logging.getLogger(__name__)
 
 USERNAME_PATTERN = r"^[a-z0-9][a-z0-9._@-]{0,63}$"
 _USERNAME = re.compile(USERNAME_PATTERN)
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who an organizer request comes from.
-
-    Attributes
-    ----------
-    actor : audit.Actor
-        As the audit log shows it: the organizer's username, or "API token".
-    username : str or None
-        The signed-in organizer (None for the bearer token).
-    csrf_token : str or None
-        The session's CSRF token, which state-changing requests must send back (None for
-        the bearer token: a browser never sends an Authorization header by itself).
-    """
-
-    actor: audit.Actor
-    username: str | None = None
-    csrf_token: str | None = None
-
-    @property
-    def signed_in(self) -> bool:
-        return self.username is not None
 
 
 @dataclass(frozen=True)
@@ -247,10 +220,6 @@ def authenticate(session: Session, username: str, password: str) -> Organizer | 
     return organizer
 
 
-def hash_session_token(token: str) -> str:
-    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def start_session(
     session: Session, organizer: Organizer, lifetime: timedelta
 ) -> tuple[str, OrganizerSession]:
@@ -268,20 +237,6 @@ def start_session(
     )
     repository.add(session, row)
     return token, row
-
-
-def principal_for_session(session: Session, token: str) -> Principal | None:
-    """Who holds this session token: None when it is unknown, expired or its organizer is
-    disabled."""
-    found = repository.live_session(session, hash_session_token(token), utcnow())
-    if found is None:
-        return None
-    row, organizer = found
-    return Principal(
-        actor=audit.Actor(organizer.username, organizer.id),
-        username=organizer.username,
-        csrf_token=row.csrf_token,
-    )
 
 
 def end_session(session: Session, token: str) -> bool:

@@ -6,7 +6,7 @@ turns every assessor's judgments and quality-trial answers into
 campaign's engine expects of each pool pair *without that assessor's judgments*
 (:func:`mtcjudge.mtc.reliability.expected_moments`, leave one assessor out) and what the
 other judges said of it, and stores the :func:`~mtcjudge.mtc.reliability.assess` verdict
-(:func:`mtcjudge.campaigns.assessors.store_reliability`, which also pauses automatically
+(:func:`mtcjudge.assessors.actions.store_reliability`, which also pauses automatically
 when the campaign asks). docs/quality.md describes the signals and the flag rule.
 """
 
@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge.campaigns.assessors import store_reliability
+from mtcjudge.assessors.reliability import store_reliability
+from mtcjudge.campaign_engine.build import CampaignEngine
 from mtcjudge.db import session_scope
 from mtcjudge.models import DEFAULT_LISTEN_SECONDS, Campaign, as_utc
 from mtcjudge.mtc.reliability import POOL_KINDS, Answer, Reliability, assess, expected_moments
 from mtcjudge.planner import repository
-from mtcjudge.planner.build import CampaignEngine
 
 __all__ = ["RELIABILITY_SECONDS", "assess_assessors", "refresh_reliability"]
 

@@ -30,21 +30,22 @@ import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge.db import session_scope
-from mtcjudge.models import Campaign, utcnow
-from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.projection import Projection, project
-from mtcjudge.planner import repository
-from mtcjudge.planner.build import (
+from mtcjudge.campaign_engine import repository as engine_repository
+from mtcjudge.campaign_engine.build import (
     CampaignEngine,
     apply_disagreement,
     build_engine,
     settings_key,
 )
-from mtcjudge.planner.pool import ensure_pool, refresh_playable
+from mtcjudge.campaign_engine.document import engine_results, projection_targets, stored_json
+from mtcjudge.db import session_scope
+from mtcjudge.models import Campaign, utcnow
+from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.projection import Projection, project
+from mtcjudge.planner import repository
 from mtcjudge.planner.reliability import RELIABILITY_SECONDS, refresh_reliability
-from mtcjudge.results import repository as results_repository
-from mtcjudge.results.document import engine_results, projection_targets, stored_json
+from mtcjudge.pool import repository as pool_repository
+from mtcjudge.pool.service import ensure_pool, refresh_playable
 
 __all__ = [
     "PLAN_SIZE",
@@ -236,7 +237,7 @@ def _plan_rows(
 
 def _new_plan(session: Session, campaign: Campaign) -> _CampaignPlan:
     state = build_engine(session, campaign)
-    stored = repository.pair_ids(session, campaign.id)
+    stored = pool_repository.pair_ids(session, campaign.id)
     row_ids = [stored.get(ids, -1) for ids in state.pair_ids]
     plan = _CampaignPlan(state, row_ids, {pid: p for p, pid in enumerate(row_ids) if pid >= 0})
     plan.audit_saved = set(state.engine.audit_pairs().tolist())
@@ -287,7 +288,7 @@ def plan_in_session(session: Session, campaign: Campaign, *, plan_size: int = PL
     repository.mark_audit(session, _unsaved_audit(plan))
     repository.save_figures(session, campaign.id, _figures(plan, campaign, now))
     part = engine_results(plan.state, campaign)
-    results_repository.save_results(
+    engine_repository.save_results(
         session,
         campaign.id,
         stored_json(part, plan.state.settings_key),
@@ -335,7 +336,7 @@ def _assess_reliability(
 ) -> None:
     plan.reliability_checked_at = time.monotonic()
     with session_scope(session_factory) as session:
-        key = results_repository.judgment_rows(session, campaign_id)
+        key = engine_repository.judgment_rows(session, campaign_id)
     if key == plan.reliability_key:
         return
 
@@ -368,7 +369,7 @@ def _plan_step(
     The results document is rewritten after new judgments (and on the first plan, and when
     a projection lands); ``projector`` projects the judgments still needed (none without).
     Every ``audio_check_seconds`` (and on the first plan) the campaign's clips are looked at
-    again (:func:`mtcjudge.planner.pool.refresh_playable`); when pairs became unplayable or
+    again (:func:`mtcjudge.pool.service.refresh_playable`); when pairs became unplayable or
     playable again, the engine is rebuilt on the pairs that can be played."""
     bad_clips: frozenset[int] | None = None
     if cached is None or time.monotonic() - cached.audio_checked_at >= audio_check_seconds:
@@ -407,7 +408,7 @@ def _plan_step(
         else:
             assert cached is not None
             moved = {pid: v for pid, v in changes.items() if cached.seen.get(pid) != v[2]}
-            fresh = repository.pair_means(
+            fresh = engine_repository.pair_means(
                 session, campaign.id, campaign.scale, [(q, d) for q, d, _ in moved.values()]
             )
             for pid, (_, _, n) in moved.items():
@@ -422,7 +423,7 @@ def _plan_step(
         disagreement = None  # rows to measure the disagreement from again, if it changed
         if rebuilt or time.monotonic() - cached.disagreement_checked_at >= disagreement_seconds:
             cached.disagreement_checked_at = time.monotonic()
-            rows = repository.disagreement_rows(session, campaign.id, campaign.scale)
+            rows = engine_repository.disagreement_rows(session, campaign.id, campaign.scale)
             measured = tuple(tuple(r) for r in rows)
             if measured != cached.disagreement_key:
                 cached.disagreement_key = measured
@@ -458,7 +459,7 @@ def _plan_step(
         repository.mark_audit(session, audit_rows)
         repository.save_figures(session, campaign_id, figures)
         if part is not None:
-            results_repository.save_results(
+            engine_repository.save_results(
                 session,
                 campaign_id,
                 document,

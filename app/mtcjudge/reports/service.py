@@ -28,8 +28,9 @@ from typing import Any, BinaryIO
 
 from sqlalchemy.orm import Session
 
+from mtcjudge.assessors.overview import assessor_overview
+from mtcjudge.campaign_engine.build import engine_from_rows, load_rows
 from mtcjudge.campaigns import service as campaigns
-from mtcjudge.campaigns.assessors import assessor_overview
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository as export_repository
 from mtcjudge.exports.formats import MEASURE_DEFINITIONS
@@ -38,7 +39,6 @@ from mtcjudge.models import Campaign, as_utc, utcnow
 from mtcjudge.mtc.calibration import ESTIMATOR_SUMMARIES
 from mtcjudge.mtc.measures import MEASURES, per_query_scores
 from mtcjudge.mtc.scales import SCALES
-from mtcjudge.planner.build import engine_from_rows, load_rows
 from mtcjudge.reports import charts
 from mtcjudge.reports.agreement import agreement
 from mtcjudge.reports.analysis import mirex_section

@@ -28,10 +28,11 @@ import anyio
 import anyio.to_thread
 from sqlalchemy.orm import Session, sessionmaker
 
+from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.db import session_scope
 from mtcjudge.errors import CampaignNotFound
 from mtcjudge.models import Campaign
-from mtcjudge.results import read, repository
+from mtcjudge.results import read
 from mtcjudge.results.document import results_json
 
 __all__ = ["POLL_SECONDS", "REFRESH_SECONDS", "ResultsEvent", "ResultsFeeds", "server_exiting"]
@@ -211,7 +212,7 @@ class ResultsFeeds:
 
     def _version(self, campaign_id: int) -> int:
         with session_scope(self.session_factory) as session:
-            return repository.results_version(session, campaign_id)
+            return engine_repository.results_version(session, campaign_id)
 
     def _document(self, slug: str) -> ResultsEvent:
         with session_scope(self.session_factory) as session:

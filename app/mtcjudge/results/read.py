@@ -23,25 +23,20 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
+from mtcjudge.assessors.overview import AssessorOverview, assessor_overview
+from mtcjudge.campaign_engine import repository as engine_repository
+from mtcjudge.campaign_engine.build import CampaignRows, engine_from_rows, load_rows
+from mtcjudge.campaign_engine.build import settings_key as campaign_settings_key
+from mtcjudge.campaign_engine.document import EngineResults, engine_results, parse_stored
 from mtcjudge.campaigns import service
-from mtcjudge.campaigns.assessors import AssessorOverview, assessor_overview
 from mtcjudge.db import session_scope
 from mtcjudge.errors import InvalidInput
 from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.scales import SCALES
-from mtcjudge.planner.build import CampaignRows, engine_from_rows, load_rows
-from mtcjudge.planner.build import settings_key as campaign_settings_key
-from mtcjudge.planner.pool import unplayable_clips
+from mtcjudge.pool.service import unplayable_clips
 from mtcjudge.results import repository
-from mtcjudge.results.document import (
-    AssessorSummary,
-    EngineResults,
-    Results,
-    TrajectoryEntry,
-    engine_results,
-    parse_stored,
-)
+from mtcjudge.results.document import AssessorSummary, Results, TrajectoryEntry
 
 __all__ = [
     "ResultsSnapshot",
@@ -109,12 +104,12 @@ def read_snapshot(
     measure = measure or campaign.measure
     scale = scale or campaign.scale
     driving = measure == campaign.measure and scale == campaign.scale
-    row = repository.stored_results(session, campaign.id)
+    row = engine_repository.stored_results(session, campaign.id)
     stored = None
     if driving and row is not None:
         stored = parse_stored(row.document, campaign_settings_key(campaign))
     now = utcnow()
-    n_rows, changed_at = repository.judgment_rows(session, campaign.id)
+    n_rows, changed_at = engine_repository.judgment_rows(session, campaign.id)
     return ResultsSnapshot(
         campaign=campaign,
         measure=measure,

@@ -6,109 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, case, func, insert, select, update
+from sqlalchemy import and_, case, func, select
 from sqlalchemy.orm import Session
 
-from mtcjudge.models import Assessor, CampaignResults, Judgment, Lease, TrajectoryPoint, as_utc
+from mtcjudge.models import Assessor, Judgment, Lease, TrajectoryPoint, as_utc
 
 __all__ = [
     "AssessorActivity",
-    "StoredResults",
     "assessor_activity",
-    "judgment_rows",
-    "results_version",
-    "save_results",
-    "stored_results",
     "trajectory",
 ]
-
-
-@dataclass(frozen=True)
-class StoredResults:
-    """The ``campaign_results`` row: the planner's last document (JSON text) and its version."""
-
-    version: int
-    judged_pairs: int
-    computed_at: datetime
-    document: str
-
-
-def stored_results(session: Session, campaign_id: int) -> StoredResults | None:
-    row = session.execute(
-        select(
-            CampaignResults.version,
-            CampaignResults.judged_pairs,
-            CampaignResults.computed_at,
-            CampaignResults.document,
-        ).where(CampaignResults.campaign_id == campaign_id)
-    ).one_or_none()
-    if row is None:
-        return None
-    return StoredResults(int(row[0]), int(row[1]), as_utc(row[2]), str(row[3]))
-
-
-def results_version(session: Session, campaign_id: int) -> int:
-    """The version of the campaign's stored results (0: none yet); one indexed read, what the
-    live-update pollers ask twice a second."""
-    version = session.scalar(
-        select(CampaignResults.version).where(CampaignResults.campaign_id == campaign_id)
-    )
-    return int(version or 0)
-
-
-def save_results(
-    session: Session,
-    campaign_id: int,
-    document: str,
-    *,
-    judged_pairs: int,
-    ranking_confidence: float,
-    system_pairs_settled: int,
-    now: datetime,
-) -> int:
-    """Store a new results document (version + 1) and, when the number of judged pairs
-    changed since the last one, a point of the confidence curve. Returns the new version.
-
-    Only the campaign's planner writes, under its lease (and, on Postgres, the lock of
-    :func:`mtcjudge.planner.repository.still_planner`), so a read-then-write is enough here."""
-    before = session.execute(
-        select(CampaignResults.version, CampaignResults.judged_pairs).where(
-            CampaignResults.campaign_id == campaign_id
-        )
-    ).one_or_none()
-    if before is None or int(before[1]) != judged_pairs or _no_points(session, campaign_id):
-        session.execute(
-            insert(TrajectoryPoint).values(
-                campaign_id=campaign_id,
-                judged_pairs=judged_pairs,
-                ranking_confidence=ranking_confidence,
-                system_pairs_settled=system_pairs_settled,
-                at=now,
-            )
-        )
-    values = {"judged_pairs": judged_pairs, "computed_at": now, "document": document}
-    if before is None:
-        session.execute(
-            insert(CampaignResults).values(campaign_id=campaign_id, version=1, **values)
-        )
-        return 1
-    version = int(before[0]) + 1
-    session.execute(
-        update(CampaignResults)
-        .where(CampaignResults.campaign_id == campaign_id)
-        .values(version=version, **values)
-        .execution_options(synchronize_session=False)
-    )
-    return version
-
-
-def _no_points(session: Session, campaign_id: int) -> bool:
-    return (
-        session.scalar(
-            select(TrajectoryPoint.id).where(TrajectoryPoint.campaign_id == campaign_id).limit(1)
-        )
-        is None
-    )
 
 
 def trajectory(session: Session, campaign_id: int) -> list[tuple[int, float, int]]:
@@ -124,17 +31,6 @@ def trajectory(session: Session, campaign_id: int) -> list[tuple[int, float, int
         .order_by(TrajectoryPoint.at, TrajectoryPoint.id)
     ).all()
     return [(int(n), float(c), int(s)) for n, c, s in rows]
-
-
-def judgment_rows(session: Session, campaign_id: int) -> tuple[int, datetime | None]:
-    """How many judgment rows the campaign has (every assessor's, and the imported ones),
-    and when one last changed: together they change with every judgment and revision."""
-    count, last = session.execute(
-        select(func.count(), func.max(Judgment.updated_at)).where(
-            Judgment.campaign_id == campaign_id
-        )
-    ).one()
-    return int(count or 0), None if last is None else as_utc(last)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Respons
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic.dataclasses import dataclass
 
+from mtcjudge.campaign_engine import document as engine_document
 from mtcjudge.campaigns import service
 from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.deps import CurrentOrganizer, SettingsDep, still_signed_in, transaction
@@ -32,29 +33,29 @@ __all__ = ["ResultsOut", "router"]
 
 
 @dataclass(frozen=True, config=domain_schema())
-class SystemOut(document.SystemResult):
+class SystemOut(engine_document.SystemResult):
     """A system's estimated score, its 95 % interval and its rank (1 = best)."""
 
 
 @dataclass(frozen=True, config=domain_schema(verdict_rule="the [U12] rule (1-4) that decided"))
-class PairOut(document.PairResult):
+class PairOut(engine_document.PairResult):
     """A pair of systems (``a`` before ``b`` in name order): ``mean(a) - mean(b)``, the
     confidence in their order, and the [U12] significance verdict."""
 
 
 @dataclass(frozen=True, config=domain_schema())
-class TargetProjectionOut(document.TargetProjection):
+class TargetProjectionOut(engine_document.TargetProjection):
     """Further judged pairs needed to reach ``target``: median and 10th-90th percentile
     range over simulated continuations of the loop (null: most did not reach it)."""
 
 
 @dataclass(frozen=True, config=domain_schema())
-class DisagreementOut(document.DisagreementInfo):
+class DisagreementOut(engine_document.DisagreementInfo):
     """The assessor disagreement the confidence includes (docs/method.md §10)."""
 
 
 @dataclass(frozen=True, config=domain_schema())
-class ProjectionInfoOut(document.ProjectionInfo):
+class ProjectionInfoOut(engine_document.ProjectionInfo):
     """When (at how many judged pairs) and how the projections were made."""
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtcjudge.judging import excerpt
+from mtcjudge.clips import excerpt
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtcjudge.campaigns.audio import UnreadableAudio, probe_audio, scan_audio
+from mtcjudge.clips.audio import UnreadableAudio, probe_audio, scan_audio
 
 
 def write_wav(path: Path, seconds: float, rate: int = 8000) -> Path:

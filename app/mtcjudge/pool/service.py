@@ -1,7 +1,7 @@
 """A campaign's pool of pairs: stored once, grown when systems are added, and which of its
 pairs cannot be played.
 
-The pool is fixed by the runs and ``k`` (:func:`mtcjudge.planner.build.pool_pairs`); it is
+The pool is fixed by the runs and ``k`` (:func:`mtcjudge.campaign_engine.build.pool_pairs`); it is
 stored as ``pair`` rows the planner (:mod:`mtcjudge.planner.service`) and the judging path
 work on. Creating a campaign, adding runs and importing a bundle store it here; the
 planner makes sure it exists before each plan.
@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge.campaigns.audio import ClipWatch
+from mtcjudge.campaign_engine import repository as engine_repository
+from mtcjudge.campaign_engine.build import playable_mask, pool_pairs
+from mtcjudge.clips.audio import ClipWatch
 from mtcjudge.db import session_scope
 from mtcjudge.models import Campaign
-from mtcjudge.planner import repository
-from mtcjudge.planner.build import playable_mask, pool_pairs
+from mtcjudge.pool import repository as pool_repository
 
 __all__ = [
     "CLIPS",
@@ -50,12 +51,12 @@ def ensure_pool(session: Session, campaign: Campaign) -> int:
     Safe to run from several processes at once: the unique key keeps one copy.
     Returns the number of pairs.
     """
-    existing = repository.pair_count(session, campaign.id)
+    existing = pool_repository.pair_count(session, campaign.id)
     if existing:
         return existing
     pairs = pool_pairs(session, campaign)
     playable = playable_mask(session, campaign.id, pairs)
-    counts = repository.judgment_counts(session, campaign.id)
+    counts = pool_repository.judgment_counts(session, campaign.id)
     rows = [
         {
             "campaign_id": campaign.id,
@@ -69,8 +70,8 @@ def ensure_pool(session: Session, campaign: Campaign) -> int:
         for i, (q, d) in enumerate(pairs)
     ]
     if rows:
-        repository.insert_pairs(session, rows)
-    return repository.pair_count(session, campaign.id)
+        pool_repository.insert_pairs(session, rows)
+    return pool_repository.pair_count(session, campaign.id)
 
 
 @dataclass(frozen=True)
@@ -87,14 +88,14 @@ def grow_pool(session: Session, campaign: Campaign) -> PoolGrowth:
     """Store the pool pairs the campaign's collection has and its stored pool has not (after
     systems were added); pairs already stored are kept as they are, with their judgments and
     leases."""
-    stored = repository.pair_ids(session, campaign.id)
+    stored = pool_repository.pair_ids(session, campaign.id)
     pairs = [ids for ids in pool_pairs(session, campaign) if ids not in stored]
     if not pairs:
         return PoolGrowth(0, 0, 0)
     playable = playable_mask(session, campaign.id, pairs)
     # a new pair may hold judgments already: imported ones outside the old pool
-    counts = repository.judgment_counts(session, campaign.id)
-    repository.insert_pairs(
+    counts = pool_repository.judgment_counts(session, campaign.id)
+    pool_repository.insert_pairs(
         session,
         [
             {
@@ -118,16 +119,16 @@ def grow_pool(session: Session, campaign: Campaign) -> PoolGrowth:
 
 def unplayable_pairs(session: Session, campaign_id: int) -> int:
     """Pool pairs that are never handed out because a clip has no readable audio."""
-    return repository.unplayable_count(session, campaign_id)
+    return pool_repository.unplayable_count(session, campaign_id)
 
 
 def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
     """External ids of the clips that keep pairs from being played: those without audio,
     and those whose file is missing or unreadable now."""
-    clips = set(repository.unplayable_clips(session, campaign_id))
+    clips = set(pool_repository.unplayable_clips(session, campaign_id))
     clips.update(
         external
-        for external, path in repository.unplayable_clip_paths(session, campaign_id)
+        for external, path in pool_repository.unplayable_clip_paths(session, campaign_id)
         if CLIPS.problem(path) is not None
     )
     return sorted(clips)
@@ -136,10 +137,10 @@ def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
 def unplayable_summary(session: Session, campaign: Campaign) -> str | None:
     """One line for organizers about pairs that cannot be judged, or None when all can."""
     ensure_pool(session, campaign)
-    n_pairs = repository.unplayable_count(session, campaign.id)
+    n_pairs = pool_repository.unplayable_count(session, campaign.id)
     if not n_pairs:
         return None
-    n_pool = repository.pair_count(session, campaign.id)
+    n_pool = pool_repository.pair_count(session, campaign.id)
     clips = unplayable_clips(session, campaign.id)
     shown = ", ".join(clips[:8]) + (f", ... ({len(clips)} clips)" if len(clips) > 8 else "")
     if n_pairs == n_pool:
@@ -176,7 +177,7 @@ def refresh_playable(
     back (the planner, every few seconds). The files are looked at with no connection held;
     nothing is written when every pair is marked as the files say."""
     with session_scope(session_factory) as session:
-        paths = repository.audio_paths(session, campaign_id)
+        paths = pool_repository.audio_paths(session, campaign_id)
     bad = _bad_clips(paths, clips)
     with session_scope(session_factory) as session:
         return _apply(session, campaign_id, bad)
@@ -187,7 +188,7 @@ def sync_playable(
 ) -> PlayableChange:
     """:func:`refresh_playable` in the caller's transaction (after documents got clips)."""
     return _apply(
-        session, campaign_id, _bad_clips(repository.audio_paths(session, campaign_id), clips)
+        session, campaign_id, _bad_clips(pool_repository.audio_paths(session, campaign_id), clips)
     )
 
 
@@ -197,14 +198,14 @@ def _bad_clips(paths: dict[int, str], clips: ClipWatch) -> frozenset[int]:
 
 def _apply(session: Session, campaign_id: int, bad: frozenset[int]) -> PlayableChange:
     # documents given a clip since the paths were read (new runs) were scanned at their import
-    good = repository.documents_with_audio(session, campaign_id) - bad
+    good = engine_repository.documents_with_audio(session, campaign_id) - bad
     turned_off: list[int] = []
     turned_on: list[int] = []
-    for pair_id, query_doc, doc, playable in repository.pair_clips(session, campaign_id):
+    for pair_id, query_doc, doc, playable in pool_repository.pair_clips(session, campaign_id):
         can_play = query_doc in good and doc in good
         if playable and not can_play:
             turned_off.append(pair_id)
         elif can_play and not playable:
             turned_on.append(pair_id)
-    ended = repository.set_playable(session, turned_off, turned_on)
+    ended = pool_repository.set_playable(session, turned_off, turned_on)
     return PlayableChange(bad, len(turned_off), len(turned_on), ended)

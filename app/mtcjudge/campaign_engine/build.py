@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from sqlalchemy import Row
 from sqlalchemy.orm import Session
 
+from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS
 from mtcjudge.models import Campaign
 from mtcjudge.mtc.calibration import campaign_engine
@@ -29,7 +30,6 @@ from mtcjudge.mtc.disagreement import Disagreement, disagreement_from_sums, judg
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.scales import get_scale
-from mtcjudge.planner import repository
 
 __all__ = [
     "CampaignEngine",
@@ -94,7 +94,7 @@ class CampaignRows:
     """What an engine is built from, read in one go: the collection, the mean judgment of
     each judged (query_id, document_id) on ``scale``, the documents with audio, the stored
     pool pairs that cannot be played (a clip's file went missing or unreadable since the
-    import: :func:`mtcjudge.planner.pool.refresh_playable`), and the pairs ``joint``'s audit
+    import: :func:`mtcjudge.pool.service.refresh_playable`), and the pairs ``joint``'s audit
     drew (:meth:`SystemEffectEngine.draw_audit`), and the pairs judged more than once
     (:func:`repository.disagreement_rows`: the assessor disagreement)."""
 
@@ -115,7 +115,7 @@ def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None)
     """Read what :func:`engine_from_rows` needs (judgments on ``scale``, by default the
     campaign's)."""
     scale = scale or campaign.scale
-    documents, queries, systems, results = repository.collection_rows(session, campaign.id)
+    documents, queries, systems, results = engine_repository.collection_rows(session, campaign.id)
     return CampaignRows(
         campaign_id=campaign.id,
         scale=scale,
@@ -123,11 +123,11 @@ def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None)
         queries=queries,
         systems=systems,
         results=results,
-        judged=repository.pair_means(session, campaign.id, scale),
-        with_audio=repository.documents_with_audio(session, campaign.id),
-        audit=repository.audit_draws(session, campaign.id),
-        unplayable=frozenset(repository.unplayable_pairs(session, campaign.id)),
-        disagreement=repository.disagreement_rows(session, campaign.id, scale),
+        judged=engine_repository.pair_means(session, campaign.id, scale),
+        with_audio=engine_repository.documents_with_audio(session, campaign.id),
+        audit=engine_repository.audit_draws(session, campaign.id),
+        unplayable=frozenset(engine_repository.unplayable_pairs(session, campaign.id)),
+        disagreement=engine_repository.disagreement_rows(session, campaign.id, scale),
     )
 
 
@@ -194,7 +194,7 @@ def _collection(
 def pool_pairs(session: Session, campaign: Campaign) -> list[tuple[int, int]]:
     """The (query_id, document_id) of every pool pair, in engine order."""
     collection, _, query_ids, _, doc_ids, _ = _collection(
-        campaign.k, *repository.collection_rows(session, campaign.id)
+        campaign.k, *engine_repository.collection_rows(session, campaign.id)
     )
     return _pair_ids(collection, query_ids, doc_ids)
 
@@ -213,8 +213,8 @@ def playable_mask(
 ) -> NDArray[np.bool_]:
     """Pairs an assessor can listen to: the query clip and the candidate clip both have
     audio. A campaign without any audio has no playable pair: nothing is handed out."""
-    with_audio = repository.documents_with_audio(session, campaign_id)
-    return _playable(with_audio, repository.query_documents(session, campaign_id), pair_ids)
+    with_audio = engine_repository.documents_with_audio(session, campaign_id)
+    return _playable(with_audio, engine_repository.query_documents(session, campaign_id), pair_ids)
 
 
 def _playable(
