@@ -17,6 +17,8 @@ import grimp
 import pytest
 from importlinter.cli import lint_imports
 
+from tests.layers_picture import PICTURE, picture
+
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 
 
@@ -204,3 +206,12 @@ def test_the_import_contracts_are_kept(capsys: pytest.CaptureFixture[str]) -> No
     report = capsys.readouterr().out
     assert code == 0, report
     assert "3 kept, 0 broken" in report
+
+
+def test_the_picture_of_the_layers_is_drawn_from_the_contracts() -> None:
+    """docs/layers.svg shows what the contracts check: redraw it with
+    ``python -m tests.layers_picture`` after changing them."""
+    assert PICTURE.read_text(encoding="utf-8") == picture()
+    drawn = picture()
+    assert "campaign_engine/" in drawn
+    assert "shared rooms" in drawn
