@@ -45,7 +45,7 @@ DEFAULT_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 @contextmanager
 def _database(kind: str, admin_url: str, workdir: Path) -> Any:
     """A fresh, migrated database; Postgres ones are dropped afterwards."""
-    from mtcjudge.db import make_engine, upgrade_database
+    from mtcjudge.db import make_database_engine, upgrade_database
 
     if kind == "sqlite":
         url = f"sqlite:///{workdir / 'bench.db'}"
@@ -63,7 +63,7 @@ def _database(kind: str, admin_url: str, workdir: Path) -> Any:
         upgrade_database(url)
         yield url
     finally:
-        make_engine(url).dispose()
+        make_database_engine(url).dispose()
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
@@ -110,13 +110,13 @@ def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+    from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
     from mtcjudge.judging import repository, routes
     from mtcjudge.judging.schemas import JudgmentIn
     from mtcjudge.planner.service import Planner
 
     with tempfile.TemporaryDirectory() as tmp, _database(args.db, args.admin_url, Path(tmp)) as url:
-        engine: Engine = make_engine(url)
+        engine: Engine = make_database_engine(url)
         factory = make_sessionmaker(engine)
         tokens = _campaign(factory, args, Path(tmp))
         planner = Planner(factory)

@@ -42,7 +42,7 @@ double_leased
 
 The campaign keeps collecting past its target and allows ``--judgments-per-pair`` judgments
 per pair (3 by default) so a fast server does not run out of the 6,322 MIREX pairs within a
-minute. Figures are printed, never asserted: see docs/reliability.md.
+minute. Figures are printed, never asserted: see docs/judging-at-scale.md.
 
 The parts live in ``bench/_load/``, one job a module (settings, scratch database, servers,
 campaign set-up, assessors, dashboards, faults, invariants, the load, the report); this module

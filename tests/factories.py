@@ -46,7 +46,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.exports.repository import recount_pairs
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
 from mtcjudge.models import (
@@ -345,7 +345,7 @@ def seed_judged_campaign(url: str, *, share: float) -> str:
     """Migrate the database at ``url`` and commit :func:`make_campaign` (imported judgments of
     ``share`` of the pool) there; returns the campaign's slug."""
     upgrade_database(url)
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             return make_campaign(session, share=share).campaign.slug
@@ -372,7 +372,7 @@ def seed_open_campaign(
         d for lists in synthetic.runs.values() for per_query in lists.values() for d in per_query
     }
     audio = write_clips(TEST_AUDIO / f"seed-{seed}", docs | set(synthetic.queries))
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             campaign, _ = create_campaign(

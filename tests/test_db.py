@@ -10,13 +10,13 @@ import pytest
 from sqlalchemy import text
 
 import mtcjudge.db
-from mtcjudge.db import make_engine, make_sessionmaker, read_only, session_scope
+from mtcjudge.db import make_database_engine, make_sessionmaker, read_only, session_scope
 
 
 def test_sqlite_busy_is_retried_past_the_busy_timeout(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(mtcjudge.db, "SQLITE_BUSY_TIMEOUT_MS", 100)
     url = f"sqlite:///{tmp_path / 'busy.sqlite3'}"
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with engine.begin() as conn:
             conn.execute(text("CREATE TABLE t (x INTEGER)"))
@@ -53,7 +53,7 @@ def test_sqlite_busy_is_retried_past_the_busy_timeout(tmp_path: Path, monkeypatc
 def test_sqlite_gives_up_after_the_deadline(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(mtcjudge.db, "SQLITE_BUSY_TIMEOUT_MS", 50)
     monkeypatch.setattr(mtcjudge.db, "SQLITE_LOCK_WAIT_SECONDS", 0.3)
-    engine = make_engine(f"sqlite:///{tmp_path / 'stuck.sqlite3'}")
+    engine = make_database_engine(f"sqlite:///{tmp_path / 'stuck.sqlite3'}")
     try:
         holder = engine.connect()
         holder.begin()
@@ -70,7 +70,7 @@ def test_a_sqlite_read_only_transaction_takes_no_write_lock(tmp_path: Path, monk
     nor sees what they have not committed."""
     monkeypatch.setattr(mtcjudge.db, "SQLITE_BUSY_TIMEOUT_MS", 50)
     monkeypatch.setattr(mtcjudge.db, "SQLITE_LOCK_WAIT_SECONDS", 0.3)
-    engine = make_engine(f"sqlite:///{tmp_path / 'read.sqlite3'}")
+    engine = make_database_engine(f"sqlite:///{tmp_path / 'read.sqlite3'}")
     factory = make_sessionmaker(engine)
     try:
         with engine.begin() as conn:

@@ -7,7 +7,7 @@ from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from mtcjudge.db import alembic_config, make_engine
+from mtcjudge.db import alembic_config, make_database_engine
 from mtcjudge.models import Base
 
 EXPECTED_TABLES = {
@@ -37,7 +37,7 @@ def scratch_url(empty_database_url: str) -> str:
 
 
 def tables(url: str) -> set[str]:
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         return set(inspect(engine).get_table_names()) - {"alembic_version"}
     finally:
@@ -72,7 +72,7 @@ def test_models_match_the_migrations(scratch_url: str) -> None:
     from alembic.migration import MigrationContext
 
     command.upgrade(alembic_config(scratch_url), "head")
-    engine = make_engine(scratch_url)
+    engine = make_database_engine(scratch_url)
     try:
         with engine.connect() as conn:
             diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
@@ -94,7 +94,7 @@ def test_upgrading_keeps_every_row(scratch_url: str) -> None:
 
     config = alembic_config(scratch_url)
     command.upgrade(config, "0001")
-    engine = make_engine(scratch_url)
+    engine = make_database_engine(scratch_url)
     now = "2026-01-01 00:00:00"
     try:
         with engine.begin() as conn:
@@ -145,7 +145,7 @@ def test_upgrading_keeps_every_row(scratch_url: str) -> None:
     finally:
         engine.dispose()
     command.upgrade(config, "head")
-    engine = make_engine(scratch_url)
+    engine = make_database_engine(scratch_url)
     try:
         with make_sessionmaker(engine)() as session:
             assert session.scalar(select(func.count()).select_from(Result)) == 4

@@ -19,7 +19,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge._resources import resource_dir
 
-__all__ = ["make_engine", "make_sessionmaker", "read_only", "session_scope", "upgrade_database"]
+__all__ = [
+    "execute_plain",
+    "make_database_engine",
+    "make_sessionmaker",
+    "read_only",
+    "session_scope",
+    "upgrade_database",
+]
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -71,7 +78,7 @@ def execute_plain(session: Session, statement: Any, params: dict[str, Any] | Non
     return session.connection().execute(statement, params or {})
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
+def make_database_engine(url: str, **kwargs: Any) -> Engine:
     """Create the SQLAlchemy engine for ``url`` with the dialect's settings applied."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":

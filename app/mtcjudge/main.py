@@ -23,7 +23,7 @@ from mtcjudge._resources import resource_dir
 from mtcjudge.campaigns.manage import router as campaign_manage_router
 from mtcjudge.campaigns.routes import router as campaigns_router
 from mtcjudge.config import MAX_BODY_BYTES, Settings
-from mtcjudge.db import make_engine, make_sessionmaker
+from mtcjudge.db import make_database_engine, make_sessionmaker
 from mtcjudge.deps import require_organizer
 from mtcjudge.errors import DomainError, OrganizerOnly
 from mtcjudge.exports.reuse import router as reuse_router
@@ -64,7 +64,7 @@ def create_app(
     engine = None
     run_planner = settings.run_planner and session_factory is None
     if session_factory is None:
-        engine = make_engine(settings.database_url)
+        engine = make_database_engine(settings.database_url)
         session_factory = make_sessionmaker(engine)
     # every process runs a planner; the database decides which one plans each campaign
     planner = Planner(session_factory, interval=settings.planner_interval)

@@ -58,7 +58,7 @@ def judge_some(client, token: str, n: int) -> list[int]:
 
 
 def check_counters(session, campaign_id: int) -> None:
-    """Every pair's ``judged`` equals its counted judgments (docs/reliability.md)."""
+    """Every pair's ``judged`` equals its counted judgments (docs/judging-at-scale.md)."""
     counted = dict(
         session.execute(
             select(Pair.id, func.count(Judgment.id))

@@ -6,7 +6,7 @@ lined up on a barrier and repeated.
 Invariants: at most ``judgments_per_pair`` judgments per pair; at most one live lease per
 assessor; a pair held by at most ``judgments_per_pair`` assessors at once; one judgment per
 (pair, assessor); idempotency by ``client_id``. Each test also covers a race measured on the
-allocation that kept its lock in the process (see docs/reliability.md).
+allocation that kept its lock in the process (see docs/judging-at-scale.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.judging import trials
 from mtcjudge.models import Assessor, Judgment, Lease, Pair, counted_judgment, utcnow
 from mtcjudge.security import hash_token
@@ -51,7 +51,7 @@ def scratch(scratch_url: str) -> Iterator[Callable[..., Scratch]]:
     engines: list[Engine] = []
 
     def make(audio_dir: Path | None = TEST_AUDIO, **settings: Any) -> Scratch:
-        engine = make_engine(scratch_url)
+        engine = make_database_engine(scratch_url)
         engines.append(engine)
         factory = make_sessionmaker(engine)
         with session_scope(factory) as session:

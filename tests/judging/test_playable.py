@@ -1,7 +1,7 @@
 """Only playable pairs, ever: a pair whose query or candidate clip has no readable audio is
 never handed out and never judged, whatever the share of clips that have one (none
 included), and a clip that goes missing or unreadable after the import takes its pairs out
-of judging, through the database, in every app process (docs/reliability.md)."""
+of judging, through the database, in every app process (docs/judging-at-scale.md)."""
 
 from __future__ import annotations
 

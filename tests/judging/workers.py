@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
 from mtcjudge.errors import DomainError
 from mtcjudge.judging import service
 from mtcjudge.models import Lease
@@ -81,7 +81,7 @@ OPS: dict[str, Callable[..., Any]] = {
 
 def _serve(url: str, conn: Connection, barrier: Barrier, ops_module: str) -> None:
     ops: dict[str, Callable[..., Any]] = importlib.import_module(ops_module).OPS
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     factory = make_sessionmaker(engine)
     try:
         while True:

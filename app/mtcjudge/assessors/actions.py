@@ -3,7 +3,7 @@ and resume them, and give their live pair back to the pool. What the planner con
 each assessor is in :mod:`mtcjudge.assessors.reliability`; every assessor as the organizer
 pages show them is in :mod:`mtcjudge.assessors.overview`.
 
-Setting aside follows the judging path's locking discipline (docs/reliability.md): every
+Setting aside follows the judging path's locking discipline (docs/judging-at-scale.md): every
 change of a pair's counters runs while the transaction holds that pair's row, pair rows are
 locked in ascending id order, and the conditional UPDATEs decide, so two organizers clicking
 at once, or the assessor submitting meanwhile, leave the counters equal to the rows. The

@@ -125,9 +125,9 @@ def _require_schema(url: str, source: str) -> None:
     """A database mtcjudge never set up is not given a schema by a command that only reads."""
     from sqlalchemy import inspect
 
-    from mtcjudge.db import make_engine
+    from mtcjudge.db import make_database_engine
 
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with engine.connect() as connection:
             initialised = inspect(connection).has_table("alembic_version")
@@ -149,7 +149,7 @@ def organizer_session(
     Without ``create`` the database must exist and be mtcjudge's (UsageError otherwise).
     ``base_url`` overrides ``MTCJUDGE_BASE_URL`` for the links the command prints.
     """
-    from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+    from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 
     settings = settings_for(option_value, **({"base_url": base_url} if base_url else {}))
     url = settings.database_url
@@ -159,7 +159,7 @@ def organizer_session(
             _require_existing(url, source)
             _require_schema(url, source)
         upgrade_database(url)
-        engine = make_engine(url)
+        engine = make_database_engine(url)
         try:
             with session_scope(make_sessionmaker(engine)) as session:
                 yield session, settings

@@ -31,7 +31,7 @@ from mtcjudge.campaigns.service import (
     reissue_link,
 )
 from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.demo.audio import artist_style, genre_style, render_clip, write_wav
 from mtcjudge.errors import InvalidInput
 from mtcjudge.ingest.formats import Metadata, Runs
@@ -147,7 +147,7 @@ def ensure_demo(
     audio_dir = Path(data_dir).expanduser().resolve() / "audio"
     audio_dir.mkdir(parents=True, exist_ok=True)
     upgrade_database(database_url)
-    engine = make_engine(database_url)
+    engine = make_database_engine(database_url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             campaign = repository.campaign_by_slug(session, DEMO_SLUG)

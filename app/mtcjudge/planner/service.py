@@ -9,7 +9,7 @@ after new judgments, the campaign's results document (:mod:`mtcjudge.results.doc
 point of its confidence curve. The projection of the judgments still needed runs on a
 thread of its own (:class:`Projector`), at most every few seconds, so that a tick never
 waits for it. Nothing is shared between processes but the database, so the processes may
-run on different machines. See docs/reliability.md.
+run on different machines. See docs/judging-at-scale.md.
 """
 
 from __future__ import annotations
