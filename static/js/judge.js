@@ -2,17 +2,8 @@
 // Blind by design: it only ever shows what the API sends (audio URLs, durations, the
 // assessor's own scores and campaign-wide counts), never systems, ranks or document ids.
 
-import {
-  audioContext,
-  fetchClip,
-  levelGains,
-  measureLoudness,
-  measurePeaks,
-  practiceClips,
-  resumeAudio,
-  TARGET_LUFS,
-  testSound,
-} from "./audio.js";
+import { audioContext, fetchClip, practiceClips, resumeAudio, testSound } from "./judge/audio.js";
+import { levelGains, measureLoudness, measurePeaks, TARGET_LUFS } from "./judge/levels.js";
 import { $, $$, ApiError, el, NetworkError, api as send } from "./lib.js";
 
 const root = $("#judge");
