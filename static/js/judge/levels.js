@@ -9,6 +9,8 @@ export const TARGET_LUFS = -20;
 export const MAX_BOOST_DB = 12;
 /** A raised clip's peaks stay below this level (dBFS), so levelling never clips. */
 export const PEAK_CEILING_DB = -1;
+/** The height of a waveform's bar where the clip is silent (a share of the tallest). */
+export const MIN_BAR = 0.04;
 
 // ---------------------------------------------------------------- loudness
 
@@ -129,4 +131,26 @@ export function measurePeaks(buffer, bins = 1200) {
     }
   }
   return peaks;
+}
+
+/**
+ * The height of each of `columns` waveform bars, as a share of the loudest peak: the largest
+ * of the `peaks` in its slice, MIN_BAR at least (and everywhere, without peaks or in silence).
+ */
+export function barHeights(peaks, columns) {
+  let top = 0;
+  if (peaks) for (const p of peaks) top = Math.max(top, p);
+  const heights = [];
+  for (let column = 0; column < columns; column++) {
+    let value = MIN_BAR;
+    if (peaks && top > 0) {
+      const from = Math.floor((column * peaks.length) / columns);
+      const to = Math.max(from + 1, Math.floor(((column + 1) * peaks.length) / columns));
+      let max = 0;
+      for (let i = from; i < to; i++) max = Math.max(max, peaks[i]);
+      value = Math.max(MIN_BAR, max / top);
+    }
+    heights.push(value);
+  }
+  return heights;
 }
