@@ -278,30 +278,7 @@ function renderHeatmap(doc) {
     "aria-labelledby": "heatmap-heading heatmap-desc",
   });
   svg.style.maxWidth = `${Math.max(width, 320)}px`; // CSSOM: the CSP allows no style attribute
-  if (size >= 10) {
-    systems.forEach((s, i) => {
-      svg.appendChild(
-        svgEl(
-          "text",
-          { x: label - 6, y: top + size * i + size * 0.7, class: "label small", "text-anchor": "end" },
-          s.name,
-        ),
-      );
-      svg.appendChild(
-        svgEl(
-          "text",
-          {
-            x: 0,
-            y: 0,
-            class: "label small",
-            "text-anchor": "start",
-            transform: `translate(${label + size * i + size * 0.7},${top - 6}) rotate(-60)`,
-          },
-          s.name,
-        ),
-      );
-    });
-  }
+  if (size >= 10) drawHeatmapNames(svg, systems, { label, top, size });
   const target = doc.target;
   for (const p of doc.pairs) {
     const i = index.get(p.a),
@@ -367,6 +344,38 @@ function renderHeatmap(doc) {
     `${fmt.int(doc.system_pairs_settled)} of ${fmt.int(doc.system_pairs)} system pairs settled at ${fmt.pct(target, 0)}` +
     (doc.system_pairs_tied ? ` (${fmt.int(doc.system_pairs_tied)} of them tied)` : "");
   byId("heatmap-tied-key").hidden = !doc.system_pairs_tied;
+  renderUnsettledPairs(doc);
+}
+
+/** The systems' names left of the heat map's rows and, rotated, above its columns. */
+function drawHeatmapNames(svg, systems, { label, top, size }) {
+  systems.forEach((s, i) => {
+    svg.appendChild(
+      svgEl(
+        "text",
+        { x: label - 6, y: top + size * i + size * 0.7, class: "label small", "text-anchor": "end" },
+        s.name,
+      ),
+    );
+    svg.appendChild(
+      svgEl(
+        "text",
+        {
+          x: 0,
+          y: 0,
+          class: "label small",
+          "text-anchor": "start",
+          transform: `translate(${label + size * i + size * 0.7},${top - 6}) rotate(-60)`,
+        },
+        s.name,
+      ),
+    );
+  });
+}
+
+/** The table under the heat map: the least certain of the unsettled pairs. */
+function renderUnsettledPairs(doc) {
+  const target = doc.target;
   const uncertain = doc.pairs.filter((p) => p.confidence < target).sort((a, b) => a.confidence - b.confidence);
   const rows = uncertain.slice(0, 50).map((p) => {
     const tr = el("tr");
@@ -477,6 +486,11 @@ function renderCurve(doc) {
     );
   }
   byId("curve").replaceChildren(svg);
+  renderProjections(doc);
+}
+
+/** The table under the curve: the judgments each target would still cost, and how that is projected. */
+function renderProjections(doc) {
   const costs = (doc.projections || []).map((t) => {
     const tr = el("tr");
     tr.appendChild(

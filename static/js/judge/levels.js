@@ -1,14 +1,7 @@
-// Web Audio for the judging page: the page's one AudioContext, decoding a clip from its URL,
-// its integrated loudness (ITU-R BS.1770-4, K-weighted and gated), the peaks its waveform
-// draws, the gains that level a query and a candidate, and the sounds made in the browser
-// (the volume check's test sound and the practice pair).
-//
-// Clips are decoded whole and played from memory (AudioBufferSourceNode): that gives exact
-// seeking, sample-accurate loops, a gain per clip and a playing clock that only runs while
-// sound is rendered. The CSP (default-src 'self') would block a blob: URL in an <audio>
-// element, and the browser-made sounds need no URL at all.
-
-import { ApiError, fetchBytes } from "./lib.js";
+// Measuring a decoded clip: its integrated loudness (ITU-R BS.1770-4, K-weighted and gated)
+// and sample peak, the gains that level a query and a candidate, and the peaks its waveform
+// draws. Pure: an AudioBuffer, or anything with its sampleRate, length, numberOfChannels and
+// getChannelData, in; numbers out; no DOM, no audio context.
 
 /** The loudness every clip is brought to (LUFS), and the test sound plays at. */
 export const TARGET_LUFS = -20;
@@ -16,50 +9,8 @@ export const TARGET_LUFS = -20;
 export const MAX_BOOST_DB = 12;
 /** A raised clip's peaks stay below this level (dBFS), so levelling never clips. */
 export const PEAK_CEILING_DB = -1;
-
-let context = null;
-
-/** The page's AudioContext, made on first use. */
-export function audioContext() {
-  if (context === null) {
-    const Context = window.AudioContext ?? window.webkitAudioContext;
-    context = new Context();
-    // iOS Safari mutes Web Audio with the ringer switch unless the session says "playback".
-    if (navigator.audioSession) navigator.audioSession.type = "playback";
-  }
-  return context;
-}
-
-/** Browsers start an AudioContext suspended until the person does something: resume it. */
-export async function resumeAudio() {
-  const ctx = audioContext();
-  if (ctx.state !== "running") {
-    try {
-      await ctx.resume();
-    } catch {
-      // still suspended: the caller reports that nothing plays
-    }
-  }
-  return ctx.state === "running";
-}
-
-/** Fetch a clip (the URL the API gave, as it is) and decode it at the context's rate. */
-export async function fetchClip(url, signal) {
-  let data;
-  try {
-    data = await fetchBytes(url, { signal });
-  } catch (error) {
-    if (error.name === "AbortError") throw error;
-    if (error instanceof ApiError)
-      throw new Error(`The clip could not be downloaded (the server answered ${error.status}).`);
-    throw new Error("The clip could not be downloaded: check your connection.");
-  }
-  try {
-    return await audioContext().decodeAudioData(data);
-  } catch {
-    throw new Error("This browser cannot decode this clip.");
-  }
-}
+/** The height of a waveform's bar where the clip is silent (a share of the tallest). */
+export const MIN_BAR = 0.04;
 
 // ---------------------------------------------------------------- loudness
 
@@ -182,100 +133,24 @@ export function measurePeaks(buffer, bins = 1200) {
   return peaks;
 }
 
-// ---------------------------------------------------------------- sounds made here
-
-function newBuffer(seconds) {
-  const ctx = audioContext();
-  return ctx.createBuffer(1, Math.round(seconds * ctx.sampleRate), ctx.sampleRate);
-}
-
-/** Add a note (a few harmonics with an attack and a decay) to a mono buffer. */
-function addNote(data, rate, { at, length, frequency, harmonics, decay, amplitude }) {
-  const start = Math.round(at * rate);
-  const count = Math.min(data.length - start, Math.round(length * rate));
-  for (let i = 0; i < count; i++) {
-    const t = i / rate;
-    const envelope = Math.min(1, t / 0.01) * Math.exp(-t * decay) * Math.min(1, (length - t) / 0.03);
-    let value = 0;
-    for (const [n, weight] of harmonics) value += weight * Math.sin(2 * Math.PI * frequency * n * t);
-    data[start + i] += amplitude * envelope * value;
-  }
-}
-
-/** Scale a buffer so its integrated loudness is `lufs`. */
-function normalise(buffer, lufs) {
-  const { loudness } = measureLoudness(buffer);
-  const gain = 10 ** ((lufs - loudness) / 20);
-  const data = buffer.getChannelData(0);
-  for (let i = 0; i < data.length; i++) data[i] *= gain;
-  return buffer;
-}
-
-/** The volume check's sound: a soft chord, two seconds, at TARGET_LUFS. */
-export function testSound() {
-  const buffer = newBuffer(2.4);
-  const data = buffer.getChannelData(0);
-  const rate = buffer.sampleRate;
-  for (const frequency of [261.63, 329.63, 392.0, 523.25]) {
-    addNote(data, rate, {
-      at: 0.05,
-      length: 2.3,
-      frequency,
-      harmonics: [
-        [1, 1],
-        [2, 0.3],
-        [3, 0.1],
-      ],
-      decay: 0.6,
-      amplitude: 0.2,
-    });
-  }
-  return normalise(buffer, TARGET_LUFS);
-}
-
-const MELODY = [0, 4, 7, 12, 7, 4, 5, 9, 12, 9, 7, 4, 2, 7, 11, 12];
-
 /**
- * The practice pair, made in the browser: a short tune on a plucked sound (the query) and
- * the same tune a fifth higher on a softer, organ-like sound (the candidate): clearly related,
- * not the same. Each is 6 s long, a little quieter than the target, so levelling shows.
+ * The height of each of `columns` waveform bars, as a share of the loudest peak: the largest
+ * of the `peaks` in its slice, MIN_BAR at least (and everywhere, without peaks or in silence).
  */
-export function practiceClips() {
-  const make = (transpose, harmonics, decay, amplitude) => {
-    const buffer = newBuffer(6);
-    const data = buffer.getChannelData(0);
-    MELODY.forEach((step, i) => {
-      addNote(data, buffer.sampleRate, {
-        at: 0.1 + i * 0.36,
-        length: 0.5,
-        frequency: 220 * 2 ** ((step + transpose) / 12),
-        harmonics,
-        decay,
-        amplitude,
-      });
-    });
-    return buffer;
-  };
-  const query = make(
-    0,
-    [
-      [1, 1],
-      [2, 0.5],
-      [3, 0.3],
-      [4, 0.15],
-    ],
-    5,
-    0.2,
-  );
-  const candidate = make(
-    7,
-    [
-      [1, 1],
-      [2, 0.2],
-      [4, 0.1],
-    ],
-    1.5,
-    0.08,
-  );
-  return { query, candidate };
+export function barHeights(peaks, columns) {
+  let top = 0;
+  if (peaks) for (const p of peaks) top = Math.max(top, p);
+  const heights = [];
+  for (let column = 0; column < columns; column++) {
+    let value = MIN_BAR;
+    if (peaks && top > 0) {
+      const from = Math.floor((column * peaks.length) / columns);
+      const to = Math.max(from + 1, Math.floor(((column + 1) * peaks.length) / columns));
+      let max = 0;
+      for (let i = from; i < to; i++) max = Math.max(max, peaks[i]);
+      value = Math.max(MIN_BAR, max / top);
+    }
+    heights.push(value);
+  }
+  return heights;
 }
