@@ -7,7 +7,7 @@ import os
 from alembic import context
 from sqlalchemy import Connection
 
-from mtcjudge.db import make_engine
+from mtcjudge.db import make_database_engine
 from mtcjudge.models import Base
 
 config = context.config
@@ -45,7 +45,7 @@ def run_migrations_online() -> None:
     if connection is not None:
         _run(connection)
         return
-    engine = make_engine(_url())
+    engine = make_database_engine(_url())
     with engine.connect() as conn:
         if conn.dialect.name == "sqlite":
             _run_sqlite(conn)
