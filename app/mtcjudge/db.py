@@ -140,9 +140,3 @@ def upgrade_database(url: str, revision: str = "head") -> None:
     from alembic import command
 
     command.upgrade(alembic_config(url), revision)
-
-
-def downgrade_database(url: str, revision: str = "base") -> None:
-    from alembic import command
-
-    command.downgrade(alembic_config(url), revision)

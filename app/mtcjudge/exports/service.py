@@ -848,12 +848,6 @@ def run_records(session: Session, campaign: Campaign) -> Iterator[tuple[str, str
         )
 
 
-def run_lines(session: Session, campaign: Campaign) -> Iterator[str]:
-    """Every system's run in one file (the ``tag`` column names the system)."""
-    for _system, line in run_records(session, campaign):
-        yield line
-
-
 # ------------------------------------------------------------------ bundle and manifest
 
 
