@@ -194,6 +194,10 @@ class MTCEngine:
     #: confidence weights are multiplied by it, so that they measure the variance a judgment
     #: takes out of the system differences (docs/method.md §4.2). ``joint`` sets it.
     selection_var: FloatArray | None = None
+    #: the stratum of every pool pair by its estimate's own variance, numbered from 0 (the
+    #: estimates the model is surest of); None: no strata. ``joint`` learns a mean offset and
+    #: a variance factor per stratum (:mod:`mtcjudge.mtc.joint`); the exports name them.
+    variance_stratum: IntArray | None = None
 
     def __init__(
         self,

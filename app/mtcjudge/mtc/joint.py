@@ -286,8 +286,6 @@ class SystemEffectEngine(MTCEngine):
         self.audit_allowed: NDArray[np.bool_] | None = None
         #: further random effects shared by pairs: (name, level of every pool pair, -1 for none)
         self.factors: tuple[tuple[str, IntArray], ...] = ()
-        #: the stratum of every pool pair by its estimate's own variance (None: no strata)
-        self.variance_stratum: IntArray | None = None
         #: per entry, its system's group: ``2 A + 1`` when other systems retrieved the pair
         #: too, ``2 A`` when only A did (:func:`shared_groups`); None: no group offsets
         self.result_groups: IntArray | None = None
