@@ -15,6 +15,7 @@ Judged pairs always have E = r and Var = 0 (7.1, 7.2).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -474,8 +475,7 @@ def _identifiable_columns(x: FloatArray) -> list[int]:
 def _fit_ordered(
     x: FloatArray, levels: NDArray[np.intp], values: FloatArray, features: tuple[str, ...]
 ) -> OrdinalModel | None:
-    import warnings
-
+    # statsmodels takes most of a second to load: only a refit needs it
     from statsmodels.miscmodels.ordinal_model import OrderedModel
 
     observed = np.unique(levels)

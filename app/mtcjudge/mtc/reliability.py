@@ -75,6 +75,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_ndtr, logsumexp
+from scipy.stats import norm
 
 from mtcjudge.mtc.engine import MTCEngine
 
@@ -563,8 +564,6 @@ def assess(answers: Sequence[Answer], thresholds: Thresholds = DEFAULT_THRESHOLD
 
 
 def _norm_ppf(p: float) -> float:
-    from scipy.stats import norm
-
     return float(norm.ppf(p))
 
 

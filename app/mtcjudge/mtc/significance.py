@@ -396,6 +396,7 @@ def power_threshold(
     if method == "normal":
         quantiles = stats.norm.ppf(1.0 - tail_alpha) + stats.norm.ppf(1.0 - beta)
         return float(quantiles * sigma / math.sqrt(n))
+    # statsmodels takes most of a second to load: only this method needs it
     from statsmodels.stats.power import TTestPower
 
     effect = TTestPower().solve_power(
