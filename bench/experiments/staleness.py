@@ -330,7 +330,7 @@ class _Planner:
             believer = copy.deepcopy(engine, memo)
             pairs = np.flatnonzero(leased & ~engine.judged)
             # pretended judgments at the estimates: nothing to learn from them
-            believer.judge(pairs, engine.scale.check_values(engine.mean[pairs]), learn=False)
+            believer.record(pairs, engine.scale.check_values(engine.mean[pairs]))
             engine = believer
         w = engine.weights()
         if self.jitter > 0:

@@ -713,3 +713,21 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
         )
     assert seen >= 3
     assert factor.max() > 1.0
+
+
+def test_judge_is_record_then_recalibrate(loaded: LoadedCollection) -> None:
+    """``judge`` = ``record`` (estimates and statistics) + ``recalibrate`` (the offsets);
+    ``record`` alone leaves the offsets as they were (a what-if copy's pretended judgments)."""
+    c, truth = loaded.collection, loaded.judged_values
+    judged, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    recorded, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(recorded, SystemEffectEngine)
+    pairs = judged.select(6)
+    judged.judge(pairs, truth[pairs])
+    before = recorded.effect
+    recorded.record(pairs, truth[pairs])
+    assert recorded.effect is before
+    np.testing.assert_array_equal(recorded.mean, judged.mean)
+    recorded.recalibrate()
+    np.testing.assert_array_equal(recorded.evaluation().mean, judged.evaluation().mean)
+    np.testing.assert_array_equal(recorded.evaluation().diff_var, judged.evaluation().diff_var)

@@ -295,12 +295,12 @@ class MTCEngine:
         self.t_mat += new_term - old_term
 
     # ------------------------------------------------------------------ judgments
-    def judge(self, pairs: ArrayLike, values: ArrayLike, *, learn: bool = True) -> None:
+    def judge(self, pairs: ArrayLike, values: ArrayLike) -> None:
         """Record judgments (or revisions) of pool pairs and update everything.
 
         After the call the engine is in the state a campaign's engine reaches with the same
         judgments: estimates, score distributions and, for an engine that learns from its
-        judgments, what it learns (:meth:`recalibrate`).
+        judgments, what it learns. It is :meth:`record` followed by :meth:`recalibrate`.
 
         Parameters
         ----------
@@ -309,9 +309,17 @@ class MTCEngine:
         values : array_like of float
             Their judged values on the engine's scale (the mean when a pair has
             several judgments).
-        learn : bool
-            False: update the estimates and statistics only, without re-learning from the
-            judgments (a what-if copy that pretends pairs are judged at their estimates).
+        """
+        self.record(pairs, values)
+        self.recalibrate()
+
+    def record(self, pairs: ArrayLike, values: ArrayLike) -> None:
+        """Record judgments (or revisions) of pool pairs and update the estimates and the
+        score distributions, without re-learning from the judgments (:meth:`recalibrate`):
+        the first step of :meth:`judge`. Alone it makes a what-if copy that pretends pairs
+        are judged at their estimates (the staleness simulation's planner, bench/).
+
+        Parameters are those of :meth:`judge`.
         """
         p = np.atleast_1d(np.asarray(pairs, dtype=np.intp))
         v = self.scale.check_values(np.atleast_1d(values))
@@ -357,8 +365,6 @@ class MTCEngine:
         if self.n_updates % self.config.rebuild_every < p.shape[0] or self.n_unjudged == 0:
             self.rebuild()
         self._evaluation = None
-        if learn:
-            self.recalibrate()
 
     def reestimate(self) -> None:
         """Re-run the estimator on every query (after a model refit) and rebuild."""
