@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from bench.experiments.variants import design_matrices, with_models
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.effects import estimate_system_effect, source_variance_factors
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
@@ -374,19 +375,19 @@ def _refit(
     if model.kind != "ordinal":
         return
     pairs = np.flatnonzero(engine.judged)
-    x_out, x_jud = model.design_matrices(engine.judged, engine.values, pairs)
+    x_out, x_jud = design_matrices(model, engine.judged, engine.values, pairs)
     y = engine.values[pairs]
     changed = False
     if x_out is not None:
         ok = ~np.isnan(x_out).any(axis=1)
         res = refit_model(model.m_out, x_out[ok], y[ok], scale, rng)
         if res.used:
-            model.with_models(m_out=res.model)
+            with_models(model, m_out=res.model)
             changed = True
     ok = ~np.isnan(x_jud).any(axis=1)
     res = refit_model(model.m_jud, x_jud[ok], y[ok], scale, rng)
     if res.used:
-        model.with_models(m_jud=res.model)
+        with_models(model, m_jud=res.model)
         changed = True
     if changed:
         engine.reestimate()

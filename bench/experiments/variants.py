@@ -1,0 +1,54 @@
+"""Estimator variants that no campaign runs, for the experiments of bench/.
+
+* :func:`design_matrices` and :func:`with_models`: refits of M_out and M_jud on the
+  judgments, swapped into a relevance model (the replay variants' ``refit_every``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mtcjudge.mtc.estimators import OrdinalModel, RelevanceModel
+
+__all__ = ["design_matrices", "with_models"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.intp]
+
+
+def with_models(
+    model: RelevanceModel, m_out: OrdinalModel | None = None, m_jud: OrdinalModel | None = None
+) -> None:
+    """Swap refitted models into ``model`` (its next estimates use them)."""
+    if m_out is not None:
+        model.m_out = m_out
+        if model.features is not None:
+            model._apply_m_out()  # the judgment-free estimates of the new M_out
+    if m_jud is not None:
+        model.m_jud = m_jud
+
+
+def design_matrices(
+    model: RelevanceModel, judged: NDArray[np.bool_], values: FloatArray, pairs: IntArray
+) -> tuple[FloatArray | None, FloatArray]:
+    """M_out and M_jud design rows of ``pairs`` computed with each pair left out.
+
+    For M_jud the judged value of the pair itself is hidden, so the features
+    are those the model saw (or would have seen) before judging it. Rows where
+    a model does not apply are NaN.
+    """
+    x_out = model.features.matrix()[pairs] if model.features is not None else None
+    if x_out is not None and model.features is not None:
+        x_out[~model.features.applicable[pairs]] = np.nan
+    x_jud = np.full((pairs.shape[0], 3), np.nan)
+    hidden = judged.copy()
+    for i, p in enumerate(pairs):
+        q = int(model.collection.pair_query[p])
+        hidden[p] = False
+        x, ok = model.jud_design(hidden, values, q)
+        hidden[p] = judged[p]
+        local = p - int(model.collection.query_start[q])
+        if ok[local]:
+            x_jud[i] = x[local]
+    return x_out, x_jud
