@@ -60,6 +60,7 @@ if __package__ in (None, ""):  # run as ``python bench/calibration.py``: bench.*
 from bench._common import TARGETS, run_benchmark
 from bench.experiments.mirex_blends import BlendSettings, blend_settings, blended_collection
 from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, generate_zoo, suite_settings
+from bench.experiments.variants import build_engine_with_errors
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -241,15 +242,15 @@ def run_task(task: Task) -> Record:
     base, variant = task.estimator, None
     if task.estimator in VARIANTS:
         base, variant = VARIANTS[task.estimator]
-    errors = dataclasses.replace(JOINT_ERRORS, **variant) if variant is not None else None
-    engine, _ = build_engine(
-        collection,
-        loaded.metadata,
-        scale,
-        base,
-        EngineConfig(measure=measure, policy=task.policy, target=max(TARGETS)),
-        errors=errors,
-    )
+    config = EngineConfig(measure=measure, policy=task.policy, target=max(TARGETS))
+    engine: MTCEngine
+    if variant is None:
+        engine, _ = build_engine(collection, loaded.metadata, scale, base, config)
+    else:
+        errors = dataclasses.replace(JOINT_ERRORS, **variant)
+        engine, _ = build_engine_with_errors(
+            collection, loaded.metadata, scale, base, config, errors=errors
+        )
     batch = max(1, math.ceil(collection.n_pairs / task.selections)) if task.selections else 1
     n_bins = len(BINS) - 1
     traj_count = np.zeros(n_bins, dtype=np.int64)

@@ -1,5 +1,10 @@
-"""Estimator variants that no campaign runs, for the experiments of bench/.
+"""Engine and estimator variants that no campaign runs, for the experiments of bench/.
 
+The product builds one engine per estimator (:func:`mtcjudge.mtc.calibration.build_engine`);
+the experiments need a few more, put together here from the product's own pieces:
+
+* :func:`build_engine_with_errors`: ``calibrated`` or ``joint`` with another error model
+  (bench/calibration.py's ``joint-one-kappa``).
 * :func:`design_matrices` and :func:`with_models`: refits of M_out and M_jud on the
   judgments, swapped into a relevance model (the replay variants' ``refit_every``).
 """
@@ -9,12 +14,49 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from mtcjudge.mtc.calibration import CALIBRATED, JOINT, build_engine
+from mtcjudge.mtc.collection import Collection, Metadata
+from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.estimators import OrdinalModel, RelevanceModel
+from mtcjudge.mtc.joint import ErrorModel, SystemEffectEngine
+from mtcjudge.mtc.scales import Scale
 
-__all__ = ["design_matrices", "with_models"]
+__all__ = ["build_engine_with_errors", "design_matrices", "with_models"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
+
+
+def build_engine_with_errors(
+    collection: Collection,
+    metadata: Metadata | None,
+    scale: Scale,
+    estimator: str,
+    config: EngineConfig | None = None,
+    *,
+    errors: ErrorModel,
+    seed: int = 0,
+    judged_values: NDArray[np.float64] | None = None,
+    audit_drawn: NDArray[np.bool_] | None = None,
+) -> tuple[SystemEffectEngine, RelevanceModel]:
+    """The engine of ``calibrated`` or ``joint`` (``estimator``) with the error model
+    ``errors`` in place of the estimator's: the relevance model and the settings
+    :func:`~mtcjudge.mtc.calibration.build_engine` gives the estimator, so that only the error
+    model differs."""
+    if estimator not in (CALIBRATED, JOINT):
+        raise ValueError(f"only {CALIBRATED} and {JOINT} have an error model, not {estimator!r}")
+    built, model = build_engine(collection, metadata, scale, estimator, config, seed=seed)
+    engine = SystemEffectEngine(
+        collection,
+        model,
+        built.config,
+        judged_values=judged_values,
+        rng=np.random.default_rng(seed),
+        errors=errors,
+        metadata=metadata,
+        audit_drawn=audit_drawn,
+    )
+    return engine, model
 
 
 def with_models(

@@ -1,13 +1,63 @@
-"""bench/experiments/variants.py: the estimator variants no campaign runs (refits swapped
-into a relevance model)."""
+"""bench/experiments/variants.py: the engine and estimator variants no campaign runs, put
+together from the product's pieces (another error model, refits swapped into a relevance
+model)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from bench.experiments.variants import design_matrices, with_models
+from bench.experiments.variants import build_engine_with_errors, design_matrices, with_models
+from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.loader import LoadedCollection, load_collection
+from mtcjudge.mtc.calibration import CALIBRATED, JOINT, build_engine
+from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.estimators import SOURCE_M_OUT, TABLE_A1, OrdinalModel
+from mtcjudge.mtc.joint import CALIBRATED_ERRORS, JOINT_ERRORS
+from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.synthetic import generate
+
+K = 3
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> LoadedCollection:
+    col = generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5)
+    paths = col.write(Path(tmp_path_factory.mktemp("syn")))
+    return load_collection(
+        read_runs(paths["runs"]),
+        K,
+        read_metadata(paths["metadata"]),
+        read_judgments(paths["judgments-fine"], "fine"),
+    )
+
+
+# ------------------------------------------------------------------ another error model
+@pytest.mark.parametrize(
+    ("estimator", "errors"), [(CALIBRATED, CALIBRATED_ERRORS), (JOINT, JOINT_ERRORS)]
+)
+def test_an_engine_with_the_estimators_own_error_model_is_its_engine(
+    loaded: LoadedCollection, estimator, errors
+) -> None:
+    """The variants differ from the product's engines by their error model only."""
+    c, truth = loaded.collection, loaded.judged_values
+    config = EngineConfig(measure="ndcg")
+    product, _ = build_engine(c, loaded.metadata, get_scale("fine"), estimator, config, seed=3)
+    variant, _ = build_engine_with_errors(
+        c, loaded.metadata, get_scale("fine"), estimator, config, errors=errors, seed=3
+    )
+    assert variant.config == product.config
+    for _ in range(4):
+        pairs = product.select(5)
+        np.testing.assert_array_equal(variant.select(5), pairs)
+        product.judge(pairs, truth[pairs])
+        variant.judge(pairs, truth[pairs])
+    np.testing.assert_array_equal(variant.evaluation().mean, product.evaluation().mean)
+    np.testing.assert_array_equal(variant.evaluation().diff_var, product.evaluation().diff_var)
+    with pytest.raises(ValueError, match="error model"):
+        build_engine_with_errors(c, loaded.metadata, get_scale("fine"), "uniform", errors=errors)
 
 
 def test_design_matrices_hide_the_pair_itself(make_toy_model, toy_judgments) -> None:

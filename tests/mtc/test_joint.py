@@ -9,8 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from bench.experiments.variants import build_engine_with_errors
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
-from mtcjudge.mtc.calibration import AUDIT_EVERY, CALIBRATED, JOINT, build_engine, campaign_engine
+from mtcjudge.mtc.calibration import AUDIT_EVERY, CALIBRATED, JOINT, campaign_engine
 from mtcjudge.mtc.collection import Metadata
 from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig
@@ -174,7 +175,7 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
     c = loaded.collection
     # the one κ of joint's error model without variance strata (with them, each stratum's
     # factor is learnt the same way: test_each_variance_stratum_learns_its_own_factor)
-    engine, model = build_engine(
+    engine, model = build_engine_with_errors(
         c, loaded.metadata, FINE, JOINT, EngineConfig(target=1.0), errors=ONE_KAPPA
     )
     assert isinstance(engine, SystemEffectEngine)
@@ -207,7 +208,7 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
     assert engine.effect.variance_scale > 1.5  # learnt from the audit's large errors
     # an engine rebuilt from the same judgments and the stored draws learns the same
     values = np.where(engine.judged, engine.values, np.nan)
-    twin, _ = build_engine(
+    twin, _ = build_engine_with_errors(
         c,
         loaded.metadata,
         FINE,
@@ -234,7 +235,7 @@ def test_under_random_selection_every_judgment_teaches_the_variance(
     """The random policy never consults the weights, so the audit draws nothing; every pair
     it hands out is a random draw among those left unjudged, and all of them teach κ."""
     c = loaded.collection
-    engine, model = build_engine(
+    engine, model = build_engine_with_errors(
         c, loaded.metadata, FINE, JOINT, EngineConfig(policy="random"), errors=ONE_KAPPA
     )
     assert isinstance(engine, SystemEffectEngine)

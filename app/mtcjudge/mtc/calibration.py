@@ -26,7 +26,6 @@ from mtcjudge.mtc.joint import (
     AUDIT_EVERY,
     CALIBRATED_ERRORS,
     JOINT_ERRORS,
-    ErrorModel,
     SystemEffectEngine,
 )
 from mtcjudge.mtc.scales import Scale
@@ -93,7 +92,6 @@ def build_engine(
     judged_values: ArrayLike | None = None,
     audit_drawn: ArrayLike | None = None,
     audit_allowed: ArrayLike | None = None,
-    errors: ErrorModel | None = None,
 ) -> tuple[MTCEngine, RelevanceModel]:
     """The engine of the estimator named ``estimator``, and its relevance model.
 
@@ -115,9 +113,6 @@ def build_engine(
     audit_drawn, audit_allowed : array_like of bool, shape (n_pairs,), optional
         ``joint`` only: the pairs its audit drew before (as a campaign stored them) and
         those it may draw from.
-    errors : ErrorModel, optional
-        ``calibrated`` and ``joint`` only: another error model than the estimator's (a
-        benchmark's variant; no campaign passes one).
 
     Returns
     -------
@@ -142,7 +137,7 @@ def build_engine(
         config,
         judged_values=judged_values,
         rng=rng,
-        errors=errors or (JOINT_ERRORS if estimator == JOINT else CALIBRATED_ERRORS),
+        errors=JOINT_ERRORS if estimator == JOINT else CALIBRATED_ERRORS,
         metadata=metadata,
         audit_drawn=audit_drawn,
         audit_allowed=audit_allowed,
