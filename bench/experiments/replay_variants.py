@@ -17,12 +17,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from bench.experiments.variants import design_matrices, with_models
+from bench.experiments.variants import (
+    OutsideOffsetsEngine,
+    WideningOffsetsEngine,
+    design_matrices,
+    with_models,
+)
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.effects import estimate_system_effect, source_variance_factors
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import N_SOURCES, RelevanceModel, refit_model
-from mtcjudge.mtc.joint import JOINT_ERRORS, ErrorModel, SystemEffectEngine
+from mtcjudge.mtc.joint import JOINT_ERRORS, SystemEffectEngine
 from mtcjudge.mtc.replay import ReplayResult, run_replay
 from mtcjudge.mtc.scales import Scale
 
@@ -241,10 +246,8 @@ def _variant_engine(
                 metadata=model.metadata,
             )
         else:  # the offsets of the residuals logged before each judgment, set from outside
-            errors = ErrorModel(shift_means=config.system_effect_shift, learn=False)
-            effect_engine = SystemEffectEngine(
-                collection, model, engine_config, rng=rng, errors=errors
-            )
+            variant = OutsideOffsetsEngine if config.system_effect_shift else WideningOffsetsEngine
+            effect_engine = variant(collection, model, engine_config, rng=rng)
             system_effect = _SystemEffect(effect_engine, truth, config)
             engine = effect_engine
     else:

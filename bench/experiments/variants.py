@@ -3,6 +3,11 @@
 The product builds one engine per estimator (:func:`mtcjudge.mtc.calibration.build_engine`);
 the experiments need a few more, put together here from the product's own pieces:
 
+* :class:`OutsideOffsetsEngine`: the system-effect engine whose per-system offsets an
+  experiment sets itself (the replay variants' offsets of out-of-sample residuals,
+  :mod:`bench.experiments.replay_variants`): it learns nothing from its judgments.
+* :class:`WideningOffsetsEngine`: the same, with offsets that only widen the score
+  distributions (the expected scores stay those of the estimates).
 * :func:`build_engine_with_errors`: ``calibrated`` or ``joint`` with another error model
   (bench/calibration.py's ``joint-one-kappa``).
 * :func:`design_matrices` and :func:`with_models`: refits of M_out and M_jud on the
@@ -11,20 +16,80 @@ the experiments need a few more, put together here from the product's own pieces
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import NDArray
 
 from mtcjudge.mtc.calibration import CALIBRATED, JOINT, build_engine
 from mtcjudge.mtc.collection import Collection, Metadata
+from mtcjudge.mtc.effects import EntryOffsets, ErrorOffsets
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.estimators import OrdinalModel, RelevanceModel
 from mtcjudge.mtc.joint import ErrorModel, SystemEffectEngine
+from mtcjudge.mtc.offset_learning import pair_offsets
 from mtcjudge.mtc.scales import Scale
 
-__all__ = ["build_engine_with_errors", "design_matrices", "with_models"]
+__all__ = [
+    "OutsideOffsetsEngine",
+    "WideningOffsetsEngine",
+    "build_engine_with_errors",
+    "design_matrices",
+    "with_models",
+]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
+
+
+class OutsideOffsetsEngine(SystemEffectEngine):
+    """A :class:`~mtcjudge.mtc.joint.SystemEffectEngine` that learns nothing from its
+    judgments: the experiment sets :attr:`effect` itself and calls :meth:`invalidate`."""
+
+    def recalibrate(self) -> None:
+        """Nothing to learn: the offsets are set from outside."""
+
+
+class WideningOffsetsEngine(OutsideOffsetsEngine):
+    """An :class:`OutsideOffsetsEngine` whose offsets only widen the score distributions: each
+    system's variance grows by ``f_A^2 Var[b_A]`` (and by the shared offsets' terms), its
+    expected score stays the estimates' (the offsets have mean 0 in the distributions)."""
+
+    @property
+    def offsets(self) -> ErrorOffsets | None:
+        """The offsets the distributions include: those set, at mean 0."""
+        offsets = super().offsets
+        if offsets is None:
+            return None
+        system = replace(offsets.system, mu=0.0, bias=np.zeros_like(offsets.system.bias))
+        return replace(offsets, system=system)
+
+    def entry_shift(self) -> FloatArray:
+        """No entry moves: 0 for every entry."""
+        return np.zeros(self.collection.entry_pair.shape[0])
+
+    def entry_offsets(self) -> EntryOffsets:
+        """The factors and their posteriors, with no entry's expectation moved."""
+        offsets = super().entry_offsets()
+        return replace(offsets, offset=np.zeros_like(offsets.offset))
+
+    def moments(self) -> tuple[FloatArray, FloatArray]:
+        """The estimates' expected scores, and their covariance with the offsets' posterior
+        variances added (:meth:`~mtcjudge.mtc.joint.SystemEffectEngine.offset_covariance`)."""
+        nq = self.collection.n_queries
+        mean = self.score_sum / nq
+        cov = self.t_mat / nq**2
+        if self.effect is None:
+            return mean, cov
+        return mean, self.offset_covariance(cov, self.offset_masses(self.unjudged_mass()))
+
+    def expectation_from(
+        self, judged: NDArray[np.bool_], pairs: slice | None = None
+    ) -> tuple[FloatArray, FloatArray]:
+        """The judgment-free estimate, with the variance of the offsets learnt from
+        ``judged`` added to its own."""
+        parts = pair_offsets(self, judged, pairs)
+        return parts.mean, parts.var + parts.offset_var
 
 
 def build_engine_with_errors(

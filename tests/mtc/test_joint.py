@@ -669,12 +669,9 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
     """The strata's factors, computed for all strata at once, are what κ's own function gives
     over each stratum's judged audit pairs."""
     from mtcjudge.mtc.effects import estimate_system_effect
-    from mtcjudge.mtc.joint import (
-        _judged_residuals,
-        on_factor_grid,
-        stratum_variance_scales,
-        variance_scale,
-    )
+    from mtcjudge.mtc.joint import on_factor_grid
+    from mtcjudge.mtc.residuals import judged_residuals, variance_scale
+    from mtcjudge.mtc.strata import stratum_factors
 
     c = loaded.collection
     engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT)
@@ -686,9 +683,8 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
     for _ in range(10 * AUDIT_EVERY):
         pair = engine.select(1)
         engine.judge(pair, noisy[pair])
-    judged = _judged_residuals(engine, model)
-    stratum_variance_scales(engine, judged, apply=False)
-    factor = engine.learnt_var_factor
+    judged = judged_residuals(engine, model)
+    factor = stratum_factors(engine, judged)
     assert factor is not None
     assert engine.variance_stratum is not None
     systems = c.entry_system[judged.entries]

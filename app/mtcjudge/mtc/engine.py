@@ -443,6 +443,23 @@ class MTCEngine:
         ``mean[entry_pair] + entry_offsets().offset``; the exports write it per entry."""
         return EntryOffsets.none(self.collection.entry_pair.shape[0])
 
+    def expectation_from(
+        self,
+        judged: NDArray[np.bool_],  # noqa: ARG002
+        pairs: slice | None = None,
+    ) -> tuple[FloatArray, FloatArray]:
+        """What the estimator expects of ``pairs`` (all by default), and its variance, from
+        the judgments of the pairs ``judged`` alone (a mask over the pool; the others left
+        out), in the engine's units: what an assessor's answers are weighed against
+        (:func:`mtcjudge.mtc.reliability.expected_moments`).
+
+        Here the judgment-free estimate (M_out or the prior), which no judgment moves; the
+        system-effect engine adds the offsets it learns from ``judged``
+        (:meth:`mtcjudge.mtc.joint.SystemEffectEngine.expectation_from`)."""
+        mean, var = self.model.prior_estimates()
+        sl = pairs if pairs is not None else slice(0, self.collection.n_pairs)
+        return mean[sl], var[sl]
+
     # ------------------------------------------------------------------ results
     def evaluation(self) -> Evaluation:
         """Current score distributions and confidences (cached until the next judgment)."""

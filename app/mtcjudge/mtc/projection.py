@@ -165,9 +165,7 @@ def _system_shift(engine: MTCEngine, rng: np.random.Generator) -> FloatArray:
     # rest on a handful of residuals (tau^2 swings from 0 to hundreds): neither do the draws
     if effect.tau2 <= 0 or engine.n_judged < engine.config.min_judgments:
         return np.zeros(c.n_pairs)
-    drawn = np.sqrt(effect.post_var) * rng.standard_normal(c.n_systems)
-    if offsets.shift_means:
-        drawn = drawn + effect.bias
+    drawn = np.sqrt(effect.post_var) * rng.standard_normal(c.n_systems) + effect.bias
     # w[A, p]: weight of unjudged pair p in A's score (its share of f_A)
     open_entry = ~engine.judged[c.entry_pair]
     weight = engine.coef * inverse_denominators(engine.ey)[c.pair_query[c.entry_pair]] * open_entry

@@ -67,7 +67,6 @@ asks for.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -665,7 +664,7 @@ def expected_moments(
     """
     c = engine.collection
     lmax = float(engine.scale.lmax)
-    if engine.offsets is None:
+    if engine.offsets is None:  # nothing learnt from the judgments: none to leave out
         mean, var = engine.model.prior_estimates()
         return mean / lmax, var / lmax**2
     judged = engine.judged
@@ -673,15 +672,15 @@ def expected_moments(
         mask = np.asarray(leave_out, dtype=bool)
         if mask.shape != (c.n_pairs,):
             raise ValueError(f"leave_out must have shape ({c.n_pairs},), found {mask.shape}")
-        mean, var = _offset_moments(engine, judged & ~mask)
+        mean, var = engine.expectation_from(judged & ~mask)
         return mean / lmax, var / lmax**2
-    mean, var = _offset_moments(engine, judged)
+    mean, var = engine.expectation_from(judged)
     queries = np.unique(c.pair_query[judged])
     for q in queries:
         sl = c.pairs_of_query(int(q))
         keep = judged.copy()
         keep[sl] = False
-        m, v = _offset_moments(engine, keep, sl)
+        m, v = engine.expectation_from(keep, sl)
         mean[sl], var[sl] = m, v
     return mean / lmax, var / lmax**2
 
@@ -689,53 +688,3 @@ def expected_moments(
 def expected_scores(engine: MTCEngine, leave_out: ArrayLike | None = None) -> FloatArray:
     """The expectation part of :func:`expected_moments` (what :attr:`Answer.expected` holds)."""
     return expected_moments(engine, leave_out)[0]
-
-
-def _offset_moments(
-    engine: MTCEngine, judged: NDArray[np.bool_], pairs: slice | None = None
-) -> tuple[FloatArray, FloatArray]:
-    """Judgment-free estimate plus the offsets an engine learns from ``judged`` only, for
-    ``pairs`` (all by default), in the engine's units."""
-    from mtcjudge.mtc.joint import SystemEffectEngine, recalibrate
-
-    assert isinstance(engine, SystemEffectEngine)
-    clone = copy.copy(engine)  # shares the arrays; recalibrate reads them and rebinds its own
-    clone.judged = judged
-    recalibrate(clone, engine.model, estimates=False)
-    c = engine.collection
-    sl = pairs if pairs is not None else slice(0, c.n_pairs)
-    base_mean, base_var = engine.model.prior_estimates()
-    mean = base_mean[sl].copy()
-    effect = clone.effect
-    assert effect is not None
-    var = base_var[sl] * effect.variance_scale
-    if clone.learnt_var_factor is not None:  # variance strata: one factor per stratum
-        var = var * clone.learnt_var_factor[sl]
-    lo, hi = sl.start or 0, sl.stop if sl.stop is not None else c.n_pairs
-    e_lo, e_hi = int(c.entry_start[lo]), int(c.entry_start[hi])
-    entry_pair = c.entry_pair[e_lo:e_hi] - lo
-    systems = c.entry_system[e_lo:e_hi]
-    n = hi - lo
-    count = np.bincount(entry_pair, minlength=n).astype(np.float64)
-    count = np.maximum(count, 1.0)
-    bias = np.bincount(entry_pair, weights=effect.bias[systems], minlength=n)
-    pvar = np.bincount(entry_pair, weights=effect.post_var[systems], minlength=n)
-    group = clone.group_effect
-    if group is not None and clone.result_groups is not None:
-        g = clone.result_groups[e_lo:e_hi]
-        bias += np.bincount(entry_pair, weights=group.bias[g], minlength=n)
-        pvar += np.bincount(entry_pair, weights=group.post_var[g], minlength=n)
-    offset = bias / count
-    offset_var = pvar / count**2
-    for name, level in clone.factors:
-        fe = (clone.factor_effects or {}).get(name)
-        if fe is None:
-            continue
-        lv = level[sl]
-        has = lv >= 0
-        idx = np.maximum(lv, 0)
-        offset = offset + np.where(has, fe.bias[idx], 0.0)
-        offset_var = offset_var + np.where(has, fe.post_var[idx], 0.0)
-    if clone.shift_means:
-        mean = np.clip(mean + offset, 0.0, float(engine.scale.lmax))
-    return mean, var + offset_var
