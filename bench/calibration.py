@@ -11,7 +11,7 @@ judgment effects, heavy tails and metadata errors drawn from documented ranges; 
 and scale cycle with the collection's index) and, with
 ``--mirex DIR``, MIREX 2011 FINE under each of CG, DCG, nDCG and RBP, each estimator the
 project ships is replayed with the engine a campaign builds
-(:func:`mtcjudge.mtc.calibration.campaign_engine`, confidence-weighted selection), judging with
+(:func:`mtcjudge.mtc.factory.campaign_engine`, confidence-weighted selection), judging with
 the true scores, until the ranking confidence reaches the highest target (0.99). Selection
 does not depend on the target (the [U12] weights use the fixed ``confident`` level, the
 minimum of judgments is the same), so the stop at a lower target is read exactly from the
@@ -64,8 +64,8 @@ from bench.experiments.variants import build_engine_with_errors
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, build_engine
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, build_engine
 from mtcjudge.mtc.joint import JOINT_ERRORS
 from mtcjudge.mtc.measures import MEASURES, evaluate
 from mtcjudge.mtc.replay import correct_signs, true_ties

@@ -42,7 +42,7 @@ if __package__ in (None, ""):  # run as ``python bench/results.py``: bench.* fro
 from bench._common import mirex_or_synthetic, run_benchmark
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.models import Campaign, utcnow
-from mtcjudge.mtc.calibration import campaign_engine
+from mtcjudge.mtc.factory import campaign_engine
 from mtcjudge.mtc.projection import Projection, TargetProjection, project
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.significance import significance_verdicts

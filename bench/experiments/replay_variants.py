@@ -4,7 +4,7 @@
 estimator put together from switches: the ordinal models with or without M_jud, a variance
 factor learnt from the residuals (one, or one per estimate source), refits of M_out/M_jud on
 the judgments, and per-system offsets learnt from out-of-sample residuals. The estimators a
-campaign or ``mtcjudge simulate`` names are built by :func:`mtcjudge.mtc.calibration.build_engine`;
+campaign or ``mtcjudge simulate`` names are built by :func:`mtcjudge.mtc.factory.build_engine`;
 ``VariantConfig(model="ordinal", use_m_jud=False, system_effect=True, shared_errors=True)`` is
 ``joint`` and gives the same numbers. Bench-only: not in the wheel.
 """

@@ -43,10 +43,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import kendalltau
 
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, campaign_engine
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, campaign_engine
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.replay import sign_accuracy
 from mtcjudge.mtc.scales import Scale

@@ -1,6 +1,6 @@
 """Engine and estimator variants that no campaign runs, for the experiments of bench/.
 
-The product builds one engine per estimator (:func:`mtcjudge.mtc.calibration.build_engine`);
+The product builds one engine per estimator (:func:`mtcjudge.mtc.factory.build_engine`);
 the experiments need a few more, put together here from the product's own pieces:
 
 * :class:`OutsideOffsetsEngine`: the system-effect engine whose per-system offsets an
@@ -21,11 +21,11 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from mtcjudge.mtc.calibration import CALIBRATED, JOINT, build_engine
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.effects import EntryOffsets, ErrorOffsets
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.estimators import OrdinalModel, RelevanceModel
+from mtcjudge.mtc.factory import CALIBRATED, JOINT, build_engine
 from mtcjudge.mtc.joint import ErrorModel, SystemEffectEngine
 from mtcjudge.mtc.offset_learning import pair_offsets
 from mtcjudge.mtc.scales import Scale
@@ -106,7 +106,7 @@ def build_engine_with_errors(
 ) -> tuple[SystemEffectEngine, RelevanceModel]:
     """The engine of ``calibrated`` or ``joint`` (``estimator``) with the error model
     ``errors`` in place of the estimator's: the relevance model and the settings
-    :func:`~mtcjudge.mtc.calibration.build_engine` gives the estimator, so that only the error
+    :func:`~mtcjudge.mtc.factory.build_engine` gives the estimator, so that only the error
     model differs."""
     if estimator not in (CALIBRATED, JOINT):
         raise ValueError(f"only {CALIBRATED} and {JOINT} have an error model, not {estimator!r}")

@@ -13,7 +13,7 @@ from bench.experiments.synthetic_zoo import generate_zoo
 from mtcjudge.cli import main
 from mtcjudge.cli.bench import benchmark_module
 from mtcjudge.ingest.loader import load_synthetic
-from mtcjudge.mtc.calibration import campaign_engine
+from mtcjudge.mtc.factory import campaign_engine
 from mtcjudge.mtc.scales import get_scale
 
 

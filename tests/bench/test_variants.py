@@ -19,10 +19,10 @@ from bench.experiments.variants import (
 )
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection
-from mtcjudge.mtc.calibration import CALIBRATED, JOINT, build_engine
 from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.estimators import SOURCE_M_OUT, TABLE_A1, OrdinalModel, RelevanceModel
+from mtcjudge.mtc.factory import CALIBRATED, JOINT, build_engine
 from mtcjudge.mtc.joint import CALIBRATED_ERRORS, JOINT_ERRORS
 from mtcjudge.mtc.reliability import expected_moments
 from mtcjudge.mtc.scales import get_scale

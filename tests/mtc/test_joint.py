@@ -11,10 +11,10 @@ import pytest
 
 from bench.experiments.variants import build_engine_with_errors
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
-from mtcjudge.mtc.calibration import AUDIT_EVERY, CALIBRATED, JOINT, campaign_engine
 from mtcjudge.mtc.collection import Metadata
 from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.factory import AUDIT_EVERY, CALIBRATED, JOINT, campaign_engine
 from mtcjudge.mtc.joint import JOINT_ERRORS, SystemEffectEngine, metadata_factors, shared_groups
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.replay import ReplayConfig, replay

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, JOINT, build_engine
 from mtcjudge.mtc.collection import Collection, Metadata, build_collection
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, JOINT, build_engine
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.measures import MEASURES, RATIO_MEASURES, evaluate, finish, rank_discount
 from mtcjudge.mtc.scales import BROAD, FINE, Scale

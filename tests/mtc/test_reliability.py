@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
-from mtcjudge.mtc.calibration import build_engine
 from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.factory import build_engine
 from mtcjudge.mtc.reliability import (
     DEFAULT_THRESHOLDS,
     Answer,

@@ -107,7 +107,7 @@ def dersimonian_laird(means: ArrayLike, variances: ArrayLike) -> tuple[float, fl
     # command line import this module for its constants. ``_fit_tau_mm`` is the moment
     # step that ``combine_effects(method_re="dl")`` runs; called alone it skips the
     # confidence intervals and tables we do not use (0.06 ms instead of 0.2-0.4 ms, four
-    # calls per loop iteration of ``joint``). tests/mtc/test_calibration.py checks it
+    # calls per loop iteration of ``joint``). tests/mtc/test_effects.py checks it
     # against ``combine_effects`` so that a change in statsmodels is caught.
     from statsmodels.stats.meta_analysis import _fit_tau_mm
 

@@ -275,7 +275,7 @@ class RelevanceModel:
     source_variance_scale : array_like, optional
         One more factor per estimate source (indexed by ``SOURCE_*``; the judged
         entry is ignored), e.g. calibrated separately for M_out and M_jud
-        (:func:`mtcjudge.mtc.calibration.source_variance_factors`). None = all 1.
+        (:func:`mtcjudge.mtc.effects.source_variance_factors`). None = all 1.
     """
 
     def __init__(

@@ -649,7 +649,7 @@ def expected_moments(
     Parameters
     ----------
     engine : MTCEngine
-        A campaign's engine (:func:`mtcjudge.mtc.calibration.build_engine`).
+        A campaign's engine (:func:`mtcjudge.mtc.factory.build_engine`).
     leave_out : array_like of bool, shape (n_pairs,), optional
         Pairs whose judgments are left out: every expectation is made without them (the
         planner passes the pairs one assessor judged). None: each judged pair's

@@ -1,4 +1,5 @@
-"""The estimators a campaign or a replay can name, and the one factory that builds their engine.
+"""The engine factory: the estimators a campaign or a replay can name, and the one function
+that builds their engine.
 
 Every engine of the product is made by :func:`build_engine` (a campaign's planner, its
 preview, ``mtcjudge simulate``, the projection and the benchmarks), so a replay runs exactly
