@@ -4,7 +4,8 @@ that builds their engine.
 Every engine of the product is made by :func:`build_engine` (a campaign's planner, its
 preview, ``mtcjudge simulate``, the projection and the benchmarks), so a replay runs exactly
 the estimator a campaign would. :func:`campaign_engine` is that factory with a campaign's
-settings spelled out.
+settings spelled out. (The module was ``mtcjudge.mtc.calibration`` before: a deprecated
+alias of that name still imports.)
 
 ``calibrated`` and ``joint`` are ordinal M_out (no M_jud) on a
 :class:`~mtcjudge.mtc.joint.SystemEffectEngine` (per-system error offsets; ``joint`` adds the
