@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from mtcjudge.mtc.collection import Collection
 from mtcjudge.mtc.effects import SystemEffect
-from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.engine_config import EngineConfig
 from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.masses import judged_entries
 
