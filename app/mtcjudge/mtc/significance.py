@@ -164,7 +164,7 @@ def _bool_vector(name: str, array: npt.ArrayLike) -> NDArray[np.bool_]:
 # --------------------------------------------------------------------------------------
 
 
-# 82 lines, 70 of them the docstring (the formulas and docs/method.md §2.6's worked example)
+# 82 lines, 63 of them the docstring (the formulas and docs/method.md §2.6's worked example)
 def agk_bounds(
     in_a: npt.ArrayLike,
     in_b: npt.ArrayLike,

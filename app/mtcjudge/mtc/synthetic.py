@@ -192,7 +192,7 @@ class SyntheticCollection:
         return paths
 
 
-# 132 lines, 82 of them the signature and the docstring of its 19 options
+# 132 lines, 80 of them the signature and the docstring of its 19 options
 def generate(
     n_systems: int = 18,
     n_queries: int = 100,
