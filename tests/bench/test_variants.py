@@ -27,6 +27,7 @@ from mtcjudge.mtc.joint import CALIBRATED_ERRORS, JOINT_ERRORS
 from mtcjudge.mtc.reliability import expected_moments
 from mtcjudge.mtc.scales import get_scale
 from mtcjudge.mtc.synthetic import generate
+from tests.mtc import toy
 
 K = 3
 
@@ -148,12 +149,13 @@ def test_an_engine_with_the_estimators_own_error_model_is_its_engine(
 
 
 # ------------------------------------------------------------------ refits
-def test_design_matrices_hide_the_pair_itself(make_toy_model, toy_judgments) -> None:
-    judged, values = toy_judgments
-    model = make_toy_model()
+def test_design_matrices_hide_the_pair_itself() -> None:
+    judged, values = toy.toy_judgments()
+    model = toy.toy_model(toy.toy_collection(), toy.toy_metadata())
     pairs = np.array([0, 2])
     x_out, x_jud = design_matrices(model, judged, values, pairs)
     assert x_out is not None
+    assert model.features is not None
     np.testing.assert_allclose(x_out, model.features.matrix()[pairs])
     # d1 with its own judgment hidden: A sees d2 (1), B sees d2, d6 (0.5), C sees d2, d6 (0.5)
     # aART of d1: other judged docs of artist P: d2 = 1
@@ -162,9 +164,9 @@ def test_design_matrices_hide_the_pair_itself(make_toy_model, toy_judgments) -> 
     np.testing.assert_allclose(x_jud[1], x3[2])  # d3 is unjudged: nothing to hide
 
 
-def test_with_models_swaps_in_a_refit(make_toy_model, toy_judgments) -> None:
-    judged, values = toy_judgments
-    model = make_toy_model()
+def test_with_models_swaps_in_a_refit() -> None:
+    judged, values = toy.toy_judgments()
+    model = toy.toy_model(toy.toy_collection(), toy.toy_metadata())
     published = TABLE_A1[("broad", "out")]
     shifted = OrdinalModel(
         published.features, published.beta, published.alphas - 5, published.values
