@@ -9,7 +9,7 @@ For every system S (``--systems``, default all), on a fully judged collection (M
 from ``--data DIR``, or ``--synthetic SEED`` for a seeded MIREX-shaped one):
 
 1. **phase 1**: MTC runs on the pool of the *other* systems with the engine a campaign builds
-   (:func:`mtcjudge.mtc.calibration.campaign_engine`: the ``calibrated`` estimator, the
+   (:func:`mtcjudge.mtc.factory.campaign_engine`: the ``calibrated`` estimator, the
    confidence-weighted policy, CG@5, target 0.95 unless told otherwise), judging with the
    true scores, pair by pair (``judge``, as a campaign does), until its
    stopping rule holds;
@@ -59,9 +59,9 @@ from bench._common import run_benchmark
 from mtcjudge.cli.common import UsageError
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from mtcjudge.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES, campaign_engine
 from mtcjudge.mtc.collection import Collection, Metadata, build_collection
 from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.factory import CALIBRATED, ESTIMATOR_CHOICES, campaign_engine
 from mtcjudge.mtc.measures import (
     MEASURES,
     RATIO_MEASURES,
@@ -390,17 +390,9 @@ def replay_add_system(
     jitter = settings.jitter if repeat else 0.0
     measure = settings.measure
 
-    old_truth = truth[pools.old_to_full]
-    old_engine = settings.engine(pools.old, loaded.metadata, scale)
-    phase1_old = run_mtc(old_engine, old_truth, rng, jitter)
-    old_final = old_engine.evaluation()
-    phase1_accuracy = overall_accuracy(
-        old_final.mean, complete_means(pools.old, old_truth, scale, measure)
+    phase1_old, old_final, phase1_accuracy, known = _phase1(
+        loaded, pools, truth, scale, settings, rng, jitter
     )
-
-    known = np.full(pools.full.n_pairs, np.nan)
-    judged_old = np.flatnonzero(old_engine.judged)
-    known[pools.old_to_full[judged_old]] = old_engine.values[judged_old]
     engine = settings.engine(pools.full, loaded.metadata, scale, judged_values=known)
     true_means = complete_means(pools.full, truth, scale, measure)
     start = engine.evaluation()
@@ -418,12 +410,8 @@ def replay_add_system(
     focused = run_mtc(focused_engine, truth, focused_rng, jitter, focus=system)
     focused_final = focused_engine.evaluation()
 
-    is_new = np.zeros(pools.full.n_pairs, dtype=bool)
-    is_new[pools.new_pairs] = True
-    is_system = np.zeros(pools.full.n_pairs, dtype=bool)
-    is_system[pools.system_pairs] = True
-    p2 = np.asarray(phase2, dtype=np.intp)
-    pf = np.asarray(focused, dtype=np.intp)
+    phase2_new, phase2_shared, phase2_old = _by_origin(phase2, pools)
+    focused_new, focused_shared, focused_old = _by_origin(focused, pools)
     shared = pools.shared_pairs
     return AddSystemResult(
         system=loaded.systems[system],
@@ -440,9 +428,9 @@ def replay_add_system(
         start_system_confidence=system_confidence(start, system),
         start_system_accuracy=system_accuracy(start.mean, true_means, system),
         phase2_judgments=len(phase2),
-        phase2_new=int(is_new[p2].sum()),
-        phase2_shared=int((is_system[p2] & ~is_new[p2]).sum()),
-        phase2_old=int((~is_system[p2]).sum()),
+        phase2_new=phase2_new,
+        phase2_shared=phase2_shared,
+        phase2_old=phase2_old,
         final_confidence=final.ranking_confidence,
         final_accuracy=overall_accuracy(final.mean, true_means),
         system_confidence=system_confidence(final, system),
@@ -453,9 +441,9 @@ def replay_add_system(
         classic_system_confidence=system_confidence(classic, system),
         classic_system_accuracy=system_accuracy(classic.mean, true_means, system),
         focused_judgments=len(focused),
-        focused_new=int(is_new[pf].sum()),
-        focused_shared=int((is_system[pf] & ~is_new[pf]).sum()),
-        focused_old=int((~is_system[pf]).sum()),
+        focused_new=focused_new,
+        focused_shared=focused_shared,
+        focused_old=focused_old,
         focused_confidence=focused_final.ranking_confidence,
         focused_system_confidence=system_confidence(focused_final, system),
         focused_system_accuracy=system_accuracy(focused_final.mean, true_means, system),
@@ -466,6 +454,42 @@ def replay_add_system(
         phase2_pairs=tuple(phase2),
         focused_pairs=tuple(focused),
     )
+
+
+def _phase1(
+    loaded: LoadedCollection,
+    pools: Pools,
+    truth: FloatArray,
+    scale: Scale,
+    settings: Settings,
+    rng: np.random.Generator,
+    jitter: float,
+) -> tuple[list[int], Evaluation, float, FloatArray]:
+    """Phase 1, the loop on the pool without the system: the pairs it judged (old pool's
+    indices), its final evaluation and accuracy, and every full-pool pair's judgment it
+    leaves (NaN where none)."""
+    old_truth = truth[pools.old_to_full]
+    old_engine = settings.engine(pools.old, loaded.metadata, scale)
+    phase1_old = run_mtc(old_engine, old_truth, rng, jitter)
+    old_final = old_engine.evaluation()
+    accuracy = overall_accuracy(
+        old_final.mean, complete_means(pools.old, old_truth, scale, settings.measure)
+    )
+    known = np.full(pools.full.n_pairs, np.nan)
+    judged_old = np.flatnonzero(old_engine.judged)
+    known[pools.old_to_full[judged_old]] = old_engine.values[judged_old]
+    return phase1_old, old_final, accuracy, known
+
+
+def _by_origin(pairs: list[int], pools: Pools) -> tuple[int, int, int]:
+    """How many of the full pool's ``pairs`` are new (the added system's alone), shared (the
+    system's, retrieved by others too) and old (not the system's)."""
+    is_new = np.zeros(pools.full.n_pairs, dtype=bool)
+    is_new[pools.new_pairs] = True
+    is_system = np.zeros(pools.full.n_pairs, dtype=bool)
+    is_system[pools.system_pairs] = True
+    p = np.asarray(pairs, dtype=np.intp)
+    return int(is_new[p].sum()), int((is_system[p] & ~is_new[p]).sum()), int((~is_system[p]).sum())
 
 
 @dataclass(frozen=True)

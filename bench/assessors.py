@@ -8,7 +8,7 @@ Usage::
 Simulated campaigns on the calibration suite's collections
 (:func:`bench.experiments.synthetic_zoo.suite_settings`, as ``bench/calibration.py``) and, with
 ``--mirex DIR``, MIREX 2011 FINE (CG). Every campaign runs the engine a campaign builds
-(:func:`mtcjudge.mtc.calibration.build_engine`, the default estimator ``joint``,
+(:func:`mtcjudge.mtc.factory.build_engine`, the default estimator ``joint``,
 confidence-weighted selection, target 0.95): the planner ranks the pairs, the active
 assessors take turns (each prefers a pair of the query they are on, as the product's
 locality rule does), and at the product's default rate (:data:`QUALITY_RATE`) a turn is a
@@ -68,9 +68,9 @@ from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, suite_set
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, build_engine
 from mtcjudge.mtc.disagreement import Disagreement, disagreement
 from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, build_engine
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.reliability import (
     DEFAULT_THRESHOLDS,

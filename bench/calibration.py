@@ -11,7 +11,7 @@ judgment effects, heavy tails and metadata errors drawn from documented ranges; 
 and scale cycle with the collection's index) and, with
 ``--mirex DIR``, MIREX 2011 FINE under each of CG, DCG, nDCG and RBP, each estimator the
 project ships is replayed with the engine a campaign builds
-(:func:`mtcjudge.mtc.calibration.campaign_engine`, confidence-weighted selection), judging with
+(:func:`mtcjudge.mtc.factory.campaign_engine`, confidence-weighted selection), judging with
 the true scores, until the ranking confidence reaches the highest target (0.99). Selection
 does not depend on the target (the [U12] weights use the fixed ``confident`` level, the
 minimum of judgments is the same), so the stop at a lower target is read exactly from the
@@ -60,15 +60,16 @@ if __package__ in (None, ""):  # run as ``python bench/calibration.py``: bench.*
 from bench._common import TARGETS, run_benchmark
 from bench.experiments.mirex_blends import BlendSettings, blend_settings, blended_collection
 from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, generate_zoo, suite_settings
+from bench.experiments.variants import build_engine_with_errors
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, build_engine
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, build_engine
 from mtcjudge.mtc.joint import JOINT_ERRORS
 from mtcjudge.mtc.measures import MEASURES, evaluate
 from mtcjudge.mtc.replay import correct_signs, true_ties
-from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.scales import Scale, get_scale
 from mtcjudge.mtc.selection import POLICIES
 
 __all__ = [
@@ -231,6 +232,51 @@ def frontier(judgments: Sequence[int], accuracy: Sequence[float], target: float)
     return found
 
 
+def _task_engine(task: Task, loaded: LoadedCollection, scale: Scale, measure: str) -> MTCEngine:
+    """The engine of the task's estimator (a campaign's, or a bench variant's,
+    :data:`VARIANTS`), with the campaigns' settings and the highest target."""
+    base, variant = task.estimator, None
+    if task.estimator in VARIANTS:
+        base, variant = VARIANTS[task.estimator]
+    config = EngineConfig(measure=measure, policy=task.policy, target=max(TARGETS))
+    collection = loaded.collection
+    engine: MTCEngine
+    if variant is None:
+        engine, _ = build_engine(collection, loaded.metadata, scale, base, config)
+    else:
+        errors = dataclasses.replace(JOINT_ERRORS, **variant)
+        engine, _ = build_engine_with_errors(
+            collection, loaded.metadata, scale, base, config, errors=errors
+        )
+    return engine
+
+
+def _stops(
+    pending: dict[float, dict[str, Any]], curve: list[tuple[int, float, float]]
+) -> list[Stop]:
+    """The :class:`Stop` of every target, from the state noted when it was first met and the
+    replay's curve of (judgments, confidence, accuracy)."""
+    judged = [c[0] for c in curve]
+    accuracies = [c[2] for c in curve]
+    return [
+        Stop(
+            target=t,
+            judgments=p["judgments"],
+            confidence=p["confidence"],
+            accuracy=p["accuracy"],
+            pairs=p["pairs"],
+            wrong=p["wrong"],
+            wrong_ties=p["wrong_ties"],
+            expected_claimed=p["expected_claimed"],
+            frontier=frontier(judged, accuracies, t),
+            bins_count=p["hist"][0],
+            bins_correct=p["hist"][1],
+            bins_confidence=p["hist"][2],
+        )
+        for t, p in sorted(pending.items())
+    ]
+
+
 def run_task(task: Task) -> Record:
     started = time.perf_counter()
     name, measure, scale_name, loaded = _load(task)
@@ -238,18 +284,7 @@ def run_task(task: Task) -> Record:
     collection, truth = loaded.collection, loaded.judged_values
     true_means = evaluate(collection, truth, np.zeros_like(truth), measure, scale).mean
     ties = true_ties(true_means)
-    base, variant = task.estimator, None
-    if task.estimator in VARIANTS:
-        base, variant = VARIANTS[task.estimator]
-    errors = dataclasses.replace(JOINT_ERRORS, **variant) if variant is not None else None
-    engine, _ = build_engine(
-        collection,
-        loaded.metadata,
-        scale,
-        base,
-        EngineConfig(measure=measure, policy=task.policy, target=max(TARGETS)),
-        errors=errors,
-    )
+    engine = _task_engine(task, loaded, scale, measure)
     batch = max(1, math.ceil(collection.n_pairs / task.selections)) if task.selections else 1
     n_bins = len(BINS) - 1
     traj_count = np.zeros(n_bins, dtype=np.int64)
@@ -284,25 +319,7 @@ def run_task(task: Task) -> Record:
             break
         pairs = engine.select(min(batch, engine.n_unjudged))
         engine.judge(pairs, truth[pairs])
-    judged = [c[0] for c in curve]
-    accuracies = [c[2] for c in curve]
-    stops = [
-        Stop(
-            target=t,
-            judgments=p["judgments"],
-            confidence=p["confidence"],
-            accuracy=p["accuracy"],
-            pairs=p["pairs"],
-            wrong=p["wrong"],
-            wrong_ties=p["wrong_ties"],
-            expected_claimed=p["expected_claimed"],
-            frontier=frontier(judged, accuracies, t),
-            bins_count=p["hist"][0],
-            bins_correct=p["hist"][1],
-            bins_confidence=p["hist"][2],
-        )
-        for t, p in sorted(pending.items())
-    ]
+    stops = _stops(pending, curve)
     # keep the curve light: about 200 points
     every = max(1, len(curve) // 200)
     return Record(

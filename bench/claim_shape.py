@@ -45,7 +45,7 @@ if __package__ in (None, ""):  # run as ``python bench/claim_shape.py``: bench.*
 from bench.calibration import SELECTIONS, Task, _load, tasks_for
 from bench.experiments.synthetic_zoo import RANGE_SETS
 from mtcjudge.cli.common import UsageError, check_output_file
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, campaign_engine
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, campaign_engine
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.scales import get_scale
 

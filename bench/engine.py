@@ -6,7 +6,7 @@ Usage::
     .venv/bin/python bench/engine.py --json bench.json [--iterations N] [--skip-large]
         [--runs R --judgments J --metadata M]
 
-The engine is the one a campaign runs (:func:`mtcjudge.mtc.calibration.campaign_engine`) with the
+The engine is the one a campaign runs (:func:`mtcjudge.mtc.factory.campaign_engine`) with the
 default estimator of campaigns and of ``mtcjudge simulate`` (``DEFAULT_ESTIMATOR``: a
 :class:`~mtcjudge.mtc.joint.SystemEffectEngine`, M_out plus error offsets learnt from the
 judgments), the CG measure and confidence-weighted selection. One iteration is what a
@@ -42,8 +42,8 @@ if __package__ in (None, ""):  # run as ``python bench/engine.py``: bench.* from
 
 from bench._common import mirex_or_synthetic, run_benchmark
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, campaign_engine
 from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, campaign_engine
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.synthetic import generate
 

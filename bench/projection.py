@@ -46,8 +46,8 @@ if __package__ in (None, ""):  # run as ``python bench/projection.py``: bench.* 
 from bench._common import TARGETS, run_benchmark
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
-from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, campaign_engine
 from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, campaign_engine
 from mtcjudge.mtc.projection import project
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.selection import best_pairs

@@ -44,7 +44,9 @@ from mtcjudge.campaign_engine import document as engine_document
 from mtcjudge.campaign_engine.build import CampaignEngine
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.models import Campaign, utcnow
-from mtcjudge.mtc.calibration import campaign_engine
+from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.factory import campaign_engine
 from mtcjudge.mtc.projection import Projection, TargetProjection, project
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.significance import significance_verdicts
@@ -95,22 +97,7 @@ def _case(
     started = time.perf_counter()
     engine, model = campaign_engine(c, loaded.metadata, FINE, "calibrated", judged_values=values)
     build_s = time.perf_counter() - started
-    campaign = Campaign(
-        id=1, slug="bench", status="open", scale="fine", k=c.k, measure="cg",
-        estimator="calibrated", policy="confidence", target=0.95, seed=0,
-        keep_collecting=False,
-    )  # fmt: skip
-    state = CampaignEngine(
-        campaign_id=1,
-        settings_key="bench",
-        engine=engine,
-        model=model,
-        pair_ids=[(int(q), int(d)) for q, d in zip(c.pair_query, c.pair_doc, strict=True)],
-        pair_index={},
-        query_index={},
-        system_names=list(loaded.systems),
-        playable=np.ones(c.n_pairs, dtype=bool),
-    )
+    campaign, state = _campaign(loaded, engine, model)
     targets = engine_document.projection_targets(0.95)
     projection_s: float | None = None
     if with_projection:
@@ -129,9 +116,6 @@ def _case(
         engine._evaluation = None  # as after a judgment
         part = engine_document.engine_results(state, campaign, projection=projection)
         return engine_document.stored_json(part, "bench")
-
-    def significance() -> object:
-        return engine.significance()
 
     def significance_matrices() -> object:
         # the rules on the (n_pairs, n_queries) bound matrices, as before the per-system path
@@ -153,7 +137,7 @@ def _case(
         return results.results_json(read.complete(ready, _no_rows))
 
     doc = _summary(_times(document, repeat))
-    sig = _summary(_times(significance, repeat))
+    sig = _summary(_times(engine.significance, repeat))
     matrices = _summary(_times(significance_matrices, repeat))
     req = _summary(_times(request, repeat))
     size = len(stored.encode())
@@ -173,21 +157,55 @@ def _case(
         "projection_s": projection_s,
         "projection_runs": projection.runs if with_projection else None,
     }
-    out.write(
-        f"{name:10s} {c.n_systems:4d} x {c.n_queries:5d} x k={c.k:<3d} "
-        f"({c.n_systems * (c.n_systems - 1) // 2:5d} system pairs, {int(judged.sum())} judged): "
+    out.write(_line(name, figures))
+    out.flush()
+    return figures
+
+
+def _campaign(
+    loaded: LoadedCollection, engine: MTCEngine, model: RelevanceModel
+) -> tuple[Campaign, CampaignEngine]:
+    """A campaign row and the planner's engine state around ``engine``, as the results
+    document reads them."""
+    c = loaded.collection
+    campaign = Campaign(
+        id=1, slug="bench", status="open", scale="fine", k=c.k, measure="cg",
+        estimator="calibrated", policy="confidence", target=0.95, seed=0,
+        keep_collecting=False,
+    )  # fmt: skip
+    state = CampaignEngine(
+        campaign_id=1,
+        settings_key="bench",
+        engine=engine,
+        model=model,
+        pair_ids=[(int(q), int(d)) for q, d in zip(c.pair_query, c.pair_doc, strict=True)],
+        pair_index={},
+        query_index={},
+        system_names=list(loaded.systems),
+        playable=np.ones(c.n_pairs, dtype=bool),
+    )
+    return campaign, state
+
+
+def _line(name: str, figures: dict[str, Any]) -> str:
+    """One collection's figures in a line."""
+    ns, nq = figures["systems"], figures["queries"]
+    doc, sig, req = figures["document"], figures["significance"], figures["request"]
+    matrices = figures["significance_bound_matrices"]
+    projection_s = figures["projection_s"]
+    return (
+        f"{name:10s} {ns:4d} x {nq:5d} x k={figures['k']:<3d} "
+        f"({figures['system_pairs']:5d} system pairs, {figures['judged_pairs']} judged): "
         f"document median {doc['median_ms']:7.1f} ms (p90 {doc['p90_ms']:.1f}; significance "
         f"{sig['median_ms']:.1f}, on bound matrices {matrices['median_ms']:.1f}), "
         f"request {req['median_ms']:6.1f} ms, "
-        f"{size / 1024:.0f} KiB; "
+        f"{figures['document_bytes'] / 1024:.0f} KiB; "
         + (
-            f"projection {projection_s:.2f} s ({projection.runs} runs)\n"
+            f"projection {projection_s:.2f} s ({figures['projection_runs']} runs)\n"
             if projection_s is not None
             else "projection not run\n"
         )
     )
-    out.flush()
-    return figures
 
 
 def _no_rows(*_: object) -> Any:

@@ -33,13 +33,13 @@ from mtcjudge.ingest.formats import (
     score_order_warnings,
 )
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
-from mtcjudge.mtc.calibration import (
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.factory import (
     CAMPAIGN_ESTIMATORS,
     DEFAULT_ESTIMATOR,
     ESTIMATOR_CHOICES,
     build_engine,
 )
-from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.measures import Evaluation
 from mtcjudge.mtc.replay import ReplayConfig, ReplayResult, replay
 from mtcjudge.mtc.scales import get_scale

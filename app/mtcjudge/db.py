@@ -155,12 +155,6 @@ def upgrade_database(url: str, revision: str = "head") -> None:
     command.upgrade(alembic_config(url), revision)
 
 
-def downgrade_database(url: str, revision: str = "base") -> None:
-    from alembic import command
-
-    command.downgrade(alembic_config(url), revision)
-
-
 # The name before the glossary (the database engine is never just "engine"); the tests move
 # to the new name with the test layout change, then this goes.
 make_engine = make_database_engine

@@ -91,91 +91,102 @@ async def sample_leases(
         await pause(stop, 0.5)
 
 
+@dataclass(frozen=True)
+class _Stored:
+    """What the database holds of a campaign at the end of a run (:func:`_stored`)."""
+
+    per_pair: int
+    client_ids: set[str]
+    n_judgments: int
+    double_judged: int
+    lease_pairs: dict[int, tuple[int, int]]
+    kinds: dict[str, int]
+
+
+def _stored(conn: Connection, campaign_id: int, lease_sql: LeaseSql) -> _Stored:
+    """The campaign's judgments per pair, its stored client ids and judgments, the pool pairs
+    judged more often than asked, every lease's pair and the hand-outs by kind."""
+    per_pair = int(
+        conn.execute(
+            text("SELECT judgments_per_pair FROM campaign WHERE id = :c"),
+            {"c": campaign_id},
+        ).scalar_one()
+    )
+    stored = {
+        str(row[0])
+        for row in conn.execute(
+            text("SELECT client_id FROM judgment WHERE campaign_id = :c AND client_id IS NOT NULL"),
+            {"c": campaign_id},
+        )
+    }
+    n_judgments = int(
+        conn.execute(
+            text("SELECT COUNT(*) FROM judgment WHERE campaign_id = :c"),
+            {"c": campaign_id},
+        ).scalar_one()
+    )
+    double_judged = int(
+        conn.execute(
+            text(
+                "SELECT COUNT(*) FROM (SELECT query_id, document_id FROM judgment "
+                f"WHERE campaign_id = :c{lease_sql.pool} GROUP BY query_id, document_id "
+                "HAVING COUNT(*) > :per_pair) t"
+            ),
+            {"c": campaign_id, "per_pair": per_pair},
+        ).scalar_one()
+    )
+    first, second = lease_sql.pair_key
+    lease_pairs = {
+        int(lease_id): (int(a), int(b))
+        for lease_id, a, b in conn.execute(
+            text(f"SELECT id, {first}, {second} FROM lease WHERE campaign_id = :c{lease_sql.pool}"),
+            {"c": campaign_id},
+        )
+    }
+    # hand-outs by kind: pool pairs and hidden quality trials
+    kinds: dict[str, int] = {}
+    if lease_sql.pool:
+        kinds = {
+            str(kind): int(n)
+            for kind, n in conn.execute(
+                text("SELECT kind, COUNT(*) FROM lease WHERE campaign_id = :c GROUP BY kind"),
+                {"c": campaign_id},
+            )
+        }
+    return _Stored(per_pair, stored, n_judgments, double_judged, lease_pairs, kinds)
+
+
 def check_invariants(database_url: str, campaign: Campaign, recorder: Recorder) -> dict[str, Any]:
     engine = plain_engine(database_url)
     try:
         with engine.connect() as conn:
             lease_sql = LeaseSql.detect(conn)
-            per_pair = int(
-                conn.execute(
-                    text("SELECT judgments_per_pair FROM campaign WHERE id = :c"),
-                    {"c": campaign.id},
-                ).scalar_one()
-            )
-            stored = {
-                str(row[0])
-                for row in conn.execute(
-                    text(
-                        "SELECT client_id FROM judgment WHERE campaign_id = :c "
-                        "AND client_id IS NOT NULL"
-                    ),
-                    {"c": campaign.id},
-                )
-            }
-            n_judgments = int(
-                conn.execute(
-                    text("SELECT COUNT(*) FROM judgment WHERE campaign_id = :c"),
-                    {"c": campaign.id},
-                ).scalar_one()
-            )
-            double_judged = int(
-                conn.execute(
-                    text(
-                        "SELECT COUNT(*) FROM (SELECT query_id, document_id FROM judgment "
-                        f"WHERE campaign_id = :c{lease_sql.pool} GROUP BY query_id, document_id "
-                        "HAVING COUNT(*) > :per_pair) t"
-                    ),
-                    {"c": campaign.id, "per_pair": per_pair},
-                ).scalar_one()
-            )
-            first, second = lease_sql.pair_key
-            lease_pairs = {
-                int(lease_id): (int(a), int(b))
-                for lease_id, a, b in conn.execute(
-                    text(
-                        f"SELECT id, {first}, {second} FROM lease "
-                        f"WHERE campaign_id = :c{lease_sql.pool}"
-                    ),
-                    {"c": campaign.id},
-                )
-            }
-            # hand-outs by kind: pool pairs and hidden quality trials
-            kinds: dict[str, int] = {}
-            if lease_sql.pool:
-                kinds = {
-                    str(kind): int(n)
-                    for kind, n in conn.execute(
-                        text(
-                            "SELECT kind, COUNT(*) FROM lease WHERE campaign_id = :c GROUP BY kind"
-                        ),
-                        {"c": campaign.id},
-                    )
-                }
-        final = lease_snapshot(engine, lease_sql, campaign.id, per_pair)
+            db = _stored(conn, campaign.id, lease_sql)
+        final = lease_snapshot(engine, lease_sql, campaign.id, db.per_pair)
     finally:
         engine.dispose()
     acked = set(recorder.acked)
-    lost = sorted(acked - stored)
+    lost = sorted(acked - db.client_ids)
     snapshot = set(recorder.snapshot_violations) | {(kind, a, b) for kind, a, b, _ in final}
-    client_pairs = surely_concurrent(recorder, lease_pairs, per_pair)
+    client_pairs = surely_concurrent(recorder, db.lease_pairs, db.per_pair)
     violations = snapshot | {("pair", a, b) for a, b in client_pairs}
     return {
         "lost": len(lost),
         "lost_client_ids": lost[:20],
-        "double_judged": double_judged,
+        "double_judged": db.double_judged,
         "double_leased": len(violations),
         "detail": {
-            "judgments_per_pair": per_pair,
-            "judgments_stored": n_judgments,
+            "judgments_per_pair": db.per_pair,
+            "judgments_stored": db.n_judgments,
             "acknowledged": len(acked),
-            "stored_not_acknowledged": len(stored - acked),
+            "stored_not_acknowledged": len(db.client_ids - acked),
             "lease_snapshots": recorder.snapshots + 1,
             "lease_snapshot_failures": recorder.snapshot_failures,
             "over_leased_pairs_in_snapshots": sum(1 for v in snapshot if v[0] == "pair"),
             "assessors_with_two_live_leases": sum(1 for v in snapshot if v[0] == "assessor"),
             "over_leased_pairs_seen_by_clients": len(client_pairs),
             "lease_state_column": " AND state" in lease_sql.live,
-            "leases_by_kind": kinds,
+            "leases_by_kind": db.kinds,
         },
     }
 

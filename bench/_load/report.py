@@ -91,6 +91,28 @@ def fault_report(outcome: Outcome, invariants: dict[str, Any]) -> dict[str, Any]
     return report
 
 
+def _run_settings(config: LoadConfig, campaign: Campaign) -> dict[str, Any]:
+    """The settings of the run, as the report's ``config`` names them."""
+    return {
+        "mode": config.mode,
+        "db": config.db,
+        "workers": config.workers,
+        "shape": "ports-per-process" if config.ports_per_process else "workers",
+        "processes": config.processes,
+        "assessors": config.assessors,
+        "duration": config.duration,
+        "think_s": [config.think_min, config.think_max] if config.mode == "realistic" else 0,
+        "judgments_per_pair": config.judgments_per_pair,
+        "collection": campaign.source,
+        "pool_pairs": campaign.pool_pairs,
+        "fault": config.fault,
+        "git_commit": git_commit(config.app_root),
+        "app_root": str(config.app_root),
+        "timeout_s": config.timeout,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
 def summarise(
     config: LoadConfig,
     campaign: Campaign,
@@ -114,24 +136,7 @@ def summarise(
         if t < window:
             timeline[int(t)] += 1
     return {
-        "config": {
-            "mode": config.mode,
-            "db": config.db,
-            "workers": config.workers,
-            "shape": "ports-per-process" if config.ports_per_process else "workers",
-            "processes": config.processes,
-            "assessors": config.assessors,
-            "duration": config.duration,
-            "think_s": [config.think_min, config.think_max] if config.mode == "realistic" else 0,
-            "judgments_per_pair": config.judgments_per_pair,
-            "collection": campaign.source,
-            "pool_pairs": campaign.pool_pairs,
-            "fault": config.fault,
-            "git_commit": git_commit(config.app_root),
-            "app_root": str(config.app_root),
-            "timeout_s": config.timeout,
-            "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        },
+        "config": _run_settings(config, campaign),
         "machine": {
             "cpus": os.cpu_count(),
             # other work on the machine skews every figure: note how busy it was

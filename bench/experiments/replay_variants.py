@@ -4,7 +4,7 @@
 estimator put together from switches: the ordinal models with or without M_jud, a variance
 factor learnt from the residuals (one, or one per estimate source), refits of M_out/M_jud on
 the judgments, and per-system offsets learnt from out-of-sample residuals. The estimators a
-campaign or ``mtcjudge simulate`` names are built by :func:`mtcjudge.mtc.calibration.build_engine`;
+campaign or ``mtcjudge simulate`` names are built by :func:`mtcjudge.mtc.factory.build_engine`;
 ``VariantConfig(model="ordinal", use_m_jud=False, system_effect=True, shared_errors=True)`` is
 ``joint`` and gives the same numbers. Bench-only: not in the wheel.
 """
@@ -17,11 +17,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from bench.experiments.variants import (
+    OutsideOffsetsEngine,
+    WideningOffsetsEngine,
+    design_matrices,
+    with_models,
+)
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.effects import estimate_system_effect, source_variance_factors
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import N_SOURCES, RelevanceModel, refit_model
-from mtcjudge.mtc.joint import JOINT_ERRORS, ErrorModel, SystemEffectEngine
+from mtcjudge.mtc.joint import JOINT_ERRORS, SystemEffectEngine
 from mtcjudge.mtc.replay import ReplayResult, run_replay
 from mtcjudge.mtc.scales import Scale
 
@@ -240,10 +246,8 @@ def _variant_engine(
                 metadata=model.metadata,
             )
         else:  # the offsets of the residuals logged before each judgment, set from outside
-            errors = ErrorModel(shift_means=config.system_effect_shift, learn=False)
-            effect_engine = SystemEffectEngine(
-                collection, model, engine_config, rng=rng, errors=errors
-            )
+            variant = OutsideOffsetsEngine if config.system_effect_shift else WideningOffsetsEngine
+            effect_engine = variant(collection, model, engine_config, rng=rng)
             system_effect = _SystemEffect(effect_engine, truth, config)
             engine = effect_engine
     else:
@@ -374,19 +378,19 @@ def _refit(
     if model.kind != "ordinal":
         return
     pairs = np.flatnonzero(engine.judged)
-    x_out, x_jud = model.design_matrices(engine.judged, engine.values, pairs)
+    x_out, x_jud = design_matrices(model, engine.judged, engine.values, pairs)
     y = engine.values[pairs]
     changed = False
     if x_out is not None:
         ok = ~np.isnan(x_out).any(axis=1)
         res = refit_model(model.m_out, x_out[ok], y[ok], scale, rng)
         if res.used:
-            model.with_models(m_out=res.model)
+            with_models(model, m_out=res.model)
             changed = True
     ok = ~np.isnan(x_jud).any(axis=1)
     res = refit_model(model.m_jud, x_jud[ok], y[ok], scale, rng)
     if res.used:
-        model.with_models(m_jud=res.model)
+        with_models(model, m_jud=res.model)
         changed = True
     if changed:
         engine.reestimate()

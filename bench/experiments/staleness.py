@@ -43,10 +43,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import kendalltau
 
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, campaign_engine
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, campaign_engine
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.replay import sign_accuracy
 from mtcjudge.mtc.scales import Scale
@@ -330,7 +330,7 @@ class _Planner:
             believer = copy.deepcopy(engine, memo)
             pairs = np.flatnonzero(leased & ~engine.judged)
             # pretended judgments at the estimates: nothing to learn from them
-            believer.judge(pairs, engine.scale.check_values(engine.mean[pairs]), learn=False)
+            believer.record(pairs, engine.scale.check_values(engine.mean[pairs]))
             engine = believer
         w = engine.weights()
         if self.jitter > 0:
@@ -391,111 +391,141 @@ def simulate(
     remedy it also re-plans when the leases changed). After submitting, an assessor
     claims its next pair at once from the stored plan.
     """
-    started = time.perf_counter()
-    truth = scale.check_values(truth, "true judgment")
-    engine, model = campaign_engine(collection, metadata, scale, estimator, measure=measure)
-    true_means = _truth_means(collection, truth, scale, engine.config)
-    locality = engine.config.locality
-    pair_query = collection.pair_query
-    n_queries = collection.n_queries
-    rng = np.random.default_rng(config.seed)
-    low, high = config.listen
-    size = config.plan_size
-    limit = collection.n_pairs if config.max_judgments is None else config.max_judgments
-    believe = config.remedy == "inflight"
-    spread = config.remedy == "spread"
+    return _Simulation(collection, metadata, truth, scale, config, estimator, measure).run()
 
-    planner = _Planner(engine, model, truth, config.jitter, config.seed)
-    free = np.ones(collection.n_pairs, dtype=bool)  # neither judged nor leased
-    leased = np.zeros(collection.n_pairs, dtype=bool)
-    busy = np.zeros(n_queries, dtype=np.intp)  # in-flight pairs per query
-    previous: list[int | None] = [None] * config.assessors
-    holding = [-1] * config.assessors
-    order: list[int] = []
-    pending: list[int] = []
-    lease_changed = False
-    fallbacks = 0
 
-    # (time, sequence, assessor): a request (arrival) or a submission of holding[assessor]
-    events: list[tuple[float, int, int]] = []
-    seq = 0
-    for a in range(config.assessors):
-        arrive = float(rng.uniform(0.0, config.arrival)) if config.arrival > 0 else 0.0
-        events.append((arrive, seq, a))
-        seq += 1
-    heapq.heapify(events)
+class _Simulation:
+    """The state of one :func:`simulate` run: the engine and its planner, the leases, the
+    assessors and the event queue."""
 
-    def close(reason: str, now: float) -> RunResult:
+    def __init__(
+        self,
+        collection: Collection,
+        metadata: Metadata | None,
+        truth: FloatArray,
+        scale: Scale,
+        config: SimConfig,
+        estimator: str,
+        measure: str,
+    ) -> None:
+        self.started = time.perf_counter()
+        truth = scale.check_values(truth, "true judgment")
+        engine, model = campaign_engine(collection, metadata, scale, estimator, measure=measure)
+        self.engine = engine
+        self.true_means = _truth_means(collection, truth, scale, engine.config)
+        self.config = config
+        self.pair_query = collection.pair_query
+        self.rng = np.random.default_rng(config.seed)
+        self.limit = collection.n_pairs if config.max_judgments is None else config.max_judgments
+        self.believe = config.remedy == "inflight"
+        self.planner = _Planner(engine, model, truth, config.jitter, config.seed)
+        self.free = np.ones(collection.n_pairs, dtype=bool)  # neither judged nor leased
+        self.leased = np.zeros(collection.n_pairs, dtype=bool)
+        self.busy = np.zeros(collection.n_queries, dtype=np.intp)  # in-flight pairs per query
+        self.previous: list[int | None] = [None] * config.assessors
+        self.holding = [-1] * config.assessors
+        self.order: list[int] = []
+        self.pending: list[int] = []
+        self.lease_changed = False
+        self.fallbacks = 0
+        # (time, sequence, assessor): a request (arrival) or a submission of holding[assessor]
+        self.events: list[tuple[float, int, int]] = []
+        self.seq = 0
+        for a in range(config.assessors):
+            arrive = float(self.rng.uniform(0.0, config.arrival)) if config.arrival > 0 else 0.0
+            self.events.append((arrive, self.seq, a))
+            self.seq += 1
+        heapq.heapify(self.events)
+
+    def close(self, reason: str, now: float) -> RunResult:
         return _result(
-            engine,
-            true_means,
+            self.engine,
+            self.true_means,
             reason,
-            order,
-            abandoned=int(leased.sum()),
-            plans=planner.plans,
+            self.order,
+            abandoned=int(self.leased.sum()),
+            plans=self.planner.plans,
             hours=now / 3600.0,
-            started=started,
-            fallbacks=fallbacks,
+            started=self.started,
+            fallbacks=self.fallbacks,
         )
 
-    def absorb(now: float) -> RunResult | None:
+    def absorb(self, now: float) -> RunResult | None:
         """Feed the pending judgments, stop if the rule holds, else re-plan."""
-        nonlocal pending, lease_changed
-        planner.feed(pending)
-        pending = []
-        reason = engine.stop_reason()
+        self.planner.feed(self.pending)
+        self.pending = []
+        reason = self.engine.stop_reason()
         if reason is not None:
-            return close(reason, now)
-        if len(order) >= limit:
-            return close("max_judgments", now)
-        planner.replan(leased if believe else None)
-        lease_changed = False
+            return self.close(reason, now)
+        if len(self.order) >= self.limit:
+            return self.close("max_judgments", now)
+        self.planner.replan(self.leased if self.believe else None)
+        self.lease_changed = False
         return None
 
-    reason = engine.stop_reason()
-    if reason is not None:
-        return close(reason, 0.0)
-    planner.replan(leased if believe else None)
-    tick = config.tick
-    next_tick = tick if tick > 0 else float("inf")
-    now = 0.0
-    while True:
-        if tick > 0 and (not events or next_tick <= events[0][0]):
-            if not events and not pending:
-                return close("no free pair", now)
-            now = next_tick
-            next_tick += tick
-            if pending:
-                if (finished := absorb(now)) is not None:
+    def run(self) -> RunResult:
+        """The events in time order until the campaign closes (module docstring)."""
+        reason = self.engine.stop_reason()
+        if reason is not None:
+            return self.close(reason, 0.0)
+        self.planner.replan(self.leased if self.believe else None)
+        tick = self.config.tick
+        next_tick = tick if tick > 0 else float("inf")
+        now = 0.0
+        while True:
+            if tick > 0 and (not self.events or next_tick <= self.events[0][0]):
+                if not self.events and not self.pending:
+                    return self.close("no free pair", now)
+                now = next_tick
+                next_tick += tick
+                if self.pending:
+                    if (finished := self.absorb(now)) is not None:
+                        return finished
+                elif self.believe and self.lease_changed:
+                    self.planner.replan(self.leased)
+                    self.lease_changed = False
+                continue
+            if not self.events:
+                return self.close("no free pair", now)
+            now, _, a = heapq.heappop(self.events)
+            if self.holding[a] >= 0:  # submission
+                self.submit(a)
+                if tick == 0 and (finished := self.absorb(now)) is not None:
                     return finished
-            elif believe and lease_changed:
-                planner.replan(leased)
-                lease_changed = False
-            continue
-        if not events:
-            return close("no free pair", now)
-        now, _, a = heapq.heappop(events)
-        p = holding[a]
-        if p >= 0:  # submission
-            holding[a] = -1
-            leased[p] = False
-            busy[pair_query[p]] -= 1
-            order.append(p)
-            pending.append(p)
-            lease_changed = True
-            if tick == 0 and (finished := absorb(now)) is not None:
-                return finished
+            self.claim(a, now)
+
+    def submit(self, a: int) -> None:
+        """Assessor ``a`` submits the pair they hold."""
+        p = self.holding[a]
+        self.holding[a] = -1
+        self.leased[p] = False
+        self.busy[self.pair_query[p]] -= 1
+        self.order.append(p)
+        self.pending.append(p)
+        self.lease_changed = True
+
+    def claim(self, a: int, now: float) -> None:
+        """Assessor ``a`` claims their next pair from the stored plan (or leaves when nothing
+        is free), and their submission of it joins the events."""
+        config = self.config
         nxt, fell_back = _claim(
-            planner, size, free, pair_query, previous[a], locality, busy > 0 if spread else None
+            self.planner,
+            config.plan_size,
+            self.free,
+            self.pair_query,
+            self.previous[a],
+            self.engine.config.locality,
+            self.busy > 0 if config.remedy == "spread" else None,
         )
-        fallbacks += fell_back and nxt is not None
+        self.fallbacks += fell_back and nxt is not None
         if nxt is None:
-            continue  # nothing free: the assessor leaves
-        free[nxt] = False
-        leased[nxt] = True
-        busy[pair_query[nxt]] += 1
-        holding[a] = nxt
-        previous[a] = int(pair_query[nxt])
-        lease_changed = True
-        heapq.heappush(events, (now + float(rng.uniform(low, high)), seq, a))
-        seq += 1
+            return  # nothing free: the assessor leaves
+        self.free[nxt] = False
+        self.leased[nxt] = True
+        self.busy[self.pair_query[nxt]] += 1
+        self.holding[a] = nxt
+        self.previous[a] = int(self.pair_query[nxt])
+        self.lease_changed = True
+        low, high = config.listen
+        heapq.heappush(self.events, (now + float(self.rng.uniform(low, high)), self.seq, a))
+        self.seq += 1

@@ -13,7 +13,7 @@ from bench.experiments.synthetic_zoo import generate_zoo
 from mtcjudge.cli import main
 from mtcjudge.cli.bench import benchmark_module
 from mtcjudge.ingest.loader import load_synthetic
-from mtcjudge.mtc.calibration import campaign_engine
+from mtcjudge.mtc.factory import campaign_engine
 from mtcjudge.mtc.scales import get_scale
 
 
@@ -358,14 +358,18 @@ def test_a_bench_variant_replays_joint_with_another_error_model(tmp_path, monkey
     """``--estimator joint-one-kappa`` replays the joint of before its variance strata: the
     same engine with ``variance_strata=0``, reported under the variant's name."""
     built = []
-    real = calibration.build_engine
 
-    def recording(*args, **kwargs):
-        engine, model = real(*args, **kwargs)
-        built.append((args[3], engine.errors))
-        return engine, model
+    def recording(real):
+        def build(*args, **kwargs):
+            engine, model = real(*args, **kwargs)
+            built.append((args[3], engine.errors))
+            return engine, model
 
-    monkeypatch.setattr(calibration, "build_engine", recording)
+        return build
+
+    # the estimators' own engines, and the variants' (bench.experiments.variants)
+    for name in ("build_engine", "build_engine_with_errors"):
+        monkeypatch.setattr(calibration, name, recording(getattr(calibration, name)))
     out = tmp_path / "variant.json"
     argv = ["bench", "calibration", "--quick", "--collections", "1", "--workers", "1"]
     argv += ["--estimator", "joint", "--estimator", "joint-one-kappa", "--json", str(out)]

@@ -7,7 +7,7 @@ import pytest
 
 from bench.experiments.staleness import SimConfig, campaign_engine, plan_size, sequential, simulate
 from mtcjudge.ingest.loader import load_synthetic
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.synthetic import generate
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.config import Settings
 from mtcjudge.main import create_app
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
 
 RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS1\tq2\td3\nS2\tq1\td2\nS2\tq2\td1\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mtcjudge.cli import main
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR
 from mtcjudge.mtc.synthetic import generate
 from tests.cli import run
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR
 from mtcjudge.mtc.synthetic import generate
 from tests.cli import run
 

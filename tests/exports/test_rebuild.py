@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from mtcjudge.exports import service
 from mtcjudge.models import Document
-from mtcjudge.mtc.calibration import CALIBRATED, ESTIMATOR_CHOICES, JOINT
+from mtcjudge.mtc.factory import CALIBRATED, ESTIMATOR_CHOICES, JOINT
 from tests.exports.rebuild import check_against_results, export, parse_entries, rebuild
 from tests.factories import make_campaign
 from tests.factories import partly_judged_campaign as partly_judged

@@ -22,7 +22,7 @@ from mtcjudge.exports.restore import open_bundle, restore_campaign
 from mtcjudge.ingest.formats import InputError
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Judgment, Lease, Pair, utcnow
-from mtcjudge.mtc.calibration import AUDIT_EVERY
+from mtcjudge.mtc.factory import AUDIT_EVERY
 from mtcjudge.planner.service import Planner
 from tests.factories import TEST_AUDIO, make_campaign
 from tests.support import ORGANIZER_HEADERS as AUTH

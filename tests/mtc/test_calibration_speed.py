@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
-from mtcjudge.mtc.calibration import campaign_engine
 from mtcjudge.mtc.effects import SystemEffect, estimate_system_effect
+from mtcjudge.mtc.factory import campaign_engine
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.measures import inverse_denominators
 from mtcjudge.mtc.scales import FINE

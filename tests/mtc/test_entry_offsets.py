@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
-from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, JOINT, campaign_engine
 from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, JOINT, campaign_engine
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.measures import MEASURES, RATIO_MEASURES, rank_discount
 from mtcjudge.mtc.scales import BROAD, FINE, Scale

@@ -290,19 +290,6 @@ def test_estimate_query_equals_estimate_all(make_toy_model, toy_judgments) -> No
         np.testing.assert_array_equal(got, expected)
 
 
-def test_design_matrices_hide_the_pair_itself(make_toy_model, toy_judgments) -> None:
-    judged, values = toy_judgments
-    model = make_toy_model()
-    pairs = np.array([0, 2])
-    x_out, x_jud = model.design_matrices(judged, values, pairs)
-    np.testing.assert_allclose(x_out, model.features.matrix()[pairs])
-    # d1 with its own judgment hidden: A sees d2 (1), B sees d2, d6 (0.5), C sees d2, d6 (0.5)
-    # aART of d1: other judged docs of artist P: d2 = 1
-    np.testing.assert_allclose(x_jud[0], [1.0, (1 + 0.5 + 0.5) / 3, 1.0])
-    x3, _ = model.jud_design(judged, values, 0)
-    np.testing.assert_allclose(x_jud[1], x3[2])  # d3 is unjudged: nothing to hide
-
-
 def test_unknown_genre_leaves_m_out_inapplicable(toy_collection, toy_judgments) -> None:
     judged, values = toy_judgments
     genre = [0, 0, 0, -1, 2, 0, 1, 0]  # d4's genre unknown
@@ -475,21 +462,6 @@ def test_refit_validation(simulated) -> None:
         refit_model(WRONG_MODEL, x, y, BROAD, rng, folds=1)
     with pytest.raises(ValueError, match=r"judged value .*5\.0.* is outside the BROAD scale"):
         refit_model(WRONG_MODEL, x[:2], [0, 5], BROAD, rng)
-
-
-def test_with_models_swaps_in_a_refit(make_toy_model, toy_judgments) -> None:
-    judged, values = toy_judgments
-    model = make_toy_model()
-    published = TABLE_A1[("broad", "out")]
-    shifted = OrdinalModel(
-        published.features, published.beta, published.alphas - 5, published.values
-    )
-    before, _, _ = model.estimate_all(judged, values)
-    model.with_models(m_out=shifted)
-    mean, _, source = model.estimate_all(judged, values)
-    assert source[3] == SOURCE_M_OUT
-    assert before[3] == pytest.approx(1.607662, abs=1e-6)
-    assert mean[3] < 0.2  # alphas lowered by 5: almost surely not similar
 
 
 def test_m_out_refit_on_one_collection_is_used_when_the_published_model_is_wrong(

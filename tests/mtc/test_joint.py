@@ -9,11 +9,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from bench.experiments.variants import build_engine_with_errors
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
-from mtcjudge.mtc.calibration import AUDIT_EVERY, CALIBRATED, JOINT, build_engine, campaign_engine
 from mtcjudge.mtc.collection import Metadata
 from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.factory import AUDIT_EVERY, CALIBRATED, JOINT, campaign_engine
 from mtcjudge.mtc.joint import JOINT_ERRORS, SystemEffectEngine, metadata_factors, shared_groups
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.replay import ReplayConfig, replay
@@ -174,7 +175,7 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
     c = loaded.collection
     # the one κ of joint's error model without variance strata (with them, each stratum's
     # factor is learnt the same way: test_each_variance_stratum_learns_its_own_factor)
-    engine, model = build_engine(
+    engine, model = build_engine_with_errors(
         c, loaded.metadata, FINE, JOINT, EngineConfig(target=1.0), errors=ONE_KAPPA
     )
     assert isinstance(engine, SystemEffectEngine)
@@ -207,7 +208,7 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
     assert engine.effect.variance_scale > 1.5  # learnt from the audit's large errors
     # an engine rebuilt from the same judgments and the stored draws learns the same
     values = np.where(engine.judged, engine.values, np.nan)
-    twin, _ = build_engine(
+    twin, _ = build_engine_with_errors(
         c,
         loaded.metadata,
         FINE,
@@ -234,7 +235,7 @@ def test_under_random_selection_every_judgment_teaches_the_variance(
     """The random policy never consults the weights, so the audit draws nothing; every pair
     it hands out is a random draw among those left unjudged, and all of them teach κ."""
     c = loaded.collection
-    engine, model = build_engine(
+    engine, model = build_engine_with_errors(
         c, loaded.metadata, FINE, JOINT, EngineConfig(policy="random"), errors=ONE_KAPPA
     )
     assert isinstance(engine, SystemEffectEngine)
@@ -668,12 +669,9 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
     """The strata's factors, computed for all strata at once, are what κ's own function gives
     over each stratum's judged audit pairs."""
     from mtcjudge.mtc.effects import estimate_system_effect
-    from mtcjudge.mtc.joint import (
-        _judged_residuals,
-        on_factor_grid,
-        stratum_variance_scales,
-        variance_scale,
-    )
+    from mtcjudge.mtc.joint import on_factor_grid
+    from mtcjudge.mtc.residuals import judged_residuals, variance_scale
+    from mtcjudge.mtc.strata import stratum_factors
 
     c = loaded.collection
     engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT)
@@ -685,9 +683,8 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
     for _ in range(10 * AUDIT_EVERY):
         pair = engine.select(1)
         engine.judge(pair, noisy[pair])
-    judged = _judged_residuals(engine, model)
-    stratum_variance_scales(engine, judged, apply=False)
-    factor = engine.learnt_var_factor
+    judged = judged_residuals(engine, model)
+    factor = stratum_factors(engine, judged)
     assert factor is not None
     assert engine.variance_stratum is not None
     systems = c.entry_system[judged.entries]
@@ -713,3 +710,21 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
         )
     assert seen >= 3
     assert factor.max() > 1.0
+
+
+def test_judge_is_record_then_recalibrate(loaded: LoadedCollection) -> None:
+    """``judge`` = ``record`` (estimates and statistics) + ``recalibrate`` (the offsets);
+    ``record`` alone leaves the offsets as they were (a what-if copy's pretended judgments)."""
+    c, truth = loaded.collection, loaded.judged_values
+    judged, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    recorded, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    assert isinstance(recorded, SystemEffectEngine)
+    pairs = judged.select(6)
+    judged.judge(pairs, truth[pairs])
+    before = recorded.effect
+    recorded.record(pairs, truth[pairs])
+    assert recorded.effect is before
+    np.testing.assert_array_equal(recorded.mean, judged.mean)
+    recorded.recalibrate()
+    np.testing.assert_array_equal(recorded.evaluation().mean, judged.evaluation().mean)
+    np.testing.assert_array_equal(recorded.evaluation().diff_var, judged.evaluation().diff_var)

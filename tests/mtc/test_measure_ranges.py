@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mtcjudge.mtc.calibration import ESTIMATOR_CHOICES, JOINT, build_engine
 from mtcjudge.mtc.collection import Collection, Metadata, build_collection
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, JOINT, build_engine
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.measures import MEASURES, RATIO_MEASURES, evaluate, finish, rank_discount
 from mtcjudge.mtc.scales import BROAD, FINE, Scale
@@ -129,7 +129,7 @@ def test_offsets_that_would_leave_the_scale_are_held_at_its_ends(
         engine, _ = build_engine(collection, metadata, scale, JOINT, EngineConfig(measure=measure))
         assert isinstance(engine, SystemEffectEngine)
         assert engine.effect is not None
-        engine.errors = engine.errors.__class__(shared=True, learn=False)
+        # offsets set by hand: nothing re-learns them (no judgment follows)
         engine.effect = engine.effect.__class__(
             0.0, 0.0, 0.0, np.full(4, sign * 5 * scale.lmax), np.zeros(4), np.ones(4)
         )
@@ -153,7 +153,7 @@ def test_the_ideal_is_at_least_every_system_s_own_list(measure: str) -> None:
     engine, _ = build_engine(collection, metadata, FINE, JOINT, EngineConfig(measure=measure))
     assert isinstance(engine, SystemEffectEngine)
     assert engine.effect is not None
-    engine.errors = engine.errors.__class__(shared=True, learn=False)
+    # offsets set by hand: nothing re-learns them (no judgment follows)
     bias = np.array([30.0, -20.0, 10.0, 0.0, 45.0])
     engine.effect = engine.effect.__class__(0.0, 0.0, 0.0, bias, np.zeros(5), np.ones(5))
     engine.group_effect = None

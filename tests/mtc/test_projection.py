@@ -7,10 +7,10 @@ import pytest
 
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc import projection
-from mtcjudge.mtc.calibration import campaign_engine
 from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.factory import campaign_engine
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.projection import Projection, TargetProjection, draw_unjudged, project
 from mtcjudge.mtc.scales import BROAD, FINE

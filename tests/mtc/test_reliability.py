@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
-from mtcjudge.mtc.calibration import build_engine
 from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.factory import build_engine
 from mtcjudge.mtc.reliability import (
     DEFAULT_THRESHOLDS,
     Answer,
@@ -275,3 +275,33 @@ def test_the_offsets_learnt_from_other_judgments_move_the_expectation(
     assert np.all(var > 0)
     with pytest.raises(ValueError, match="leave_out"):
         expected_moments(engine, np.zeros(3, dtype=bool))
+
+
+@pytest.mark.parametrize("estimator", ["joint", "calibrated", "ordinal"])
+def test_the_expectation_from_some_judgments_changes_nothing_in_the_engine(
+    loaded: LoadedCollection, estimator: str
+) -> None:
+    """The engine hook ``expectation_from`` learns from the judgments kept without touching
+    the engine: its offsets, its variance factors and its scores stay as they were. The plain
+    engine learns nothing from judgments: it expects the judgment-free estimates."""
+    engine, picked = _judged_engine(loaded, estimator)
+    kept = engine.judged.copy()
+    kept[picked[:30]] = False
+    offsets, factor = engine.offsets, engine.var_factor
+    scores = engine.evaluation().mean.copy()
+    mean, var = engine.expectation_from(kept)
+    after = engine.offsets
+    if offsets is None:
+        assert after is None
+    else:  # the very posteriors the engine held
+        assert after is not None
+        assert after.system is offsets.system
+    assert engine.var_factor is factor
+    np.testing.assert_array_equal(engine.evaluation().mean, scores)
+    prior_mean, prior_var = engine.model.prior_estimates()
+    if estimator == "ordinal":
+        np.testing.assert_array_equal(mean, prior_mean)
+        np.testing.assert_array_equal(var, prior_var)
+    else:  # what the judgments kept teach differs from what all of them teach
+        assert not np.array_equal(mean, engine.expectation_from(engine.judged)[0])
+        assert np.all(var >= prior_var)

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from mtcjudge.mtc.calibration import ESTIMATOR_SUMMARIES
+from mtcjudge.mtc.factory import ESTIMATOR_SUMMARIES
 from mtcjudge.reports import service
 from tests.factories import make_campaign
 

@@ -24,11 +24,11 @@ from sqlalchemy.orm import Session
 from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS
 from mtcjudge.models import Campaign
-from mtcjudge.mtc.calibration import campaign_engine
 from mtcjudge.mtc.collection import Collection, Metadata, build_collection
 from mtcjudge.mtc.disagreement import Disagreement, disagreement_from_sums, judged_variance
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.factory import campaign_engine
 from mtcjudge.mtc.scales import get_scale
 
 __all__ = [

@@ -31,7 +31,7 @@ from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
 from mtcjudge.errors import CampaignNotFound, InvalidInput, UnplayableNotConfirmed
 from mtcjudge.models import Assessor, Campaign, as_utc
-from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, REFERENCE_ESTIMATOR
+from mtcjudge.mtc.factory import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, REFERENCE_ESTIMATOR
 from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.validation import INT32_MAX

@@ -36,7 +36,7 @@ from mtcjudge.ingest.formats import (
     score_order_warnings,
 )
 from mtcjudge.ingest.loader import LoadedCollection, load_collection
-from mtcjudge.mtc.calibration import campaign_engine
+from mtcjudge.mtc.factory import campaign_engine
 from mtcjudge.mtc.projection import default_resolution, project
 from mtcjudge.mtc.scales import get_scale
 

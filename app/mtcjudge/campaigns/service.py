@@ -44,7 +44,7 @@ from mtcjudge.models import (
     System,
     utcnow,
 )
-from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
+from mtcjudge.mtc.factory import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.scales import SCALES
 from mtcjudge.mtc.selection import POLICIES

@@ -29,7 +29,7 @@ from mtcjudge.cli.docs import doc_link
 from mtcjudge.cli.run_order import add_order_by, run_order_line, warn_score_order
 from mtcjudge.config import Settings
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
-from mtcjudge.mtc.calibration import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR
+from mtcjudge.mtc.factory import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.validation import printable

@@ -27,8 +27,8 @@ from mtcjudge.cli.run_order import add_order_by, warn_score_order
 from mtcjudge.cli.simulate_report import format_summary, metadata_coverage, mirex_analysis, payload
 from mtcjudge.ingest.formats import InputError, read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS, LoadedCollection, load_collection
-from mtcjudge.mtc.calibration import CALIBRATED, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, JOINT
 from mtcjudge.mtc.engine import STOP_RULES, EngineConfig
+from mtcjudge.mtc.factory import CALIBRATED, DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, JOINT
 from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
 from mtcjudge.mtc.replay import ReplayConfig, replay
 from mtcjudge.mtc.scales import get_scale
@@ -206,7 +206,7 @@ def load_inputs(args: argparse.Namespace, err: TextIO) -> LoadedCollection:
 
 def replay_config(args: argparse.Namespace, model: str) -> ReplayConfig:
     """The replay the options ask for: the engine a campaign with estimator ``model`` runs
-    (:func:`mtcjudge.mtc.calibration.build_engine`), fed the pairs it asks for."""
+    (:func:`mtcjudge.mtc.factory.build_engine`), fed the pairs it asks for."""
     return ReplayConfig(
         engine=EngineConfig(
             measure=args.measure,

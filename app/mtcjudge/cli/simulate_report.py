@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from mtcjudge.ingest.loader import LoadedCollection
-from mtcjudge.mtc.calibration import CALIBRATED, DEFAULT_ESTIMATOR, JOINT
+from mtcjudge.mtc.factory import CALIBRATED, DEFAULT_ESTIMATOR, JOINT
 from mtcjudge.mtc.measures import MEASURE_TITLES, TIE_TOLERANCE, per_query_scores
 from mtcjudge.mtc.mirex import MirexAnalysis, friedman_tukey
 from mtcjudge.mtc.replay import ReplayConfig, ReplayResult, true_ties

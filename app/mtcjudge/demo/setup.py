@@ -36,7 +36,7 @@ from mtcjudge.demo.audio import artist_style, genre_style, render_clip, write_wa
 from mtcjudge.errors import InvalidInput
 from mtcjudge.ingest.formats import Metadata, Runs
 from mtcjudge.models import Campaign, Document
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR
 from mtcjudge.mtc.synthetic import SyntheticCollection, generate
 from mtcjudge.organizers import repository as organizers_repository
 from mtcjudge.organizers import service as organizers

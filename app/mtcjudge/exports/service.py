@@ -670,7 +670,7 @@ def entry_records(
 def _strata(engine: MTCEngine) -> list[str | None]:
     """Every pool pair's variance stratum (``joint``, docs/method.md §8.2) as a label, "1" for
     the estimates the model is surest of; None for an engine without strata."""
-    stratum = getattr(engine, "variance_stratum", None)
+    stratum = engine.variance_stratum
     if stratum is None:
         return [None] * engine.collection.n_pairs
     return [str(int(s) + 1) for s in stratum.tolist()]
@@ -752,7 +752,7 @@ def offsets_document(
 def _stratum_factors(engine: MTCEngine) -> list[dict[str, Any]]:
     """``joint``'s variance factor of every stratum (docs/method.md §8.2), already in the
     entries' ``variance``; empty for an engine without strata."""
-    stratum = getattr(engine, "variance_stratum", None)
+    stratum = engine.variance_stratum
     if stratum is None:
         return []
     factor = engine.var_factor if engine.var_factor is not None else np.ones(stratum.shape[0])
@@ -847,12 +847,6 @@ def run_records(session: Session, campaign: Campaign) -> Iterator[tuple[str, str
             f"{_trec_id(row.query, 'query')} Q0 {_trec_id(row.document, 'document')} {rank} "
             f"{top + 1 - rank} {_trec_id(row.system, 'system')}\n",
         )
-
-
-def run_lines(session: Session, campaign: Campaign) -> Iterator[str]:
-    """Every system's run in one file (the ``tag`` column names the system)."""
-    for _system, line in run_records(session, campaign):
-        yield line
 
 
 # ------------------------------------------------------------------ bundle and manifest

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 
@@ -28,4 +29,14 @@ def check_confidence(name: str, value: float) -> float:
     value = float(value)
     if not 0.5 <= value <= 1.0:
         raise ValueError(f"{name} must be a confidence between 0.5 and 1, found {value}")
+    return value
+
+
+def check_finite(name: str, value: float, *, nonnegative: bool = False) -> float:
+    """``value`` as a float, if it is finite (and, with ``nonnegative``, at least 0)."""
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, found {value}")
+    if nonnegative and value < 0.0:
+        raise ValueError(f"{name} must be >= 0, found {value}")
     return value

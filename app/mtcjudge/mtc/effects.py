@@ -35,7 +35,7 @@ variance of a difference grows by ``f_A^2 Var[b_A] + f_B^2 Var[b_B]``.
 Judging A's documents shrinks both ``f_A`` and ``Var[b_A]``.
 
 This module holds the statistics only (no engine): :mod:`mtcjudge.mtc.joint` is the engine
-that applies them, :mod:`mtcjudge.mtc.calibration` names the estimators and builds engines.
+that applies them, :mod:`mtcjudge.mtc.offset_learning` learns them from its judgments.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def dersimonian_laird(means: ArrayLike, variances: ArrayLike) -> tuple[float, fl
     # command line import this module for its constants. ``_fit_tau_mm`` is the moment
     # step that ``combine_effects(method_re="dl")`` runs; called alone it skips the
     # confidence intervals and tables we do not use (0.06 ms instead of 0.2-0.4 ms, four
-    # calls per loop iteration of ``joint``). tests/mtc/test_calibration.py checks it
+    # calls per loop iteration of ``joint``). tests/mtc/test_effects.py checks it
     # against ``combine_effects`` so that a change in statsmodels is caught.
     from statsmodels.stats.meta_analysis import _fit_tau_mm
 
@@ -224,16 +224,14 @@ class ErrorOffsets:
     Attributes
     ----------
     system : SystemEffect
-        The per-system offsets ``b_A`` (and the common variance factor).
-    shift_means : bool
-        Whether the expected scores move by ``f_A E[b_A]`` (False: only the variances grow).
+        The per-system offsets ``b_A`` (and the common variance factor); the expected scores
+        move by ``f_A E[b_A]``.
     shared_by : tuple of str
         What else shares offsets besides the system (``"query"``, ``"artist"``,
         ``"genre pair"``), in the order they are learnt; empty for the system offsets alone.
     """
 
     system: SystemEffect
-    shift_means: bool = True
     shared_by: tuple[str, ...] = ()
 
 

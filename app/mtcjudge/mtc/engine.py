@@ -6,7 +6,9 @@ changes the estimates of one query only (its own pair, plus the M_jud features
 of the query's other pairs), so only that query's contribution is subtracted
 and added back. The cost of a judgment is ``O(n_systems^2 * pool_q)`` for the
 query plus ``O(n_entries)`` for the selection weights, instead of a full
-recompute over the collection.
+recompute over the collection. Its settings, :class:`~mtcjudge.mtc.engine_config.EngineConfig`
+and the stopping rules' thresholds, live in :mod:`mtcjudge.mtc.engine_config` (importable from
+here too).
 
 Properties and methods
 ----------------------
@@ -26,17 +28,15 @@ campaign's engine holds after the same judgments; no further call is needed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 from mtcjudge.mtc.collection import Collection
 from mtcjudge.mtc.effects import EntryOffsets, ErrorOffsets
+from mtcjudge.mtc.engine_config import STOP_RULES, EngineConfig, absolute_threshold
 from mtcjudge.mtc.estimators import SOURCE_JUDGED, RelevanceModel
 from mtcjudge.mtc.measures import (
-    MEASURES,
     RATIO_MEASURES,
     Evaluation,
     accumulate,
@@ -46,10 +46,8 @@ from mtcjudge.mtc.measures import (
     inverse_denominators,
     measure_normaliser,
     rank_discount,
-    t_quantile,
 )
 from mtcjudge.mtc.selection import (
-    POLICIES,
     CoRetrieval,
     absolute_weights,
     best_pairs,
@@ -67,111 +65,6 @@ __all__ = ["STOP_RULES", "EngineConfig", "MTCEngine", "absolute_threshold"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
-STOP_RULES = ("confidence", "absolute", "complete")
-#: a pair counts as settled for the [U12] weights at this confidence (docs/decisions.md)
-DEFAULT_CONFIDENT = 0.99
-
-#: corrected rooted-variance thresholds of [T] Fig. 8.5 (top-left panel), by half-width e
-CORRECTED_THRESHOLDS = {0.05: 0.011, 0.01: 0.0071}
-
-
-def absolute_threshold(
-    error: float, n_queries: int, *, corrected: bool, ci_level: float = 0.95
-) -> float:
-    """Rooted average variance at which the absolute scenario stops (docs/method.md §4.4 S2).
-
-    Uncorrected: ``e / t_{1-a, n_Q-1}`` (0.0252 for e = 0.05, 100 queries).
-    Corrected: the thresholds [T] calibrated for e = 0.05 (0.011) and e = 0.01 (0.0071).
-    """
-    if error <= 0:
-        raise ValueError(f"the target error must be positive, found {error}")
-    if not corrected:
-        return error / t_quantile(ci_level, n_queries)
-    for e, thr in CORRECTED_THRESHOLDS.items():
-        if abs(e - error) < 1e-12:
-            return thr
-    raise ValueError(
-        f"no corrected threshold is published for e = {error}: use e = 0.05 or 0.01, "
-        "or give the threshold explicitly (calibrate it on a judged collection, A12)"
-    )
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    """Settings of the loop.
-
-    Attributes
-    ----------
-    measure : {"cg", "dcg", "ndcg", "rbp"}
-    policy : {"static", "confidence", "absolute", "random"}
-        Thesis weights (4.1), [U12] confidence-weighted (4.2), absolute-scores
-        variance weights (4.3), or uniformly random.
-    target : float
-        Ranking confidence to reach (S1).
-    confident : float or None
-        Pairs at least this sure leave the [U12] weights (A10). The default, 0.99,
-        deviates from the spec's ``target``: see docs/decisions.md.
-    distribution : {"t", "normal"}
-    stop : {"confidence", "absolute", "complete"}
-        Stopping rule (4.4); every rule also stops when nothing is left to judge.
-    abs_error, abs_corrected, abs_threshold :
-        Absolute scenario: half-width e, published correction, or an explicit
-        rooted-variance threshold.
-    refresh_every : int
-        Re-estimate M_jud features every this many judgments (1 = always; [T] used 20).
-    rebuild_every : int
-        Recompute the statistics from scratch every this many judgments, bounding
-        floating-point drift of the incremental updates.
-    min_judgments : int
-        No confidence or absolute stop before this many judgments: an estimator
-        that learns its own error (the calibrated one) needs some evidence before
-        its confidence means anything.
-    """
-
-    measure: str = "cg"
-    policy: str = "confidence"
-    target: float = 0.95
-    confident: float | None = None
-    distribution: str = "t"
-    rbp_p: float = 0.8
-    ci_level: float = 0.95
-    stop: str = "confidence"
-    abs_error: float = 0.05
-    abs_corrected: bool = False
-    abs_threshold: float | None = None
-    refresh_every: int = 1
-    rebuild_every: int = 1000
-    min_judgments: int = 0
-    locality: float = 0.5
-
-    @property
-    def confident_level(self) -> float:
-        """Confidence at which a pair leaves the [U12] weights (A10; 0.99 by default)."""
-        return self.confident if self.confident is not None else DEFAULT_CONFIDENT
-
-    def __post_init__(self) -> None:
-        if self.confident is not None and not 0.5 <= self.confident <= 1.0:
-            raise ValueError(f"confident must be in [0.5, 1], found {self.confident}")
-        if self.measure not in MEASURES:
-            raise ValueError(f"unknown measure {self.measure!r}: expected one of {MEASURES}")
-        if self.policy not in POLICIES:
-            raise ValueError(f"unknown policy {self.policy!r}: expected one of {POLICIES}")
-        if self.stop not in STOP_RULES:
-            raise ValueError(f"unknown stopping rule {self.stop!r}: expected one of {STOP_RULES}")
-        if not 0.5 <= self.target <= 1.0:
-            raise ValueError(f"target confidence must be in [0.5, 1], found {self.target}")
-        if self.distribution not in ("t", "normal"):
-            raise ValueError(f"distribution must be 't' or 'normal', found {self.distribution!r}")
-        if not 0.0 < self.rbp_p < 1.0:
-            raise ValueError(f"rbp_p must be in (0, 1), found {self.rbp_p}")
-        if not 0.0 < self.ci_level < 1.0:
-            raise ValueError(f"ci_level must be in (0, 1), found {self.ci_level}")
-        if self.abs_threshold is not None and self.abs_threshold < 0:
-            raise ValueError(f"abs_threshold must be >= 0, found {self.abs_threshold}")
-        if self.min_judgments < 0:
-            raise ValueError(f"min_judgments must be >= 0, found {self.min_judgments}")
-        if self.refresh_every < 1 or self.rebuild_every < 1:
-            raise ValueError("refresh_every and rebuild_every must be at least 1")
 
 
 class MTCEngine:
@@ -194,6 +87,10 @@ class MTCEngine:
     #: confidence weights are multiplied by it, so that they measure the variance a judgment
     #: takes out of the system differences (docs/method.md §4.2). ``joint`` sets it.
     selection_var: FloatArray | None = None
+    #: the stratum of every pool pair by its estimate's own variance, numbered from 0 (the
+    #: estimates the model is surest of); None: no strata. ``joint`` learns a mean offset and
+    #: a variance factor per stratum (:mod:`mtcjudge.mtc.joint`); the exports name them.
+    variance_stratum: IntArray | None = None
 
     def __init__(
         self,
@@ -291,12 +188,12 @@ class MTCEngine:
         self.t_mat += new_term - old_term
 
     # ------------------------------------------------------------------ judgments
-    def judge(self, pairs: ArrayLike, values: ArrayLike, *, learn: bool = True) -> None:
+    def judge(self, pairs: ArrayLike, values: ArrayLike) -> None:
         """Record judgments (or revisions) of pool pairs and update everything.
 
         After the call the engine is in the state a campaign's engine reaches with the same
         judgments: estimates, score distributions and, for an engine that learns from its
-        judgments, what it learns (:meth:`recalibrate`).
+        judgments, what it learns. It is :meth:`record` followed by :meth:`recalibrate`.
 
         Parameters
         ----------
@@ -305,9 +202,17 @@ class MTCEngine:
         values : array_like of float
             Their judged values on the engine's scale (the mean when a pair has
             several judgments).
-        learn : bool
-            False: update the estimates and statistics only, without re-learning from the
-            judgments (a what-if copy that pretends pairs are judged at their estimates).
+        """
+        self.record(pairs, values)
+        self.recalibrate()
+
+    def record(self, pairs: ArrayLike, values: ArrayLike) -> None:
+        """Record judgments (or revisions) of pool pairs and update the estimates and the
+        score distributions, without re-learning from the judgments (:meth:`recalibrate`):
+        the first step of :meth:`judge`. Alone it makes a what-if copy that pretends pairs
+        are judged at their estimates (the staleness simulation's planner, bench/).
+
+        Parameters are those of :meth:`judge`.
         """
         p = np.atleast_1d(np.asarray(pairs, dtype=np.intp))
         v = self.scale.check_values(np.atleast_1d(values))
@@ -353,8 +258,6 @@ class MTCEngine:
         if self.n_updates % self.config.rebuild_every < p.shape[0] or self.n_unjudged == 0:
             self.rebuild()
         self._evaluation = None
-        if learn:
-            self.recalibrate()
 
     def reestimate(self) -> None:
         """Re-run the estimator on every query (after a model refit) and rebuild."""
@@ -432,6 +335,23 @@ class MTCEngine:
         system-effect engine adds its offsets, :mod:`mtcjudge.mtc.joint`). An entry expects
         ``mean[entry_pair] + entry_offsets().offset``; the exports write it per entry."""
         return EntryOffsets.none(self.collection.entry_pair.shape[0])
+
+    def expectation_from(
+        self,
+        judged: NDArray[np.bool_],  # noqa: ARG002
+        pairs: slice | None = None,
+    ) -> tuple[FloatArray, FloatArray]:
+        """What the estimator expects of ``pairs`` (all by default), and its variance, from
+        the judgments of the pairs ``judged`` alone (a mask over the pool; the others left
+        out), in the engine's units: what an assessor's answers are weighed against
+        (:func:`mtcjudge.mtc.reliability.expected_moments`).
+
+        Here the judgment-free estimate (M_out or the prior), which no judgment moves; the
+        system-effect engine adds the offsets it learns from ``judged``
+        (:meth:`mtcjudge.mtc.joint.SystemEffectEngine.expectation_from`)."""
+        mean, var = self.model.prior_estimates()
+        sl = pairs if pairs is not None else slice(0, self.collection.n_pairs)
+        return mean[sl], var[sl]
 
     # ------------------------------------------------------------------ results
     def evaluation(self) -> Evaluation:

@@ -15,6 +15,7 @@ Judged pairs always have E = r and Var = 0 (7.1, 7.2).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -274,7 +275,7 @@ class RelevanceModel:
     source_variance_scale : array_like, optional
         One more factor per estimate source (indexed by ``SOURCE_*``; the judged
         entry is ignored), e.g. calibrated separately for M_out and M_jud
-        (:func:`mtcjudge.mtc.calibration.source_variance_factors`). None = all 1.
+        (:func:`mtcjudge.mtc.effects.source_variance_factors`). None = all 1.
     """
 
     def __init__(
@@ -341,17 +342,6 @@ class RelevanceModel:
         self._base_var[ok] = var
         self._base_source[ok] = SOURCE_M_OUT
 
-    def with_models(
-        self, m_out: OrdinalModel | None = None, m_jud: OrdinalModel | None = None
-    ) -> None:
-        """Swap in refitted models (the next estimates use them)."""
-        if m_out is not None:
-            self.m_out = m_out
-            if self.features is not None:
-                self._apply_m_out()
-        if m_jud is not None:
-            self.m_jud = m_jud
-
     def prior_estimates(self) -> tuple[FloatArray, FloatArray]:
         """E and Var every pair has before any judgment (M_out or the prior), shape (n_pairs,)."""
         return self._base_mean.copy(), self._base_var * self.variance_scale
@@ -410,30 +400,6 @@ class RelevanceModel:
             mean[sl], var[sl], source[sl] = self.estimate_query(judged, values, q)
         return mean, var, source
 
-    def design_matrices(
-        self, judged: NDArray[np.bool_], values: FloatArray, pairs: NDArray[np.intp]
-    ) -> tuple[FloatArray | None, FloatArray]:
-        """M_out and M_jud design rows of ``pairs`` computed with each pair left out.
-
-        For M_jud the judged value of the pair itself is hidden, so the features
-        are those the model saw (or would have seen) before judging it. Rows where
-        a model does not apply are NaN.
-        """
-        x_out = self.features.matrix()[pairs] if self.features is not None else None
-        if x_out is not None and self.features is not None:
-            x_out[~self.features.applicable[pairs]] = np.nan
-        x_jud = np.full((pairs.shape[0], 3), np.nan)
-        hidden = judged.copy()
-        for i, p in enumerate(pairs):
-            q = int(self.collection.pair_query[p])
-            hidden[p] = False
-            x, ok = self.jud_design(hidden, values, q)
-            hidden[p] = judged[p]
-            local = p - int(self.collection.query_start[q])
-            if ok[local]:
-                x_jud[i] = x[local]
-        return x_out, x_jud
-
 
 @dataclass(frozen=True)
 class RefitResult:
@@ -474,8 +440,7 @@ def _identifiable_columns(x: FloatArray) -> list[int]:
 def _fit_ordered(
     x: FloatArray, levels: NDArray[np.intp], values: FloatArray, features: tuple[str, ...]
 ) -> OrdinalModel | None:
-    import warnings
-
+    # statsmodels takes most of a second to load: only a refit needs it
     from statsmodels.miscmodels.ordinal_model import OrderedModel
 
     observed = np.unique(levels)

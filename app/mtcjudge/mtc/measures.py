@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
-from scipy.special import ndtr, stdtr, stdtrit
+from scipy.special import ndtr, ndtri, stdtr, stdtrit
 
 from mtcjudge.mtc.collection import Collection
 from mtcjudge.mtc.scales import Scale
@@ -193,8 +193,6 @@ def t_quantile(level: float, n_queries: int, distribution: str = "t") -> float:
     upper = 0.5 + level / 2.0
     if distribution == "t" and n_queries >= 2:
         return float(stdtrit(n_queries - 1, upper))
-    from scipy.special import ndtri
-
     return float(ndtri(upper))
 
 

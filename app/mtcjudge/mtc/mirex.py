@@ -283,6 +283,7 @@ def _friedman_tukey_kernel(matrix: NDArray[np.float64], alpha: float) -> MirexAn
 # --------------------------------------------------------------------------------------
 
 
+# 104 lines, 58 of them the docstring (five tests, the tie rule, docs/method.md's example)
 def paired_tests(
     delta: npt.ArrayLike,
     *,
@@ -349,15 +350,7 @@ def paired_tests(
     >>> round(res.bootstrap_p_value, 4), round(res.permutation_p_value, 5)
     (0.0068, 0.03906)
     """
-    differences = np.asarray(delta, dtype=np.float64)
-    if differences.ndim != 1:
-        raise ValueError(f"delta must be 1-D with shape (n,), found shape {differences.shape}")
-    if differences.shape[0] < 2:
-        raise ValueError(f"delta must hold n >= 2 differences, found {differences.shape[0]}")
-    if not np.all(np.isfinite(differences)):
-        raise ValueError("delta must be finite, found NaN or inf")
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, found {type(rng).__name__}")
+    differences = _checked_differences(delta, rng)
     n_resamples = _check_int("n_resamples", n_resamples, 1)
     confidence_level = _check_probability("confidence_level", confidence_level)
     exact_permutation_max_n = _check_int("exact_permutation_max_n", exact_permutation_max_n, 0)
@@ -367,9 +360,7 @@ def paired_tests(
     sd = float(differences.std(ddof=1))
     t_statistic, t_p_value, ci_low, ci_high = _t_test(differences, confidence_level)
     w_plus, w_minus, w_p_value = _wilcoxon(differences)
-    successes = int(np.count_nonzero(differences > 0))
-    trials = int(np.count_nonzero(differences))
-    sign_p_value = float(stats.binomtest(successes, trials, 0.5).pvalue) if trials else 1.0
+    successes, trials, sign_p_value = _sign_test(differences)
     bootstrap_p_value = _bootstrap_shift_p(differences, rng, n_resamples)
     exact = n <= exact_permutation_max_n
     if exact:
@@ -397,6 +388,29 @@ def paired_tests(
         permutation_exact=exact,
         n_resamples=n_resamples,
     )
+
+
+def _checked_differences(delta: npt.ArrayLike, rng: np.random.Generator) -> NDArray[np.float64]:
+    """:func:`paired_tests`' differences as a float array, checked with its ``rng``."""
+    differences = np.asarray(delta, dtype=np.float64)
+    if differences.ndim != 1:
+        raise ValueError(f"delta must be 1-D with shape (n,), found shape {differences.shape}")
+    if differences.shape[0] < 2:
+        raise ValueError(f"delta must hold n >= 2 differences, found {differences.shape[0]}")
+    if not np.all(np.isfinite(differences)):
+        raise ValueError("delta must be finite, found NaN or inf")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, found {type(rng).__name__}")
+    return differences
+
+
+def _sign_test(differences: NDArray[np.float64]) -> tuple[int, int, float]:
+    """The sign test: the positive differences, the non-zero ones, and the two-sided
+    binomial(m, 0.5) p-value (1 when every difference is 0)."""
+    successes = int(np.count_nonzero(differences > 0))
+    trials = int(np.count_nonzero(differences))
+    p_value = float(stats.binomtest(successes, trials, 0.5).pvalue) if trials else 1.0
+    return successes, trials, p_value
 
 
 def _t_test(

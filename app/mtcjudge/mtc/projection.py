@@ -32,6 +32,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -165,9 +166,7 @@ def _system_shift(engine: MTCEngine, rng: np.random.Generator) -> FloatArray:
     # rest on a handful of residuals (tau^2 swings from 0 to hundreds): neither do the draws
     if effect.tau2 <= 0 or engine.n_judged < engine.config.min_judgments:
         return np.zeros(c.n_pairs)
-    drawn = np.sqrt(effect.post_var) * rng.standard_normal(c.n_systems)
-    if offsets.shift_means:
-        drawn = drawn + effect.bias
+    drawn = np.sqrt(effect.post_var) * rng.standard_normal(c.n_systems) + effect.bias
     # w[A, p]: weight of unjudged pair p in A's score (its share of f_A)
     open_entry = ~engine.judged[c.entry_pair]
     weight = engine.coef * inverse_denominators(engine.ey)[c.pair_query[c.entry_pair]] * open_entry
@@ -353,6 +352,79 @@ def _summary(values: FloatArray, target: float, reached: bool) -> TargetProjecti
     )
 
 
+def _checked_scope(
+    engine: MTCEngine, judgeable: ArrayLike | None, resolution: float | None
+) -> tuple[BoolArray | None, float]:
+    """:func:`project`'s ``judgeable`` as a mask (None: every pair) and its ``resolution``
+    (:func:`default_resolution` when not given), checked."""
+    mask: BoolArray | None = None
+    if judgeable is not None:
+        mask = np.asarray(judgeable, dtype=bool)
+        if mask.shape != (engine.collection.n_pairs,):
+            raise ValueError(
+                f"judgeable must have shape ({engine.collection.n_pairs},), found {mask.shape}"
+            )
+    if resolution is None:
+        resolution = default_resolution(engine)
+    if not 0.0 <= resolution < 1.0:
+        raise ValueError(f"resolution must be in [0, 1), found {resolution}")
+    return mask, resolution
+
+
+class _RunSettings(NamedTuple):
+    """How many simulated runs :func:`project` makes, from which seed, until when."""
+
+    seed: int
+    runs: int
+    max_seconds: float | None
+    started: float
+
+
+def _simulate_runs(
+    snapshot: MTCEngine,
+    wanted: FloatArray,
+    settings: _RunSettings,
+    batch: int,
+    resolution: float,
+    mask: BoolArray | None,
+) -> list[FloatArray]:
+    """The simulated runs (:func:`_simulate`), run ``i`` drawing from
+    ``numpy.random.default_rng([seed, i])``; none starts once ``max_seconds`` are spent
+    since ``started``, but :data:`MIN_RUNS` are always done."""
+    results: list[FloatArray] = []
+    for i in range(settings.runs):
+        spent = time.perf_counter() - settings.started
+        if i >= MIN_RUNS and settings.max_seconds is not None and spent >= settings.max_seconds:
+            break
+        rng = np.random.default_rng([settings.seed, i])
+        results.append(_simulate(snapshot, wanted, rng, batch, resolution, mask))
+    return results
+
+
+def _method_line(
+    engine: MTCEngine,
+    done: int,
+    batch: int,
+    resolution: float,
+    mask: BoolArray | None,
+    *,
+    met: bool,
+) -> str:
+    """:attr:`Projection.method` of ``done`` simulated runs (none needed when every target
+    is ``met`` now)."""
+    if met:
+        return "the targets are met now: no simulation needed"
+    method = (
+        f"simulated continuation: {done} runs judging values drawn from the estimator's "
+        f"predictive distribution with the engine's {engine.config.policy} selection"
+        + _offsets_text(engine)
+        + f", batches of max({batch}, {resolution:.0%} of the run's judgments)"
+    )
+    if mask is not None and not mask.all():
+        method += f", judging only the {int(np.count_nonzero(mask))} pairs that can be played"
+    return method
+
+
 def project(
     engine: MTCEngine,
     targets: Sequence[float],
@@ -407,17 +479,7 @@ def project(
     412
     """
     _check(targets, runs, max_seconds, batch)
-    mask: BoolArray | None = None
-    if judgeable is not None:
-        mask = np.asarray(judgeable, dtype=bool)
-        if mask.shape != (engine.collection.n_pairs,):
-            raise ValueError(
-                f"judgeable must have shape ({engine.collection.n_pairs},), found {mask.shape}"
-            )
-    if resolution is None:
-        resolution = default_resolution(engine)
-    if not 0.0 <= resolution < 1.0:
-        raise ValueError(f"resolution must be in [0, 1), found {resolution}")
+    mask, resolution = _checked_scope(engine, judgeable, resolution)
     started = time.perf_counter()
     wanted = np.asarray([float(t) for t in targets], dtype=np.float64)
     # one snapshot: every run starts from the same state even if the caller's engine moves on
@@ -426,25 +488,12 @@ def project(
     reached = [_met(snapshot, confidence, float(t)) for t in wanted]
     results: list[FloatArray] = []
     if not all(reached):
-        for i in range(runs):
-            spent = time.perf_counter() - started
-            if i >= MIN_RUNS and max_seconds is not None and spent >= max_seconds:
-                break
-            rng = np.random.default_rng([seed, i])
-            results.append(_simulate(snapshot, wanted, rng, batch, resolution, mask))
+        settings = _RunSettings(seed, runs, max_seconds, started)
+        results = _simulate_runs(snapshot, wanted, settings, batch, resolution, mask)
     table = np.array(results) if results else np.zeros((0, wanted.shape[0]))
     projections = tuple(_summary(table[:, j], float(t), reached[j]) for j, t in enumerate(wanted))
     done = len(results)
-    method = (
-        f"simulated continuation: {done} runs judging values drawn from the estimator's "
-        f"predictive distribution with the engine's {engine.config.policy} selection"
-        + _offsets_text(engine)
-        + f", batches of max({batch}, {resolution:.0%} of the run's judgments)"
-    )
-    if mask is not None and not mask.all():
-        method += f", judging only the {int(np.count_nonzero(mask))} pairs that can be played"
-    if all(reached):
-        method = "the targets are met now: no simulation needed"
+    method = _method_line(engine, done, batch, resolution, mask, met=all(reached))
     return Projection(
         targets=projections,
         runs=done,

@@ -53,30 +53,24 @@ reported.
 
 Expectations
 ------------
-:func:`expected_scores` (and :func:`expected_moments`, which adds the variances) give the
-estimator's expectation of every pool pair without the judgments left out: for ``joint``
-and ``calibrated``, the judgment-free M_out estimate (or the prior) plus the error offsets
-(system, shared/unshared group, query, artist, genre cell) re-learnt from the other
-judgments only; for the plain estimators the judgment-free estimate itself. By default each
-judged pair's expectation leaves out every judgment of its *query* (leave one query out):
-its own judgment certainly, and also those of the assessor who was on that query, whose
-offset would otherwise pass for the query's. The planner calls it with ``leave_out`` set to
-the pairs an assessor judged (leave one assessor out), which is what :attr:`Answer.expected`
-asks for.
+What a pool answer is weighed against, :attr:`Answer.expected`, is the estimator's expectation
+of the pair without the assessor's judgments: :func:`expected_scores` and
+:func:`expected_moments` of :mod:`mtcjudge.mtc.answer_expectations` (importable from here).
 """
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 from scipy.special import log_ndtr, logsumexp
+from scipy.stats import norm
 
-from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.answer_expectations import expected_moments, expected_scores
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -413,40 +407,124 @@ def assess(answers: Sequence[Answer], thresholds: Thresholds = DEFAULT_THRESHOLD
     Never raises on few answers: with none, nothing is flagged and the metrics are None.
     """
     th = thresholds
-    # ---- quality trials
-    trial_bad: list[bool] = []
-    trial_rate: list[float] = []
-    ref_ok: list[bool] = []
-    anchor_ok: list[bool] = []
-    low_refs: list[float] = []
-    high_anchors: list[float] = []
-    repeat_diffs: list[float] = []
+    trials = _trials(answers, th)
+    # a careless assessor cannot tell the hidden trials from pool pairs: they fail them at
+    # some rate above the careful one (no "no difference" weight here)
+    ev_trials = _bernoulli_evidence(trials.bad, trials.rate, null_weight=0.0)
+    ev_repeats = _repeat_evidence(trials.repeat_diffs, th)
+    pool = _pool_answers(answers, th)
+    # ---- coherence and listening over every answer
+    incoherent = [
+        abs(_band(a.score) - a.broad) >= 2
+        for a in answers
+        if a.score is not None and a.broad is not None
+    ]
+    ev_coherence = _bernoulli_evidence(incoherent, [th.incoherent] * len(incoherent))
+    listened = [a.listen_fraction for a in answers if a.listen_fraction is not None]
+    low = [f < th.low_listen for f in listened]
+    ev_listen = _bernoulli_evidence(low, [th.careful_low_listen] * len(low))
+    evidence = {
+        "trials": ev_trials,
+        "repeats": ev_repeats,
+        "content": pool.evidence,
+        "coherence": ev_coherence,
+        "listening": ev_listen,
+    }
+    total = sum(evidence.values())
+    threshold = math.log(1.0 / th.alpha)
+    careless = total >= threshold
+    # ---- harsh or lenient
+    z = float(_norm_ppf(th.offset_credibility))
+    off_flag = (
+        th.offset_limit is not None
+        and pool.offset is not None
+        and pool.offset_sd is not None
+        and abs(pool.offset) - z * pool.offset_sd > th.offset_limit
+    )
+    reasons: list[str] = []
+    if careless:
+        reasons.extend(_reasons(evidence, trials, incoherent, low, pool.n_content, th))
+    if off_flag:
+        assert pool.offset is not None
+        word = "lower" if pool.offset < 0 else "higher"
+        kind = "harsher" if pool.offset < 0 else "more lenient"
+        reasons.append(
+            f"Scores run about {abs(pool.offset) * 100:.0f} points {word} than expected for the "
+            f"same pairs over {pool.n_content} pairs, well beyond the spread of careful "
+            f"assessors ({kind} than the others)."
+        )
+    metrics = _metrics(answers, trials, pool, incoherent, listened, low, evidence, total)
+    return Reliability(
+        flagged=careless or off_flag,
+        reasons=tuple(reasons),
+        failed_trials=careless and ev_trials + ev_repeats >= 0.5 * threshold,
+        metrics=metrics,
+    )
+
+
+class _Trials(NamedTuple):
+    """An assessor's hidden quality trials and repeats (:func:`_trials`)."""
+
+    #: every reference and anchor trial: failed, and how often a careful assessor fails it
+    bad: list[bool]
+    rate: list[float]
+    #: the reference trials passed, and the anchor trials
+    ref_ok: list[bool]
+    anchor_ok: list[bool]
+    #: the FINE scores of the failed reference trials, and of the failed anchor trials
+    low_refs: list[float]
+    high_anchors: list[float]
+    #: the distance between each repeat's two scores
+    repeat_diffs: list[float]
+
+
+def _trials(answers: Sequence[Answer], th: Thresholds) -> _Trials:
+    """The outcomes of the reference and anchor trials and the repeats, in answer order."""
+    trials = _Trials([], [], [], [], [], [], [])
     for a in answers:
         if a.kind == "reference":
             bad = (a.score is not None and a.score < th.reference_cut) or a.broad == 0
             if a.score is None and a.broad is None:
                 continue
-            ref_ok.append(not bad)
-            trial_bad.append(bad)
-            trial_rate.append(th.reference_fail)
+            trials.ref_ok.append(not bad)
+            trials.bad.append(bad)
+            trials.rate.append(th.reference_fail)
             if bad and a.score is not None:
-                low_refs.append(a.score)
+                trials.low_refs.append(a.score)
         elif a.kind == "anchor":
             bad = (a.score is not None and a.score > th.anchor_cut) or a.broad == 2
             if a.score is None and a.broad is None:
                 continue
-            anchor_ok.append(not bad)
-            trial_bad.append(bad)
-            trial_rate.append(th.anchor_fail)
+            trials.anchor_ok.append(not bad)
+            trials.bad.append(bad)
+            trials.rate.append(th.anchor_fail)
             if bad and a.score is not None:
-                high_anchors.append(a.score)
+                trials.high_anchors.append(a.score)
         elif a.kind == "repeat" and a.score is not None and a.repeat_of is not None:
-            repeat_diffs.append(abs(a.score - a.repeat_of))
-    # a careless assessor cannot tell the hidden trials from pool pairs: they fail them at
-    # some rate above the careful one (no "no difference" weight here)
-    ev_trials = _bernoulli_evidence(trial_bad, trial_rate, null_weight=0.0)
-    ev_repeats = _repeat_evidence(repeat_diffs, th)
-    # ---- pool answers against what is expected
+            trials.repeat_diffs.append(abs(a.score - a.repeat_of))
+    return trials
+
+
+class _Pool(NamedTuple):
+    """An assessor's pool answers against what is expected of them (:func:`_pool_answers`)."""
+
+    #: every pool answer (second opinions included)
+    answers: list[Answer]
+    #: those with a score and something to compare it with
+    n_content: int
+    #: their scores less what is expected
+    residual: FloatArray
+    #: the log likelihood ratio of careless against careful (:func:`_content_evidence`)
+    evidence: float
+    #: the assessor's offset (posterior mean and sd) and spread factor; None without answers
+    offset: float | None
+    offset_sd: float | None
+    spread_factor: float | None
+
+
+def _pool_answers(answers: Sequence[Answer], th: Thresholds) -> _Pool:
+    """The pool answers weighed against the other assessors' mean score of the pair where
+    there is one, else the estimator's expectation (module docstring)."""
     pool = [a for a in answers if a.kind in POOL_KINDS]
     with_centre = [
         a for a in pool if a.score is not None and (a.others is not None or a.expected is not None)
@@ -466,86 +544,47 @@ def assess(answers: Sequence[Answer], thresholds: Thresholds = DEFAULT_THRESHOLD
         dtype=np.float64,
     )
     groups = [a.query for a in with_centre]
-    if with_centre:
-        ev_content, spread_factor = _content_evidence(scores, centre, spread2, groups, th)
-        offset, offset_sd = _offset_posterior(scores - centre, spread2, groups, th)
-    else:
-        ev_content, offset, offset_sd, spread_factor = 0.0, None, None, None
-    residual = scores - centre
-    # ---- coherence and listening over every answer
-    incoherent = [
-        abs(_band(a.score) - a.broad) >= 2
-        for a in answers
-        if a.score is not None and a.broad is not None
-    ]
-    ev_coherence = _bernoulli_evidence(incoherent, [th.incoherent] * len(incoherent))
-    listened = [a.listen_fraction for a in answers if a.listen_fraction is not None]
-    low = [f < th.low_listen for f in listened]
-    ev_listen = _bernoulli_evidence(low, [th.careful_low_listen] * len(low))
-    evidence = {
-        "trials": ev_trials,
-        "repeats": ev_repeats,
-        "content": ev_content,
-        "coherence": ev_coherence,
-        "listening": ev_listen,
-    }
-    total = sum(evidence.values())
-    threshold = math.log(1.0 / th.alpha)
-    careless = total >= threshold
-    # ---- harsh or lenient
-    z = float(_norm_ppf(th.offset_credibility))
-    off_flag = (
-        th.offset_limit is not None
-        and offset is not None
-        and offset_sd is not None
-        and abs(offset) - z * offset_sd > th.offset_limit
+    if not with_centre:
+        return _Pool(pool, 0, scores - centre, 0.0, None, None, None)
+    evidence, spread_factor = _content_evidence(scores, centre, spread2, groups, th)
+    offset, offset_sd = _offset_posterior(scores - centre, spread2, groups, th)
+    return _Pool(
+        pool, len(with_centre), scores - centre, evidence, offset, offset_sd, spread_factor
     )
+
+
+def _metrics(
+    answers: Sequence[Answer],
+    trials: _Trials,
+    pool: _Pool,
+    incoherent: list[bool],
+    listened: list[float],
+    low: list[bool],
+    evidence: dict[str, float],
+    total: float,
+) -> dict[str, float | int | None]:
+    """The signals :class:`Reliability` reports (docs/quality.md lists them)."""
+    residual = pool.residual
     # ---- drift: later answers against earlier ones
     drift = None
     if residual.size >= 8:
         half = residual.size // 2
         drift = float(np.mean(np.abs(residual[half:])) - np.mean(np.abs(residual[:half])))
-    reasons: list[str] = []
-    if careless:
-        reasons.extend(
-            _reasons(
-                evidence,
-                ref_ok,
-                anchor_ok,
-                low_refs,
-                high_anchors,
-                repeat_diffs,
-                incoherent,
-                low,
-                len(with_centre),
-                th,
-            )
-        )
-    if off_flag:
-        assert offset is not None
-        word = "lower" if offset < 0 else "higher"
-        kind = "harsher" if offset < 0 else "more lenient"
-        reasons.append(
-            f"Scores run about {abs(offset) * 100:.0f} points {word} than expected for the same "
-            f"pairs over {len(with_centre)} pairs, well beyond the spread of careful assessors "
-            f"({kind} than the others)."
-        )
-    trial_weight = ev_trials + ev_repeats
-    metrics: dict[str, float | int | None] = {
+    return {
         "n_answers": len(answers),
-        "n_pool": len(pool),
-        "n_trials": len(answers) - len(pool),
-        "reference_accuracy": _fraction(ref_ok),
-        "anchor_accuracy": _fraction(anchor_ok),
-        "n_repeats": len(repeat_diffs),
-        "repeat_consistency": float(np.mean(repeat_diffs)) if repeat_diffs else None,
-        "agreement": _agreement(pool),
-        "offset": offset,
-        "offset_sd": offset_sd,
-        "spread": float(np.sqrt(np.mean((residual - (offset or 0.0)) ** 2)))
+        "n_pool": len(pool.answers),
+        "n_trials": len(answers) - len(pool.answers),
+        "reference_accuracy": _fraction(trials.ref_ok),
+        "anchor_accuracy": _fraction(trials.anchor_ok),
+        "n_repeats": len(trials.repeat_diffs),
+        "repeat_consistency": float(np.mean(trials.repeat_diffs)) if trials.repeat_diffs else None,
+        "agreement": _agreement(pool.answers),
+        "offset": pool.offset,
+        "offset_sd": pool.offset_sd,
+        "spread": float(np.sqrt(np.mean((residual - (pool.offset or 0.0)) ** 2)))
         if residual.size
         else None,
-        "spread_factor": spread_factor,
+        "spread_factor": pool.spread_factor,
         "incoherent_share": _fraction(incoherent),
         "median_listen_fraction": float(np.median(listened)) if listened else None,
         "low_listen_share": _fraction(low),
@@ -554,17 +593,9 @@ def assess(answers: Sequence[Answer], thresholds: Thresholds = DEFAULT_THRESHOLD
         "evidence": total / math.log(10.0),
         **{f"evidence_{k}": v / math.log(10.0) for k, v in evidence.items()},
     }
-    return Reliability(
-        flagged=careless or off_flag,
-        reasons=tuple(reasons),
-        failed_trials=careless and trial_weight >= 0.5 * threshold,
-        metrics=metrics,
-    )
 
 
 def _norm_ppf(p: float) -> float:
-    from scipy.stats import norm
-
     return float(norm.ppf(p))
 
 
@@ -581,17 +612,15 @@ def _agreement(pool: Sequence[Answer]) -> float | None:
 
 def _reasons(
     evidence: dict[str, float],
-    ref_ok: list[bool],
-    anchor_ok: list[bool],
-    low_refs: list[float],
-    high_anchors: list[float],
-    repeat_diffs: list[float],
+    trials: _Trials,
     incoherent: list[bool],
     low_listen: list[bool],
     n_content: int,
     th: Thresholds,
 ) -> list[str]:
     """Plain sentences for the evidence that weighs towards careless (at least 3 to 1)."""
+    ref_ok, anchor_ok, repeat_diffs = trials.ref_ok, trials.anchor_ok, trials.repeat_diffs
+    low_refs, high_anchors = trials.low_refs, trials.high_anchors
     strong = math.log(3.0)
     out: list[str] = []
     if evidence["listening"] >= strong:
@@ -640,103 +669,3 @@ def _reasons(
 
 def _sentence(text: str) -> str:
     return text[0].upper() + text[1:] + "."
-
-
-# ---------------------------------------------------------------------------- expectations
-def expected_moments(
-    engine: MTCEngine, leave_out: ArrayLike | None = None
-) -> tuple[FloatArray, FloatArray]:
-    """The estimator's expectation of every pool pair and its variance, on [0, 1].
-
-    Parameters
-    ----------
-    engine : MTCEngine
-        A campaign's engine (:func:`mtcjudge.mtc.calibration.build_engine`).
-    leave_out : array_like of bool, shape (n_pairs,), optional
-        Pairs whose judgments are left out: every expectation is made without them (the
-        planner passes the pairs one assessor judged). None: each judged pair's
-        expectation leaves out every judgment of its query (its own among them); unjudged
-        pairs get the engine's current expectation.
-
-    For ``joint`` and ``calibrated`` the expectation is the judgment-free estimate (M_out
-    or the prior) plus the error offsets learnt from the judgments kept; the variance is
-    the estimate's (with the learnt variance factor) plus the offsets' posterior variance.
-    For the plain estimators it is the judgment-free estimate and its variance (M_jud,
-    which reads other judgments of the query, is not used).
-    """
-    c = engine.collection
-    lmax = float(engine.scale.lmax)
-    if engine.offsets is None:
-        mean, var = engine.model.prior_estimates()
-        return mean / lmax, var / lmax**2
-    judged = engine.judged
-    if leave_out is not None:
-        mask = np.asarray(leave_out, dtype=bool)
-        if mask.shape != (c.n_pairs,):
-            raise ValueError(f"leave_out must have shape ({c.n_pairs},), found {mask.shape}")
-        mean, var = _offset_moments(engine, judged & ~mask)
-        return mean / lmax, var / lmax**2
-    mean, var = _offset_moments(engine, judged)
-    queries = np.unique(c.pair_query[judged])
-    for q in queries:
-        sl = c.pairs_of_query(int(q))
-        keep = judged.copy()
-        keep[sl] = False
-        m, v = _offset_moments(engine, keep, sl)
-        mean[sl], var[sl] = m, v
-    return mean / lmax, var / lmax**2
-
-
-def expected_scores(engine: MTCEngine, leave_out: ArrayLike | None = None) -> FloatArray:
-    """The expectation part of :func:`expected_moments` (what :attr:`Answer.expected` holds)."""
-    return expected_moments(engine, leave_out)[0]
-
-
-def _offset_moments(
-    engine: MTCEngine, judged: NDArray[np.bool_], pairs: slice | None = None
-) -> tuple[FloatArray, FloatArray]:
-    """Judgment-free estimate plus the offsets an engine learns from ``judged`` only, for
-    ``pairs`` (all by default), in the engine's units."""
-    from mtcjudge.mtc.joint import SystemEffectEngine, recalibrate
-
-    assert isinstance(engine, SystemEffectEngine)
-    clone = copy.copy(engine)  # shares the arrays; recalibrate reads them and rebinds its own
-    clone.judged = judged
-    recalibrate(clone, engine.model, estimates=False)
-    c = engine.collection
-    sl = pairs if pairs is not None else slice(0, c.n_pairs)
-    base_mean, base_var = engine.model.prior_estimates()
-    mean = base_mean[sl].copy()
-    effect = clone.effect
-    assert effect is not None
-    var = base_var[sl] * effect.variance_scale
-    if clone.learnt_var_factor is not None:  # variance strata: one factor per stratum
-        var = var * clone.learnt_var_factor[sl]
-    lo, hi = sl.start or 0, sl.stop if sl.stop is not None else c.n_pairs
-    e_lo, e_hi = int(c.entry_start[lo]), int(c.entry_start[hi])
-    entry_pair = c.entry_pair[e_lo:e_hi] - lo
-    systems = c.entry_system[e_lo:e_hi]
-    n = hi - lo
-    count = np.bincount(entry_pair, minlength=n).astype(np.float64)
-    count = np.maximum(count, 1.0)
-    bias = np.bincount(entry_pair, weights=effect.bias[systems], minlength=n)
-    pvar = np.bincount(entry_pair, weights=effect.post_var[systems], minlength=n)
-    group = clone.group_effect
-    if group is not None and clone.result_groups is not None:
-        g = clone.result_groups[e_lo:e_hi]
-        bias += np.bincount(entry_pair, weights=group.bias[g], minlength=n)
-        pvar += np.bincount(entry_pair, weights=group.post_var[g], minlength=n)
-    offset = bias / count
-    offset_var = pvar / count**2
-    for name, level in clone.factors:
-        fe = (clone.factor_effects or {}).get(name)
-        if fe is None:
-            continue
-        lv = level[sl]
-        has = lv >= 0
-        idx = np.maximum(lv, 0)
-        offset = offset + np.where(has, fe.bias[idx], 0.0)
-        offset_var = offset_var + np.where(has, fe.post_var[idx], 0.0)
-    if clone.shift_means:
-        mean = np.clip(mean + offset, 0.0, float(engine.scale.lmax))
-    return mean, var + offset_var

@@ -19,9 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import kendalltau
 
-from mtcjudge.mtc.calibration import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, build_engine
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, build_engine
 from mtcjudge.mtc.measures import TIE_TOLERANCE, Evaluation, evaluate
 from mtcjudge.mtc.scales import Scale
 
@@ -54,9 +54,9 @@ class ReplayConfig:
     ----------
     engine : EngineConfig
     estimator : str
-        The estimator, by name (:data:`mtcjudge.mtc.calibration.ESTIMATOR_CHOICES`); the
+        The estimator, by name (:data:`mtcjudge.mtc.factory.ESTIMATOR_CHOICES`); the
         engine is the one a campaign with that estimator runs
-        (:func:`mtcjudge.mtc.calibration.build_engine`).
+        (:func:`mtcjudge.mtc.factory.build_engine`).
     batch : int
         Pairs judged between two selections (N concurrent assessors).
     seed : int
@@ -274,7 +274,7 @@ def run_replay(
     Parameters
     ----------
     engine : MTCEngine
-        From :func:`mtcjudge.mtc.calibration.build_engine`, or an experiment's.
+        From :func:`mtcjudge.mtc.factory.build_engine`, or an experiment's.
     truth : ndarray of shape (n_pairs,)
         The judgment of every pool pair (no NaN).
     batch : int

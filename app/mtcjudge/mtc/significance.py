@@ -5,7 +5,7 @@ Three pieces of the 2012 MTC paper (docs/method.md §5.2-5.4):
 * :func:`agk_bounds` - per-query best/worst-case bounds on the AG@k difference of two
   systems, charging every unjudged document the most favourable gain for one side.
 * :func:`power_threshold` - the effect size ``delta`` a paired one-tailed t-test can
-  detect (the 0.067 threshold of rule 4).
+  detect (the 0.067 threshold of rule 4); in :mod:`mtcjudge.mtc.power`, importable from here.
 * :func:`significance_verdict` / :func:`significance_verdicts` - rules 1-4, applied to the
   per-query bound vectors of one pair or of many pairs at once.
 
@@ -17,18 +17,18 @@ Music Similarity and Retrieval", WWW 2012 Companion (AdMIRe).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from numpy.typing import NDArray
 from scipy import special, stats
 
+from mtcjudge.mtc._validation import check_finite as _check_finite_scalar
 from mtcjudge.mtc._validation import check_int as _check_int
 from mtcjudge.mtc._validation import check_probability as _check_probability
+from mtcjudge.mtc.power import power_threshold
 
 __all__ = [
     "Bounds",
@@ -150,15 +150,6 @@ class Verdicts:
 # --------------------------------------------------------------------------------------
 
 
-def _check_finite_scalar(name: str, value: float, *, nonnegative: bool = False) -> float:
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, found {value}")
-    if nonnegative and value < 0.0:
-        raise ValueError(f"{name} must be >= 0, found {value}")
-    return value
-
-
 def _bool_vector(name: str, array: npt.ArrayLike) -> NDArray[np.bool_]:
     arr = np.asarray(array)
     if arr.ndim != 1:
@@ -173,6 +164,7 @@ def _bool_vector(name: str, array: npt.ArrayLike) -> NDArray[np.bool_]:
 # --------------------------------------------------------------------------------------
 
 
+# 82 lines, 63 of them the docstring (the formulas and docs/method.md §2.6's worked example)
 def agk_bounds(
     in_a: npt.ArrayLike,
     in_b: npt.ArrayLike,
@@ -248,6 +240,35 @@ def agk_bounds(
     >>> b.upper.round(4).tolist(), b.lower.round(4).tolist()
     ([0.8], [-0.4])
     """
+    in_a_arr, in_b_arr, judged_arr, values_arr, query_arr, n_queries, k, lmax = _bounds_inputs(
+        in_a, in_b, judged, values, pair_query, n_queries, k, lmax
+    )
+    upper, lower = _agk_bounds_kernel(
+        in_a_arr, in_b_arr, judged_arr, values_arr, query_arr, n_queries, k, lmax, tight
+    )
+    return Bounds(upper=upper, lower=lower)
+
+
+def _bounds_inputs(
+    in_a: npt.ArrayLike,
+    in_b: npt.ArrayLike,
+    judged: npt.ArrayLike,
+    values: npt.ArrayLike,
+    pair_query: npt.ArrayLike,
+    n_queries: int,
+    k: int,
+    lmax: float,
+) -> tuple[
+    NDArray[np.bool_],
+    NDArray[np.bool_],
+    NDArray[np.bool_],
+    NDArray[np.float64],
+    NDArray[np.intp],
+    int,
+    int,
+    float,
+]:
+    """:func:`agk_bounds`' arguments checked (the ValueErrors it documents) and as clean arrays."""
     n_queries = _check_int("n_queries", n_queries, 1)
     k = _check_int("k", k, 1)
     lmax = _check_finite_scalar("lmax", lmax)
@@ -292,11 +313,7 @@ def agk_bounds(
                 f"{name} must mark at most k={k} pool pairs per query, "
                 f"found {per_query[q]} for query {q}"
             )
-
-    upper, lower = _agk_bounds_kernel(
-        in_a_arr, in_b_arr, judged_arr, values_arr, query_arr, n_queries, k, lmax, tight
-    )
-    return Bounds(upper=upper, lower=lower)
+    return in_a_arr, in_b_arr, judged_arr, values_arr, query_arr, n_queries, k, lmax
 
 
 def _agk_bounds_kernel(
@@ -322,90 +339,6 @@ def _agk_bounds_kernel(
     best_a = np.bincount(pair_query, weights=(unjudged & a_only) * lmax, minlength=n_queries)
     best_b = np.bincount(pair_query, weights=(unjudged & b_only) * lmax, minlength=n_queries)
     return (known + best_a) / k, (known - best_b) / k
-
-
-# --------------------------------------------------------------------------------------
-# 5.4 Power-analysis threshold
-# --------------------------------------------------------------------------------------
-
-_METHODS = ("t", "normal", "noncentral")
-_ALTERNATIVES = ("one-sided", "two-sided")
-
-
-def power_threshold(
-    n: int = 100,
-    sigma: float = 0.248,
-    alpha: float = 0.05,
-    beta: float = 0.15,
-    method: Literal["t", "normal", "noncentral"] = "t",
-    alternative: Literal["one-sided", "two-sided"] = "one-sided",
-) -> float:
-    """Smallest mean difference a paired t-test detects with power 1-beta ([U12] Section 5).
-
-    ``method="t"`` is the formula of the paper (docs/method.md §5.4)::
-
-        delta = (t_{1-alpha, n-1} + t_{1-beta, n-1}) * sigma / sqrt(n)
-
-    ``"normal"`` uses standard normal quantiles instead; ``"noncentral"`` solves the exact
-    noncentral-t power equation (``statsmodels`` ``TTestPower``) for the standardised
-    effect d and returns ``d * sigma``. ``alternative="two-sided"`` replaces alpha by
-    alpha/2 in the critical value.
-
-    Parameters
-    ----------
-    n : int, default 100
-        Number of queries (>= 2).
-    sigma : float, default 0.248
-        Standard deviation of per-query differences. The [U12] value is on the
-        normalised [0, 1] scale (docs/method.md §13 (A9)): multiply the result by n_L-1 for raw AG.
-    alpha : float, default 0.05
-        Type I error rate, in (0, 1).
-    beta : float, default 0.15
-        Type II error rate (power = 1-beta), in (0, 1).
-    method : {"t", "normal", "noncentral"}
-    alternative : {"one-sided", "two-sided"}
-
-    Returns
-    -------
-    float
-        The threshold delta, in the units of ``sigma``.
-
-    Examples
-    --------
-    >>> round(power_threshold(), 6)
-    0.067017
-    >>> round(power_threshold(method="normal"), 6)
-    0.066496
-    """
-    n = _check_int("n", n, 2)
-    sigma = _check_finite_scalar("sigma", sigma)
-    if sigma <= 0.0:
-        raise ValueError(f"sigma must be > 0, found {sigma}")
-    alpha = _check_probability("alpha", alpha)
-    beta = _check_probability("beta", beta)
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}, found {method!r}")
-    if alternative not in _ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {_ALTERNATIVES}, found {alternative!r}")
-
-    tail_alpha = alpha if alternative == "one-sided" else alpha / 2.0
-    if method == "t":
-        df = n - 1
-        quantiles = stats.t.ppf(1.0 - tail_alpha, df) + stats.t.ppf(1.0 - beta, df)
-        return float(quantiles * sigma / math.sqrt(n))
-    if method == "normal":
-        quantiles = stats.norm.ppf(1.0 - tail_alpha) + stats.norm.ppf(1.0 - beta)
-        return float(quantiles * sigma / math.sqrt(n))
-    from statsmodels.stats.power import TTestPower
-
-    effect = TTestPower().solve_power(
-        effect_size=None,
-        nobs=n,
-        alpha=alpha,
-        power=1.0 - beta,
-        alternative="larger" if alternative == "one-sided" else "two-sided",
-    )
-    return float(np.asarray(effect).item() * sigma)
 
 
 # --------------------------------------------------------------------------------------

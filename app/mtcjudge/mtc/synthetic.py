@@ -65,6 +65,10 @@ All work per system is one dense ``(queries, docs)`` similarity block from a
 matrix product, cut with ``argpartition``; ``generate(100, 1000, 10)`` takes
 about 4 s.
 
+This module draws the clips and the queries and puts the collection together; the systems
+are :mod:`mtcjudge.mtc.synthetic_systems`' and the true scores
+:mod:`mtcjudge.mtc.synthetic_scores`'.
+
 Examples
 --------
 >>> collection = generate(n_systems=4, n_queries=3, k=5, seed=1)
@@ -77,10 +81,25 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import t as student_t
+
+from mtcjudge.mtc.synthetic_scores import (
+    CLIP_STYLE_SD,
+    FINE_DIFFICULTY_SD,
+    FINE_NOISE_SD,
+    STYLE_DIM,
+    judgment_effects,
+    true_scores,
+)
+from mtcjudge.mtc.synthetic_systems import (
+    VIEW_COMMON_BIAS_SD,
+    clip_features,
+    draw_systems,
+    run_systems,
+)
 
 __all__ = ["SyntheticCollection", "generate"]
 
@@ -89,30 +108,8 @@ IntArray = NDArray[np.intp]
 
 # Collection structure.
 _GENRES_PER_FAMILY = 3
-_STYLE_DIM = 8
-_CLIP_STYLE_SD = 0.5  # clip style = artist style (sd 1) + this much noise
 _ARTIST_SIZE_SIGMA = 1.0  # log-normal sigma of the artists' clip-count weights
 _CROSS_GENRE_SHARE = 0.002  # share of clips that swap artists with a related genre
-
-# True FINE scores.
-_FINE_BASE = {"same": 45.0, "related": 30.0, "other": 3.0}
-_FINE_STYLE_WEIGHT = 35.0
-_FINE_DIFFICULTY_SD = 15.0
-_FINE_NOISE_SD = 18.0
-_BROAD_CUTS = (34.0, 67.0)
-_BROAD_NOISE_SD = 5.0
-
-# Systems' views.
-_VIEW_GENRE_WEIGHT = 1.5
-_VIEW_FAMILY_WEIGHT = 1.2
-_VIEW_COMMON_BIAS_SD = 0.3  # per-dimension sd of a view error common to all systems
-_VIEW_EMPHASIS_SD = 0.3  # log-normal sd of a team's per-feature emphasis
-_VIEW_NOISE_BEST = 0.3  # per-dimension noise sd of a system of quality 1
-_VIEW_NOISE_WORST = 1.9  # ... and of quality 0
-_QUALITY_WITHIN_TEAM_SD = 0.06
-_TEAM_SHARED_NOISE = (0.8, 0.98)  # range of the share of noise variance common to a team
-_WEAK_QUALITY = (-0.8, -0.2)  # quality range of the n_weak option's systems
-_BLOCK_ELEMENTS = 1 << 22  # similarity entries computed at once
 
 
 @dataclass(frozen=True)
@@ -195,6 +192,7 @@ class SyntheticCollection:
         return paths
 
 
+# 132 lines, 80 of them the signature and the docstring of its 19 options
 def generate(
     n_systems: int = 18,
     n_queries: int = 100,
@@ -205,8 +203,8 @@ def generate(
     n_artists: int = 600,
     n_teams: int | None = None,
     seed: int = 0,
-    difficulty_sd: float = _FINE_DIFFICULTY_SD,
-    noise_sd: float = _FINE_NOISE_SD,
+    difficulty_sd: float = FINE_DIFFICULTY_SD,
+    noise_sd: float = FINE_NOISE_SD,
     noise_df: float | None = None,
     artist_effect_sd: float = 0.0,
     genre_effect_sd: float = 0.0,
@@ -215,7 +213,7 @@ def generate(
     n_weak: int = 0,
     quality_low: float = 0.0,
     quality_high: float = 1.0,
-    common_view_sd: float = _VIEW_COMMON_BIAS_SD,
+    common_view_sd: float = VIEW_COMMON_BIAS_SD,
 ) -> SyntheticCollection:
     """Generate a synthetic AMS collection (see the module docstring for the model).
 
@@ -275,18 +273,7 @@ def generate(
         If a size is out of range, or some query's artist leaves fewer than ``k``
         candidates.
     """
-    _check_positive(n_systems=n_systems, n_queries=n_queries, k=k)
-    _check_positive(n_genres=n_genres, docs_per_genre=docs_per_genre, n_artists=n_artists)
-    n_docs = n_genres * docs_per_genre
-    if not n_genres <= n_artists <= n_docs:
-        raise ValueError(
-            f"n_artists must be between n_genres ({n_genres}) and the number of docs "
-            f"({n_docs}), got {n_artists}"
-        )
-    if n_queries > n_docs:
-        raise ValueError(
-            f"n_queries must be at most the number of docs ({n_docs}), got {n_queries}"
-        )
+    n_docs = _checked_sizes(n_systems, n_queries, k, n_genres, docs_per_genre, n_artists)
     _check_effects(
         difficulty_sd=difficulty_sd,
         noise_sd=noise_sd,
@@ -299,66 +286,30 @@ def generate(
         raise ValueError(f"common_view_sd must be non-negative, got {common_view_sd}")
     if noise_df is not None and not noise_df > 2.0:
         raise ValueError(f"noise_df must be above 2 (finite variance), got {noise_df}")
-    if not 0 <= n_weak <= n_systems:
-        raise ValueError(f"n_weak must be between 0 and n_systems ({n_systems}), got {n_weak}")
-    if not (
-        np.isfinite(quality_low)
-        and np.isfinite(quality_high)
-        and 0 <= quality_low <= quality_high <= 1
-    ):
-        raise ValueError(
-            "quality_low and quality_high must satisfy 0 <= quality_low <= quality_high <= 1, "
-            f"got {quality_low} and {quality_high}"
-        )
-    quality_range = (
-        None if (quality_low, quality_high) == (0.0, 1.0) else (quality_low, quality_high)
-    )
-    if n_teams is None:
-        n_teams = max(1, round(0.6 * n_systems))
-    elif not 1 <= n_teams <= n_systems:
-        raise ValueError(f"n_teams must be between 1 and n_systems ({n_systems}), got {n_teams}")
+    n_teams, quality_range = _checked_teams(n_systems, n_teams, n_weak, quality_low, quality_high)
 
     root = np.random.SeedSequence(seed)
     collection_seq, query_seq, system_seq, judgment_seq = root.spawn(4)
     # the options' streams come after the four above, so the defaults draw nothing new
     effect_seq, weak_seq, skill_seq = root.spawn(3)
-    collection_rng = np.random.default_rng(collection_seq)
-    genre_family = _genre_families(n_genres)
-    doc_genre = collection_rng.permutation(np.repeat(np.arange(n_genres), docs_per_genre))
-    doc_artist = _assign_artists(collection_rng, doc_genre, genre_family, n_artists)
-    artist_style = collection_rng.standard_normal((n_artists, _STYLE_DIM))
-    doc_style = artist_style[doc_artist] + _CLIP_STYLE_SD * collection_rng.standard_normal(
-        (n_docs, _STYLE_DIM)
+    clips = _draw_clips(
+        np.random.default_rng(collection_seq), n_genres, docs_per_genre, n_artists, difficulty_sd
     )
-    doc_difficulty = difficulty_sd * collection_rng.standard_normal(n_docs)
-
-    query_doc = _draw_queries(np.random.default_rng(query_seq), doc_genre, n_queries)
-    excluded_rows, excluded_docs = _same_artist(query_doc, doc_artist)
+    query_doc = _draw_queries(np.random.default_rng(query_seq), clips.genre, n_queries)
+    excluded_rows, excluded_docs = _same_artist(query_doc, clips.artist)
     fewest = n_docs - np.bincount(excluded_rows, minlength=n_queries).max()
     if fewest < k:
         raise ValueError(
             f"k={k} is larger than the {fewest} candidates left for some query after "
             "removing its artist's clips; use a larger collection"
         )
-
-    system_team, quality = _teams(
-        np.random.default_rng(system_seq), n_systems, n_teams, quality_range
+    system_team, quality, weak, skill = draw_systems(
+        system_seq, weak_seq, skill_seq, n_systems, n_teams, n_weak, quality_range, skill_sd
     )
-    weak = np.empty(0, dtype=np.intp)
-    if n_weak:
-        weak_rng = np.random.default_rng(weak_seq)
-        weak = np.sort(weak_rng.choice(n_systems, size=n_weak, replace=False))
-        quality = quality.copy()
-        quality[weak] = weak_rng.uniform(*_WEAK_QUALITY, size=n_weak)
     hidden_key = effect_seq.generate_state(2, dtype=np.uint64).astype(np.uint64)
-    skill: FloatArray | None = None
-    if skill_sd > 0:
-        skill_rng = np.random.default_rng(skill_seq)
-        team_skill = skill_sd * skill_rng.standard_normal(n_teams)
-        skill = team_skill[system_team] + 0.5 * skill_sd * skill_rng.standard_normal(n_systems)
-    top = _run_systems(
+    top = run_systems(
         system_seq,
-        _features(doc_genre, genre_family, doc_style),
+        clip_features(clips.genre, clips.genre_family, clips.style),
         system_team,
         quality,
         query_doc,
@@ -370,35 +321,109 @@ def generate(
         common_view_sd=common_view_sd,
     )
     codes = np.unique(query_doc[None, :, None] * n_docs + top)
-    pair_query, pair_doc = np.divmod(codes, n_docs)
-    fine_scores, broad_scores = _judge(
+    pairs = np.divmod(codes, n_docs)
+    effects = _Effects(artist_effect_sd, genre_effect_sd, hidden_sd, hidden_key)
+    scores = _pool_scores(clips, pairs, judgment_seq, effect_seq, effects, noise_sd, noise_df)
+    return _collection(clips, n_artists, n_teams, system_team, weak, query_doc, top, pairs, scores)
+
+
+class _Effects(NamedTuple):
+    """:func:`generate`'s judgment effects no feature predicts (FINE points) and the key of
+    the hidden component's hash."""
+
+    artist_sd: float
+    genre_sd: float
+    hidden_sd: float
+    hidden_key: NDArray[np.uint64]
+
+
+def _pool_scores(
+    clips: _Clips,
+    pairs: tuple[IntArray, IntArray],
+    judgment_seq: np.random.SeedSequence,
+    effect_seq: np.random.SeedSequence,
+    effects: _Effects,
+    noise_sd: float,
+    noise_df: float | None,
+) -> tuple[IntArray, IntArray]:
+    """True FINE and BROAD scores of the pool ``pairs`` (query and doc indices), with the
+    judgment ``effects`` drawn from ``effect_seq`` and the noise keyed by ``judgment_seq``."""
+    pair_query, pair_doc = pairs
+    n_docs = clips.genre.shape[0]
+    return true_scores(
         pair_query,
         pair_doc,
-        doc_genre,
-        genre_family,
-        doc_style,
-        doc_difficulty,
+        clips.genre,
+        clips.genre_family,
+        clips.style,
+        clips.difficulty,
         judgment_seq.generate_state(4, dtype=np.uint64).astype(np.uint64),
         n_docs,
         noise_sd=noise_sd,
         noise_df=noise_df,
-        effect=_judgment_effects(
+        effect=judgment_effects(
             np.random.default_rng(effect_seq),
             pair_query,
             pair_doc,
-            doc_genre,
-            doc_artist,
+            clips.genre,
+            clips.artist,
             n_docs,
-            hidden_key,
-            artist_effect_sd=artist_effect_sd,
-            genre_effect_sd=genre_effect_sd,
-            hidden_sd=hidden_sd,
+            effects.hidden_key,
+            artist_effect_sd=effects.artist_sd,
+            genre_effect_sd=effects.genre_sd,
+            hidden_sd=effects.hidden_sd,
         ),
     )
 
+
+class _Clips(NamedTuple):
+    """The clips of a collection, by doc index: genre, artist, style, difficulty as a query;
+    and every genre's family."""
+
+    genre_family: IntArray
+    genre: IntArray
+    artist: IntArray
+    style: FloatArray
+    difficulty: FloatArray
+
+
+def _draw_clips(
+    rng: np.random.Generator,
+    n_genres: int,
+    docs_per_genre: int,
+    n_artists: int,
+    difficulty_sd: float,
+) -> _Clips:
+    """Genres, artists and styles of the clips, and their difficulty as queries."""
+    n_docs = n_genres * docs_per_genre
+    genre_family = _genre_families(n_genres)
+    doc_genre = rng.permutation(np.repeat(np.arange(n_genres), docs_per_genre))
+    doc_artist = _assign_artists(rng, doc_genre, genre_family, n_artists)
+    artist_style = rng.standard_normal((n_artists, STYLE_DIM))
+    doc_style = artist_style[doc_artist] + CLIP_STYLE_SD * rng.standard_normal((n_docs, STYLE_DIM))
+    doc_difficulty = difficulty_sd * rng.standard_normal(n_docs)
+    return _Clips(genre_family, doc_genre, doc_artist, doc_style, doc_difficulty)
+
+
+def _collection(
+    clips: _Clips,
+    n_artists: int,
+    n_teams: int,
+    system_team: IntArray,
+    weak: IntArray,
+    query_doc: IntArray,
+    top: IntArray,
+    pairs: tuple[IntArray, IntArray],
+    scores: tuple[IntArray, IntArray],
+) -> SyntheticCollection:
+    """The :class:`SyntheticCollection` of the drawn indices (the pool ``pairs`` as query and
+    doc indices, their FINE and BROAD ``scores``), with ids for everything."""
+    n_docs, n_systems = clips.genre.shape[0], system_team.shape[0]
+    pair_query, pair_doc = pairs
+    fine_scores, broad_scores = scores
     doc_ids = _ids("D", n_docs)
     artist_ids = _ids("A", n_artists)
-    genre_ids = _ids("G", n_genres)
+    genre_ids = _ids("G", clips.genre_family.shape[0])
     system_ids = _ids("S", n_systems)
     team_ids = _ids("T", n_teams)
     query_ids = [doc_ids[doc] for doc in query_doc.tolist()]
@@ -418,10 +443,55 @@ def generate(
         },
         fine=dict(zip(pair_keys, fine_scores.astype(np.float64).tolist(), strict=True)),
         broad=dict(zip(pair_keys, broad_scores.tolist(), strict=True)),
-        artist={doc_ids[i]: artist_ids[a] for i, a in enumerate(doc_artist.tolist())},
-        genre={doc_ids[i]: genre_ids[g] for i, g in enumerate(doc_genre.tolist())},
+        artist={doc_ids[i]: artist_ids[a] for i, a in enumerate(clips.artist.tolist())},
+        genre={doc_ids[i]: genre_ids[g] for i, g in enumerate(clips.genre.tolist())},
         weak_systems=[system_ids[s] for s in weak.tolist()],
     )
+
+
+def _checked_sizes(
+    n_systems: int, n_queries: int, k: int, n_genres: int, docs_per_genre: int, n_artists: int
+) -> int:
+    """:func:`generate`'s sizes checked; returned: the number of clips."""
+    _check_positive(n_systems=n_systems, n_queries=n_queries, k=k)
+    _check_positive(n_genres=n_genres, docs_per_genre=docs_per_genre, n_artists=n_artists)
+    n_docs = n_genres * docs_per_genre
+    if not n_genres <= n_artists <= n_docs:
+        raise ValueError(
+            f"n_artists must be between n_genres ({n_genres}) and the number of docs "
+            f"({n_docs}), got {n_artists}"
+        )
+    if n_queries > n_docs:
+        raise ValueError(
+            f"n_queries must be at most the number of docs ({n_docs}), got {n_queries}"
+        )
+    return n_docs
+
+
+def _checked_teams(
+    n_systems: int, n_teams: int | None, n_weak: int, quality_low: float, quality_high: float
+) -> tuple[int, tuple[float, float] | None]:
+    """:func:`generate`'s team options checked: the number of teams (its default filled in)
+    and the interval of the teams' qualities (None for the whole of [0, 1])."""
+    if not 0 <= n_weak <= n_systems:
+        raise ValueError(f"n_weak must be between 0 and n_systems ({n_systems}), got {n_weak}")
+    if not (
+        np.isfinite(quality_low)
+        and np.isfinite(quality_high)
+        and 0 <= quality_low <= quality_high <= 1
+    ):
+        raise ValueError(
+            "quality_low and quality_high must satisfy 0 <= quality_low <= quality_high <= 1, "
+            f"got {quality_low} and {quality_high}"
+        )
+    quality_range = (
+        None if (quality_low, quality_high) == (0.0, 1.0) else (quality_low, quality_high)
+    )
+    if n_teams is None:
+        n_teams = max(1, round(0.6 * n_systems))
+    elif not 1 <= n_teams <= n_systems:
+        raise ValueError(f"n_teams must be between 1 and n_systems ({n_systems}), got {n_teams}")
+    return n_teams, quality_range
 
 
 def _check_effects(**sds: float) -> None:
@@ -500,225 +570,6 @@ def _same_artist(query_doc: IntArray, doc_artist: IntArray) -> tuple[IntArray, I
     offsets = np.arange(rows.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     docs = order[np.repeat(bounds[artists], sizes) + offsets]
     return rows.astype(np.intp), docs.astype(np.intp)
-
-
-def _teams(
-    rng: np.random.Generator,
-    n_systems: int,
-    n_teams: int,
-    quality_range: tuple[float, float] | None = None,
-) -> tuple[IntArray, FloatArray]:
-    """Team of each system and its quality in [0, 1], spread evenly over teams.
-
-    With ``quality_range`` the teams' qualities are spread over that interval instead
-    (the same draws, mapped linearly, so the option costs no random numbers).
-    """
-    extra = rng.integers(0, n_teams, size=n_systems - n_teams)
-    system_team = rng.permutation(np.concatenate([np.arange(n_teams), extra]))
-    # Number teams by first appearance so that S01 is in T01.
-    _, first = np.unique(system_team, return_index=True)
-    relabel = np.empty(n_teams, dtype=np.intp)
-    relabel[np.argsort(first)] = np.arange(n_teams)
-    system_team = relabel[system_team]
-    team_quality = (rng.permutation(n_teams) + rng.uniform(size=n_teams)) / n_teams
-    if quality_range is not None:
-        low, high = quality_range
-        team_quality = low + (high - low) * team_quality
-    jitter = _QUALITY_WITHIN_TEAM_SD * rng.standard_normal(n_systems)
-    quality = np.clip(team_quality[system_team] + jitter, 0.0, 1.0)
-    return system_team.astype(np.intp), quality
-
-
-def _features(doc_genre: IntArray, genre_family: IntArray, doc_style: FloatArray) -> FloatArray:
-    """Noise-free clip features, shape (n_docs, n_genres + n_families + style dim)."""
-    n_genres = genre_family.size
-    n_families = int(genre_family.max()) + 1
-    genre_part = _VIEW_GENRE_WEIGHT * np.eye(n_genres)[doc_genre]
-    family_part = _VIEW_FAMILY_WEIGHT * np.eye(n_families)[genre_family[doc_genre]]
-    return np.hstack([genre_part, family_part, doc_style])
-
-
-def _run_systems(
-    seed_sequence: np.random.SeedSequence,
-    features: FloatArray,
-    system_team: IntArray,
-    quality: FloatArray,
-    query_doc: IntArray,
-    excluded_rows: IntArray,
-    excluded_docs: IntArray,
-    k: int,
-    *,
-    skill: FloatArray | None = None,
-    hidden_key: NDArray[np.uint64] | None = None,
-    common_view_sd: float = _VIEW_COMMON_BIAS_SD,
-) -> IntArray:
-    """Filtered top k of every system, shape (n_systems, n_queries, k), as doc indices.
-
-    Every team and system draws from its own child seed sequence, so a system's
-    runs do not depend on the order in which systems are computed. With ``skill``
-    (one per system) and ``hidden_key``, system ``s`` adds ``skill[s] * h(q, d)`` to its
-    cosine similarities, ``h`` the hidden component of the true scores.
-    """
-    hidden: NDArray[np.float32] | None = None
-    if skill is not None and hidden_key is not None:
-        hidden = _hidden_component(
-            np.repeat(query_doc, features.shape[0]),
-            np.tile(np.arange(features.shape[0]), query_doc.size),
-            features.shape[0],
-            hidden_key,
-        ).reshape(query_doc.size, features.shape[0])
-    n_systems, n_teams = system_team.size, int(system_team.max()) + 1
-    children = seed_sequence.spawn(n_teams + n_systems + 1)
-    common_bias = common_view_sd * np.random.default_rng(children[-1]).standard_normal(
-        features.shape
-    )
-    top = np.empty((n_systems, query_doc.size, k), dtype=np.intp)
-    for team in range(n_teams):
-        team_rng = np.random.default_rng(children[team])
-        emphasis = np.exp(_VIEW_EMPHASIS_SD * team_rng.standard_normal(features.shape[1]))
-        signal = features * emphasis + common_bias
-        shared_share = team_rng.uniform(*_TEAM_SHARED_NOISE)
-        shared_noise = np.sqrt(shared_share) * team_rng.standard_normal(features.shape)
-        for system in np.flatnonzero(system_team == team).tolist():
-            own_noise = np.random.default_rng(children[n_teams + system]).standard_normal(
-                features.shape
-            )
-            noise_sd = _VIEW_NOISE_WORST * (_VIEW_NOISE_BEST / _VIEW_NOISE_WORST) ** quality[system]
-            view = signal + noise_sd * (shared_noise + np.sqrt(1.0 - shared_share) * own_noise)
-            view /= np.linalg.norm(view, axis=1, keepdims=True)
-            bonus = None if hidden is None or skill is None else hidden * np.float32(skill[system])
-            top[system] = _top_k(
-                view.astype(np.float32), query_doc, excluded_rows, excluded_docs, k, bonus
-            )
-    return top
-
-
-def _top_k(
-    view: NDArray[np.float32],
-    query_doc: IntArray,
-    excluded_rows: IntArray,
-    excluded_docs: IntArray,
-    k: int,
-    bonus: NDArray[np.float32] | None = None,
-) -> IntArray:
-    """Filtered top k of every query by cosine similarity (plus ``bonus``, shape
-    (n_queries, n_docs), when given), shape (n_queries, k)."""
-    n_queries, n_docs = query_doc.size, view.shape[0]
-    block = max(1, _BLOCK_ELEMENTS // n_docs)
-    top = np.empty((n_queries, k), dtype=np.intp)
-    for start in range(0, n_queries, block):
-        stop = min(start + block, n_queries)
-        scores = view[query_doc[start:stop]] @ view.T
-        if bonus is not None:
-            scores += bonus[start:stop]
-        lo, hi = np.searchsorted(excluded_rows, [start, stop])
-        scores[excluded_rows[lo:hi] - start, excluded_docs[lo:hi]] = -np.inf
-        best = np.argpartition(scores, n_docs - k, axis=1)[:, n_docs - k :]
-        order = np.argsort(-np.take_along_axis(scores, best, axis=1), axis=1, kind="stable")
-        top[start:stop] = np.take_along_axis(best, order, axis=1)
-    return top
-
-
-def _judge(
-    pair_query: IntArray,
-    pair_doc: IntArray,
-    doc_genre: IntArray,
-    genre_family: IntArray,
-    doc_style: FloatArray,
-    doc_difficulty: FloatArray,
-    key: NDArray[np.uint64],
-    n_docs: int,
-    *,
-    noise_sd: float = _FINE_NOISE_SD,
-    noise_df: float | None = None,
-    effect: FloatArray | None = None,
-) -> tuple[IntArray, IntArray]:
-    """True FINE (0..100) and BROAD (0..2) scores of pairs given as doc indices.
-
-    ``effect`` (one per pair, FINE points) is added before the noise; ``noise_df``
-    makes the per-pair noise Student-t with that many degrees of freedom and standard
-    deviation ``noise_sd``.
-    """
-    query_genre, doc_genre_ = doc_genre[pair_query], doc_genre[pair_doc]
-    related = genre_family[query_genre] == genre_family[doc_genre_]
-    base = np.where(
-        query_genre == doc_genre_,
-        _FINE_BASE["same"],
-        np.where(related, _FINE_BASE["related"], _FINE_BASE["other"]),
-    )
-    distance = np.sum((doc_style[pair_query] - doc_style[pair_doc]) ** 2, axis=1)
-    closeness = 1.0 - distance / (2.0 * (1.0 + _CLIP_STYLE_SD**2) * _STYLE_DIM)
-    codes = (pair_query * n_docs + pair_doc).astype(np.uint64)
-    fine = base + _FINE_STYLE_WEIGHT * closeness + doc_difficulty[pair_query]
-    if effect is not None:
-        fine = fine + effect
-    if noise_df is None:
-        fine += noise_sd * _hash_normal(codes, key[0], key[1])
-    else:
-        # the same uniform draws through the t quantile function, scaled to sd noise_sd
-        uniform = _hash_uniform(codes, key[0])
-        t_scale = noise_sd * np.sqrt((noise_df - 2.0) / noise_df)
-        fine += t_scale * student_t.ppf(uniform, noise_df)
-    fine = np.clip(np.rint(fine), 0, 100)
-    noisy = fine + _BROAD_NOISE_SD * _hash_normal(codes, key[2], key[3])
-    broad = np.digitize(noisy, _BROAD_CUTS)
-    return fine.astype(np.intp), broad.astype(np.intp)
-
-
-def _judgment_effects(
-    rng: np.random.Generator,
-    pair_query: IntArray,
-    pair_doc: IntArray,
-    doc_genre: IntArray,
-    doc_artist: IntArray,
-    n_docs: int,
-    hidden_key: NDArray[np.uint64],
-    *,
-    artist_effect_sd: float,
-    genre_effect_sd: float,
-    hidden_sd: float,
-) -> FloatArray | None:
-    """Per-pair judgment effects no feature predicts (FINE points), or None when all are 0."""
-    if artist_effect_sd == 0 and genre_effect_sd == 0 and hidden_sd == 0:
-        return None
-    n_genres = int(doc_genre.max()) + 1
-    artist_effect = artist_effect_sd * rng.standard_normal(int(doc_artist.max()) + 1)
-    genre_effect = genre_effect_sd * rng.standard_normal((n_genres, n_genres))
-    effect = artist_effect[doc_artist[pair_doc]]
-    effect = effect + genre_effect[doc_genre[pair_query], doc_genre[pair_doc]]
-    if hidden_sd > 0:
-        effect = effect + hidden_sd * _hidden_component(pair_query, pair_doc, n_docs, hidden_key)
-    return np.asarray(effect, dtype=np.float64)
-
-
-def _hidden_component(
-    query: IntArray, doc: IntArray, n_docs: int, key: NDArray[np.uint64]
-) -> NDArray[np.float32]:
-    """``h(q, d) ~ N(0, 1)``: a hash of the pair, the same for the judges and the systems."""
-    codes = (query.astype(np.uint64) * np.uint64(n_docs) + doc.astype(np.uint64)).astype(np.uint64)
-    return _hash_normal(codes, key[0], key[1]).astype(np.float32)
-
-
-def _hash_uniform(codes: NDArray[np.uint64], key: np.uint64) -> FloatArray:
-    """Uniform draws in (0, 1) that depend only on each code and the key."""
-    return ((_splitmix64(codes ^ key) >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
-
-
-def _hash_normal(codes: NDArray[np.uint64], key1: np.uint64, key2: np.uint64) -> FloatArray:
-    """Standard normal draws that depend only on each code and the keys (Box-Muller)."""
-    first = _splitmix64(codes ^ key1)
-    second = _splitmix64(first ^ key2)
-    scale = 2.0**-53
-    u1 = ((first >> np.uint64(11)).astype(np.float64) + 0.5) * scale
-    u2 = ((second >> np.uint64(11)).astype(np.float64) + 0.5) * scale
-    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
-
-
-def _splitmix64(x: NDArray[np.uint64]) -> NDArray[np.uint64]:
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
 
 
 def _write_lines(path: Path, lines: Iterable[str]) -> None:

@@ -36,7 +36,7 @@ from mtcjudge.exports import repository as export_repository
 from mtcjudge.exports.formats import MEASURE_DEFINITIONS
 from mtcjudge.exports.service import campaign_summary, completeness, package_version
 from mtcjudge.models import Campaign, as_utc, utcnow
-from mtcjudge.mtc.calibration import ESTIMATOR_SUMMARIES
+from mtcjudge.mtc.factory import ESTIMATOR_SUMMARIES
 from mtcjudge.mtc.measures import MEASURES, per_query_scores
 from mtcjudge.mtc.scales import SCALES
 from mtcjudge.reports import charts
