@@ -9,25 +9,28 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from bench.experiments.replay_variants import ResidualLog
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.calibration import AUDIT_EVERY, CALIBRATED, JOINT, build_engine, campaign_engine
 from mtcjudge.mtc.collection import Metadata
 from mtcjudge.mtc.effects import SystemEffect
-from mtcjudge.mtc.engine import EngineConfig
-from mtcjudge.mtc.joint import JOINT_ERRORS, SystemEffectEngine, metadata_factors, shared_groups
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.joint import (
+    JOINT_ERRORS,
+    ErrorModel,
+    SystemEffectEngine,
+    metadata_factors,
+    shared_groups,
+)
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.replay import ReplayConfig, replay
-from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.scales import FINE, get_scale
 from mtcjudge.mtc.synthetic import generate
 
 K = 3
 #: joint's error model with one variance factor κ for every pair (no variance strata)
 ONE_KAPPA = replace(JOINT_ERRORS, variance_strata=0)
-
-
-@pytest.fixture(scope="module")
-def loaded() -> LoadedCollection:
-    return load_synthetic(generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5))
 
 
 def _judge_some(engine: SystemEffectEngine, truth: np.ndarray, n: int, seed: int = 0) -> None:
@@ -713,3 +716,53 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
         )
     assert seen >= 3
     assert factor.max() > 1.0
+
+
+# ------------------------------------------------------------------ the system effect by hand
+def test_engine_without_effect_matches_base(loaded: LoadedCollection) -> None:
+    c = loaded.collection
+    scale = get_scale("fine")
+    base = MTCEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
+    eng = SystemEffectEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
+    assert eng.evaluation().mean == pytest.approx(base.evaluation().mean)
+    assert eng.ranking_confidence() == pytest.approx(base.ranking_confidence())
+
+
+def test_engine_applies_shift_and_variance(loaded: LoadedCollection) -> None:
+    c = loaded.collection
+    scale = get_scale("fine")
+    # offsets set by hand below: the engine does not learn its own
+    eng = SystemEffectEngine(
+        c, RelevanceModel(c, scale, "ordinal", loaded.metadata), errors=ErrorModel(learn=False)
+    )
+    base = eng.evaluation()
+    # CG: f_A = (unjudged results of A) / (n_Q * k * lmax)
+    f = eng.unjudged_mass()
+    assert f == pytest.approx(np.full(c.n_systems, c.n_queries * K / (c.n_queries * K * 100)))
+    bias = np.linspace(-5, 5, c.n_systems)
+    post = np.full(c.n_systems, 4.0)
+    eng.effect = SystemEffect(4.0, 4.0, 0.0, bias, post, np.zeros(c.n_systems))
+    eng.invalidate()
+    ev = eng.evaluation()
+    assert ev.mean == pytest.approx(base.mean + f * bias)
+    assert ev.var == pytest.approx(base.var + f**2 * post)
+    eng.shift_means = False
+    eng.invalidate()
+    assert eng.evaluation().mean == pytest.approx(base.mean)
+    # variance only: every pair is at most as confident as before
+    assert np.all(eng.evaluation().pair_confidence <= base.pair_confidence + 1e-12)
+    # judging shrinks the mass of the systems that retrieved the pair
+    pair = 0
+    predicted = float(eng.mean[pair])
+    lo, hi = c.entry_start[pair], c.entry_start[pair + 1]
+    before = eng.unjudged_mass()
+    log = ResidualLog.empty()
+    log.record(eng, np.array([pair]), loaded.judged_values)
+    eng.judge([pair], [loaded.judged_values[pair]])
+    after = eng.unjudged_mass()
+    systems = c.entry_system[lo:hi]
+    assert np.all(after[systems] < before[systems])
+    s, r, v, _ = log.arrays()
+    assert list(s) == list(systems)
+    assert r == pytest.approx(np.full(hi - lo, loaded.judged_values[pair] - predicted))
+    assert np.all(v > 0)

@@ -18,7 +18,7 @@ from sqlalchemy import Engine, func, select
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.judging import service
 from mtcjudge.models import Assessor, Judgment, Lease, Pair, counted_judgment
-from tests.campaigns.assessor_workers import Workers
+from tests.assessors.workers import Workers
 from tests.factories import build_campaign
 
 

@@ -1,38 +1,10 @@
-"""The random-effects statistics (mtcjudge.mtc.effects) and the system-effect engine."""
-
-from pathlib import Path
+"""The random-effects statistics (mtcjudge.mtc.effects): DerSimonian-Laird, the system effect and
+the sources' variance factors."""
 
 import numpy as np
 import pytest
 
-from bench.experiments.replay_variants import ResidualLog
-from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
-from mtcjudge.ingest.loader import LoadedCollection, load_collection
-from mtcjudge.mtc.effects import (
-    SystemEffect,
-    dersimonian_laird,
-    estimate_system_effect,
-    source_variance_factors,
-)
-from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.estimators import SOURCE_M_OUT, RelevanceModel
-from mtcjudge.mtc.joint import ErrorModel, SystemEffectEngine
-from mtcjudge.mtc.scales import get_scale
-from mtcjudge.mtc.synthetic import generate
-
-K = 3
-
-
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> LoadedCollection:
-    col = generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5)
-    paths = col.write(Path(tmp_path_factory.mktemp("syn")))
-    return load_collection(
-        read_runs(paths["runs"]),
-        K,
-        read_metadata(paths["metadata"]),
-        read_judgments(paths["judgments-fine"], "fine"),
-    )
+from mtcjudge.mtc.effects import dersimonian_laird, estimate_system_effect, source_variance_factors
 
 
 # ------------------------------------------------------------------ the math
@@ -156,70 +128,3 @@ def test_source_variance_factors_by_hand() -> None:
         [1, 1, 2, 2], [3.0, 1.0, 0.5, 0.0], [1.0, 1.0, 1.0, 0.0], 4, prior=2.0
     )
     assert f == pytest.approx([1.0, 3.0, 1.0, 1.0])
-
-
-# ------------------------------------------------------------------ estimator option
-def test_source_variance_scale_multiplies_by_source(loaded: LoadedCollection) -> None:
-    c = loaded.collection
-    scale = get_scale("fine")
-    base = RelevanceModel(c, scale, "ordinal", loaded.metadata)
-    scaled = RelevanceModel(
-        c, scale, "ordinal", loaded.metadata, source_variance_scale=[1.0, 1.0, 2.5, 1.0]
-    )
-    none = np.zeros(c.n_pairs, dtype=bool)
-    m0, v0, s0 = base.estimate_all(none, np.zeros(c.n_pairs))
-    m1, v1, _ = scaled.estimate_all(none, np.zeros(c.n_pairs))
-    assert m1 == pytest.approx(m0)
-    assert v1 == pytest.approx(np.where(s0 == SOURCE_M_OUT, 2.5, 1.0) * v0)
-    with pytest.raises(ValueError, match="4 positive"):
-        scaled.set_source_variance_scale([1.0, 0.0, 1.0, 1.0])
-
-
-# ------------------------------------------------------------------ engine
-def test_engine_without_effect_matches_base(loaded: LoadedCollection) -> None:
-    c = loaded.collection
-    scale = get_scale("fine")
-    base = MTCEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
-    eng = SystemEffectEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
-    assert eng.evaluation().mean == pytest.approx(base.evaluation().mean)
-    assert eng.ranking_confidence() == pytest.approx(base.ranking_confidence())
-
-
-def test_engine_applies_shift_and_variance(loaded: LoadedCollection) -> None:
-    c = loaded.collection
-    scale = get_scale("fine")
-    # offsets set by hand below: the engine does not learn its own
-    eng = SystemEffectEngine(
-        c, RelevanceModel(c, scale, "ordinal", loaded.metadata), errors=ErrorModel(learn=False)
-    )
-    base = eng.evaluation()
-    # CG: f_A = (unjudged results of A) / (n_Q * k * lmax)
-    f = eng.unjudged_mass()
-    assert f == pytest.approx(np.full(c.n_systems, c.n_queries * K / (c.n_queries * K * 100)))
-    bias = np.linspace(-5, 5, c.n_systems)
-    post = np.full(c.n_systems, 4.0)
-    eng.effect = SystemEffect(4.0, 4.0, 0.0, bias, post, np.zeros(c.n_systems))
-    eng.invalidate()
-    ev = eng.evaluation()
-    assert ev.mean == pytest.approx(base.mean + f * bias)
-    assert ev.var == pytest.approx(base.var + f**2 * post)
-    eng.shift_means = False
-    eng.invalidate()
-    assert eng.evaluation().mean == pytest.approx(base.mean)
-    # variance only: every pair is at most as confident as before
-    assert np.all(eng.evaluation().pair_confidence <= base.pair_confidence + 1e-12)
-    # judging shrinks the mass of the systems that retrieved the pair
-    pair = 0
-    predicted = float(eng.mean[pair])
-    lo, hi = c.entry_start[pair], c.entry_start[pair + 1]
-    before = eng.unjudged_mass()
-    log = ResidualLog.empty()
-    log.record(eng, np.array([pair]), loaded.judged_values)
-    eng.judge([pair], [loaded.judged_values[pair]])
-    after = eng.unjudged_mass()
-    systems = c.entry_system[lo:hi]
-    assert np.all(after[systems] < before[systems])
-    s, r, v, _ = log.arrays()
-    assert list(s) == list(systems)
-    assert r == pytest.approx(np.full(hi - lo, loaded.judged_values[pair] - predicted))
-    assert np.all(v > 0)
