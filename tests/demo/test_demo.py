@@ -22,7 +22,6 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from bench._serve import running_server
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign
 from mtcjudge.cli import main
@@ -33,6 +32,7 @@ from mtcjudge.errors import InvalidInput
 from mtcjudge.ingest.formats import Runs
 from mtcjudge.main import create_app
 from mtcjudge.models import Campaign, Document
+from tests.servers import running_server
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN, sign_in
 
 

@@ -17,10 +17,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from bench._serve import running_servers
 from mtcjudge.db import make_engine
 from mtcjudge.models import Judgment, Lease
 from tests.factories import seed_open_campaign
+from tests.servers import running_servers
 
 
 @pytest.fixture
