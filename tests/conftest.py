@@ -6,7 +6,8 @@ by default (a file in a temporary directory); set ``TEST_DATABASE_URL`` to a
 is dropped afterwards.
 
 Organizers: a cheap password hasher for every test, apps bound to the test's transaction, an
-organizer account, and a client signed in through the real form (``tests.support.sign_in``).
+organizer account, and a client signed in through the real form (``tests.support.sign_in``);
+for the browser tests, a live site with the organizer (``tests.browser.organizer_site``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from mtcjudge.db import alembic_config, make_engine
 from mtcjudge.main import create_app
 from mtcjudge.organizers import passwords
 from mtcjudge.organizers import service as organizers
+from tests.browser import Site, organizer_site
 from tests.factories import Judged, make_campaign
 from tests.support import CHEAP_HASHER, ORGANIZER_TOKEN, PASSWORD, empty_database, sign_in
 
@@ -147,3 +149,11 @@ def signed_in(client: TestClient, organizer: str) -> TestClient:
     """The client, signed in as the organizer."""
     assert sign_in(client, organizer).status_code == 303
     return client
+
+
+@pytest.fixture
+def live_site(empty_database_url: str) -> Iterator[Site]:
+    """The app served on a thread on a migrated database holding only the organizer "ada", for
+    the browser tests (:func:`tests.browser.organizer_site`)."""
+    with organizer_site(empty_database_url) as site:
+        yield site

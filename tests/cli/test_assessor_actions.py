@@ -3,24 +3,15 @@ organizer API does, and ``assessor list`` says who is set aside, paused or flagg
 
 from __future__ import annotations
 
-import io
-import uuid
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
-from mtcjudge.cli import main
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.judging import service as judging
 from mtcjudge.models import AuditEvent
-from tests.factories import build_campaign
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+from tests.cli import run
+from tests.factories import build_campaign, judge_in_turn
 
 
 @pytest.fixture
@@ -33,18 +24,7 @@ def seeded(tmp_path: Path) -> tuple[str, str]:
         with session_scope(factory) as session:
             fx = build_campaign(session, n_assessors=2)
             slug, token = fx.campaign.slug, fx.tokens[0]
-        for _ in range(2):
-            with session_scope(factory) as session:
-                lease = judging.next_pair(session, token).lease
-                assert lease is not None
-                judging.submit_judgment(
-                    session,
-                    token,
-                    lease_id=lease.id,
-                    broad=1,
-                    fine=40.0,
-                    client_id=str(uuid.uuid4()),
-                )
+        judge_in_turn(factory, token, 2, broad=1, fine=40.0)
     finally:
         engine.dispose()
     return url, slug

@@ -28,7 +28,8 @@ from mtcjudge.models import (
     System,
 )
 from mtcjudge.security import hash_token
-from tests.support import serve_in_thread, write_tone
+from tests.servers import serve_in_thread
+from tests.support import write_tone
 
 TOKEN = "browser-test-token"
 QUERY_HZ = 196.0

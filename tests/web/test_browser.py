@@ -18,14 +18,12 @@ from sqlalchemy import select
 
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope
 from mtcjudge.models import Assessor, Judgment
-from tests.support import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.web.judging_site import TOKEN, LiveServer, serve, start_judging, wait_until
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "judging-page.png"
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from sqlalchemy import select
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope
 from mtcjudge.judging import trials
 from mtcjudge.models import Judgment, Lease, Query
-from tests.support import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.web.judging_site import (
     TOKEN,
     LiveServer,
@@ -39,9 +39,7 @@ LISTEN_SECONDS = 0.5
 #: every clip lasts this long (longer than the rule, so the rule is what gates Submit)
 CLIP_SECONDS = 3.0
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from sqlalchemy import select
 
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope
 from mtcjudge.models import Judgment
-from tests.support import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.web.judging_site import (
     LOUD,
     QUERY_HZ,
@@ -36,9 +36,7 @@ from tests.web.judging_site import (
     wait_until,
 )
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
-)
+pytestmark = needs_chromium
 
 
 def judgments(url: str) -> list[Judgment]:
