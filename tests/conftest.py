@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge import audit
 from mtcjudge.config import Settings
-from mtcjudge.db import alembic_config, make_engine
+from mtcjudge.db import alembic_config, make_engine, make_sessionmaker
 from mtcjudge.main import create_app
 from mtcjudge.organizers import passwords
 from mtcjudge.organizers import service as organizers
@@ -48,6 +48,14 @@ def empty_database_url(tmp_path: Path) -> Iterator[str]:
     """A new database with no schema yet, for tests that migrate it themselves."""
     with empty_database(tmp_path, "scratch") as url:
         yield url
+
+
+@pytest.fixture
+def read_session(empty_database_url: str) -> Iterator[sessionmaker[Session]]:
+    """Sessions on :func:`empty_database_url`, to read what a command or a server wrote there."""
+    engine = make_engine(empty_database_url)
+    yield make_sessionmaker(engine)
+    engine.dispose()
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
-"""Helpers shared by the test modules: scratch databases, short audio clips, the organizer's
-credentials and signing in.
+"""Helpers shared by the test modules: scratch databases, short audio clips, the pool's
+counters against its judgments, a volunteer's next hand-out, the organizer's credentials and
+signing in.
 
 The builders of test data (campaigns, assessors) are in :mod:`tests.factories`, real servers in
 :mod:`tests.servers`, the browser tests' set-up in :mod:`tests.browser`."""
@@ -18,10 +19,12 @@ from typing import Any
 import numpy as np
 from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
-from sqlalchemy import text
+from sqlalchemy import Connection, func, select, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
 
 from mtcjudge.db import make_engine
+from mtcjudge.models import Judgment, Pair, counted_judgment
 
 
 def postgres_schema_url(url: str, schema: str) -> str:
@@ -66,6 +69,33 @@ def write_tone(
         out.writeframes(samples.tobytes())
 
 
+def judged_and_counted(
+    connection: Connection | Session, campaign_id: int
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Each pool pair's ``judged`` counter and how many of its judgments count, by pair id:
+    the two must agree (docs/reliability.md)."""
+    counted = dict(
+        connection.execute(
+            select(Pair.id, func.count(Judgment.id))
+            .outerjoin(
+                Judgment,
+                (Judgment.campaign_id == Pair.campaign_id)
+                & (Judgment.query_id == Pair.query_id)
+                & (Judgment.document_id == Pair.document_id)
+                & counted_judgment(),
+            )
+            .where(Pair.campaign_id == campaign_id)
+            .group_by(Pair.id)
+        ).all()
+    )
+    judged = dict(
+        connection.execute(
+            select(Pair.id, Pair.judged).where(Pair.campaign_id == campaign_id)
+        ).all()
+    )
+    return judged, counted
+
+
 #: the organizer API's bearer token in tests: the API answers nobody without it (or a session)
 ORGANIZER_TOKEN = "test-organizer-token"
 ORGANIZER_HEADERS = {"Authorization": f"Bearer {ORGANIZER_TOKEN}"}
@@ -94,6 +124,13 @@ def sign_in(client: TestClient, username: str, password: str = PASSWORD, **extra
     data = {"username": username, "password": password, "csrf_token": csrf_field(form.text)}
     data.update(extra)
     return client.post("/login", data=data, follow_redirects=False)
+
+
+def next_body(client: TestClient, token: str) -> dict[str, Any]:
+    """The answer to the volunteer's ``GET /api/a/{token}/next`` (asserted 200)."""
+    response = client.get(f"/api/a/{token}/next")
+    assert response.status_code == 200, response.text
+    return dict(response.json())
 
 
 def session_csrf(client: TestClient) -> str:

@@ -3,7 +3,6 @@ the planner's view of the grown pool (SQLite or Postgres, as the fixtures give).
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,6 @@ from sqlalchemy import func, select, update
 
 from mtcjudge import audit
 from mtcjudge.campaigns.service import CampaignSpec, add_runs, create_campaign
-from mtcjudge.cli import main as cli_main
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.errors import InvalidInput
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
@@ -20,6 +18,7 @@ from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, Plan
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.service import Planner, Projector
+from tests.cli import run
 from tests.factories import TEST_AUDIO, clips_for
 from tests.support import ORGANIZER_HEADERS as AUTH
 from tests.support import ORGANIZER_TOKEN as TOKEN
@@ -221,12 +220,6 @@ def test_new_documents_come_with_their_metadata(db_session) -> None:
 
 
 # ------------------------------------------------------------------ command line
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = cli_main(list(argv), out=out, err=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ temporary SQLite files whatever TEST_DATABASE_URL says.
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import shutil
@@ -24,7 +23,6 @@ from sqlalchemy import select
 
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign
-from mtcjudge.cli import main
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.demo.setup import DEMO_ORGANIZER, DEMO_SLUG, DemoInfo, demo_collection, ensure_demo
@@ -32,6 +30,7 @@ from mtcjudge.errors import InvalidInput
 from mtcjudge.ingest.formats import Runs
 from mtcjudge.main import create_app
 from mtcjudge.models import Campaign, Document
+from tests.cli import run
 from tests.servers import running_server
 from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN, sign_in
 
@@ -187,12 +186,6 @@ def test_the_demo_organizer_signs_in_with_the_printed_password(tmp_path: Path) -
         other = TestClient(create_app(settings))
         assert sign_in(other, DEMO_ORGANIZER, first.organizer_password).status_code == 401
         assert sign_in(other, DEMO_ORGANIZER, second.organizer_password).status_code == 303
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_mtcjudge_demo_no_serve_prints_the_links_and_can_run_again(tmp_path: Path) -> None:
