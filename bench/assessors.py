@@ -49,7 +49,6 @@ import argparse
 import dataclasses
 import json
 import math
-import multiprocessing
 import statistics
 import sys
 import time
@@ -63,7 +62,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as ``python bench/assessors.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import run_benchmark
+from bench._common import in_processes, non_negative_int, positive_int, run_benchmark
 from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
@@ -810,14 +809,14 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--collections", type=_non_negative, default=8, help="suite collections (8)"
+        "--collections", type=non_negative_int, default=8, help="suite collections (8)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the suite and assessors (0)")
     parser.add_argument(
         "--mirex", type=Path, metavar="DIR", help="MIREX 2011 AMS directory (runs.tsv, ...)"
     )
     parser.add_argument(
-        "--assessors", type=_positive, default=10, help="assessors per campaign (10)"
+        "--assessors", type=positive_int, default=10, help="assessors per campaign (10)"
     )
     parser.add_argument(
         "--scenario",
@@ -853,7 +852,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="measured (the product): judged pairs keep the assessor disagreement measured "
         "from the second opinions; off: judged pairs are taken as exact (before 2026-11-27)",
     )
-    parser.add_argument("--workers", type=_positive, default=2, help="processes (2)")
+    parser.add_argument("--workers", type=positive_int, default=2, help="processes (2)")
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -861,20 +860,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "assessors unless --assessors: a smoke run",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every figure here")
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
 
 
 def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
@@ -907,13 +892,8 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
             flush=True,
         )
 
-    if args.workers > 1 and len(tasks) > 1:
-        with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
-            for record in pool.imap_unordered(run_task, tasks):
-                report(record)
-    else:
-        for task in tasks:
-            report(run_task(task))
+    for record in in_processes(run_task, tasks, args.workers):
+        report(record)
     records.sort(key=lambda r: (r.kind, r.collection, SCENARIOS.index(r.scenario), r.rule_on))
     summary: dict[str, Any] = {}
     for rule_on in sorted({r.rule_on for r in records}):
