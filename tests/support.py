@@ -1,6 +1,6 @@
 """Helpers shared by the test modules: scratch databases, short audio clips, the pool's
-counters against its judgments, a volunteer's next hand-out, the organizer's credentials and
-signing in.
+counters against its judgments, the planner's plan, a volunteer's next hand-out, the
+organizer's credentials and signing in.
 
 The builders of test data (campaigns, assessors) are in :mod:`tests.factories`, real servers in
 :mod:`tests.servers`, the browser tests' set-up in :mod:`tests.browser`."""
@@ -24,7 +24,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from mtcjudge.db import make_engine
-from mtcjudge.models import Judgment, Pair, counted_judgment
+from mtcjudge.models import Judgment, Pair, PlanEntry, counted_judgment
 
 
 def postgres_schema_url(url: str, schema: str) -> str:
@@ -94,6 +94,17 @@ def judged_and_counted(
         ).all()
     )
     return judged, counted
+
+
+def plan_rows(connection: Connection | Session, campaign_id: int) -> list[tuple[int, int]]:
+    """The planner's plan of the campaign, first hand-out first: (query id, document id)."""
+    rows = connection.execute(
+        select(Pair.query_id, Pair.document_id)
+        .join(PlanEntry, PlanEntry.pair_id == Pair.id)
+        .where(PlanEntry.campaign_id == campaign_id)
+        .order_by(PlanEntry.rank)
+    ).all()
+    return [(q, d) for q, d in rows]
 
 
 #: the organizer API's bearer token in tests: the API answers nobody without it (or a session)

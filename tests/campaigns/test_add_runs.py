@@ -14,7 +14,7 @@ from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_d
 from mtcjudge.errors import InvalidInput
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
 from mtcjudge.ingest.loader import load_collection
-from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, PlanEntry, Query, System
+from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, Query, System
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.service import Planner, Projector
@@ -22,6 +22,7 @@ from tests.cli import run
 from tests.factories import TEST_AUDIO, clips_for
 from tests.support import ORGANIZER_HEADERS as AUTH
 from tests.support import ORGANIZER_TOKEN as TOKEN
+from tests.support import plan_rows
 
 OLD = ("S01", "S02", "S03", "S04")
 
@@ -64,13 +65,7 @@ def make_settled(session, *, judged_share: float = 1.0):
 def external_plan(session, campaign_id: int) -> list[tuple[str, str]]:
     query_doc = {q.id: q.document_id for q in session.scalars(select(Query))}
     external = {d.id: d.external_id for d in session.scalars(select(Document))}
-    rows = session.execute(
-        select(Pair.query_id, Pair.document_id)
-        .join(PlanEntry, PlanEntry.pair_id == Pair.id)
-        .where(PlanEntry.campaign_id == campaign_id)
-        .order_by(PlanEntry.rank)
-    ).all()
-    return [(external[query_doc[q]], external[d]) for q, d in rows]
+    return [(external[query_doc[q]], external[d]) for q, d in plan_rows(session, campaign_id)]
 
 
 def judgment_values(session, campaign_id: int) -> list[tuple]:

@@ -14,16 +14,7 @@ from mtcjudge.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.planner.service import Planner
 from tests.factories import build_campaign
-
-
-def plan_rows(db_session, campaign_id: int) -> list[tuple[int, int]]:
-    rows = db_session.execute(
-        select(Pair.query_id, Pair.document_id)
-        .join(PlanEntry, PlanEntry.pair_id == Pair.id)
-        .where(PlanEntry.campaign_id == campaign_id)
-        .order_by(PlanEntry.rank)
-    ).all()
-    return [(q, d) for q, d in rows]
+from tests.support import plan_rows
 
 
 def test_the_plan_is_the_engines_selection_order(db_session, session_factory) -> None:
