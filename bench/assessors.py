@@ -63,7 +63,7 @@ if __package__ in (None, ""):  # run as ``python bench/assessors.py``: bench.* f
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import in_processes, non_negative_int, positive_int, run_benchmark
-from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
+from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -762,19 +762,7 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
 def tasks_for(args: argparse.Namespace) -> list[Task]:
     settings = suite_settings(args.collections, args.seed)
     if args.quick:
-        settings = [
-            dataclasses.replace(
-                s,
-                n_systems=min(s.n_systems, 8),
-                n_queries=min(s.n_queries, 30),
-                n_teams=min(s.n_teams, 6),
-                n_weak=min(s.n_weak, 1),
-                n_genres=5,
-                docs_per_genre=150,
-                n_artists=60,
-            )
-            for s in settings
-        ]
+        settings = [smoke_sized(s, 8, 30) for s in settings]
     args.suite = settings
     rules = {"on": (True,), "off": (False,), "both": (False, True)}[args.listening_rule]
     tasks: list[Task] = []

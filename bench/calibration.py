@@ -58,7 +58,13 @@ if __package__ in (None, ""):  # run as ``python bench/calibration.py``: bench.*
 
 from bench._common import TARGETS, in_processes, non_negative_int, positive_int, run_benchmark
 from bench.experiments.mirex_blends import BlendSettings, blend_settings, blended_collection
-from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, generate_zoo, suite_settings
+from bench.experiments.synthetic_zoo import (
+    RANGE_SETS,
+    ZooSettings,
+    generate_zoo,
+    smoke_sized,
+    suite_settings,
+)
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -540,19 +546,7 @@ def targets_of(args: argparse.Namespace) -> tuple[float, ...]:
 def tasks_for(args: argparse.Namespace) -> list[Task]:
     settings = suite_settings(args.collections, args.seed, args.ranges)
     if args.quick:
-        settings = [
-            dataclasses.replace(
-                s,
-                n_systems=min(s.n_systems, 6),
-                n_queries=min(s.n_queries, 20),
-                n_teams=min(s.n_teams, 6),
-                n_weak=min(s.n_weak, 1),
-                n_genres=5,
-                docs_per_genre=150,
-                n_artists=60,
-            )
-            for s in settings
-        ]
+        settings = [smoke_sized(s, 6, 20) for s in settings]
     args.suite = settings
     # every collection, suite or MIREX, with every estimator and the same loop settings
     collections: list[dict[str, Any]] = [{"settings": s} for s in settings]
