@@ -1,14 +1,15 @@
-"""What the benchmarks share: the confidence targets they study, the collection they time
-and their ``main``."""
+"""What the benchmarks share: the confidence targets they study, the collection they time,
+their ``main``, the types of their counting options and the pool that runs their tasks."""
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import wave
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from mtcjudge.ingest.formats import Runs, read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -18,7 +19,10 @@ __all__ = [
     "SILENT_CLIP_BYTES",
     "SILENT_CLIP_SECONDS",
     "TARGETS",
+    "in_processes",
     "mirex_or_synthetic",
+    "non_negative_int",
+    "positive_int",
     "run_benchmark",
     "write_silent_clips",
 ]
@@ -92,3 +96,36 @@ def mirex_or_synthetic(
         read_judgments(judgments, "fine"),
     )
     return collection, str(runs)
+
+
+def positive_int(text: str) -> int:
+    """An option's count of 1 or more (``type=`` of ``add_argument``)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An option's count of 0 or more (``type=`` of ``add_argument``)."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
+    return value
+
+
+TaskT = TypeVar("TaskT")
+ResultT = TypeVar("ResultT")
+
+
+def in_processes(
+    run: Callable[[TaskT], ResultT], tasks: Sequence[TaskT], workers: int
+) -> Iterator[ResultT]:
+    """``run`` of every task, as each finishes: in ``workers`` spawned processes, or in this one
+    with one worker or one task (``run`` is a module's function, the tasks pickle)."""
+    if workers > 1 and len(tasks) > 1:
+        with multiprocessing.get_context("spawn").Pool(workers) as pool:
+            yield from pool.imap_unordered(run, tasks)
+    else:
+        for task in tasks:
+            yield run(task)

@@ -1,14 +1,18 @@
 """Start ``mtcjudge serve`` as a real process, wait until it answers, stop it.
 
-The one launcher of the tests that need a real server and of ``bench/load.py``::
+The one launcher of ``mtcjudge serve`` processes, for ``bench/load.py`` and for the tests (which
+take it from ``tests/servers.py``, with their context managers around it)::
 
-    with running_server(database_url, tmp_path / "serve.log") as server:
+    server = start_server(database_url, log_dir / "serve.log")
+    try:
+        server.wait_ready()
         httpx.get(f"{server.url}/healthz")
+    finally:
+        stop_servers([server])
 
-or several on one database with :func:`running_servers`; or, step by step,
-:func:`start_server`, :meth:`ServerProcess.wait_ready` and :func:`stop_servers`. A server listens on
-127.0.0.1 at a free port, writes its output (stdout and stderr) to a log file, and runs in a
-process group of its own, so that stopping it also ends workers whose parent died first.
+A server listens on 127.0.0.1 at a free port, writes its output (stdout and stderr) to a log
+file, and runs in a process group of its own, so that stopping it also ends workers whose
+parent died first.
 """
 
 from __future__ import annotations
@@ -20,19 +24,18 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
 __all__ = [
+    "MODULE_PROGRAM",
     "STARTED_LINE",
     "ServerError",
     "ServerProcess",
     "free_port",
-    "running_server",
-    "running_servers",
     "start_server",
     "stop_servers",
 ]
@@ -133,49 +136,6 @@ def start_server(
             preexec_fn=_death_signal() if die_with_parent else None,
         )
     return ServerProcess(process, f"http://127.0.0.1:{port}", log, workers)
-
-
-@contextlib.contextmanager
-def running_server(
-    database_url: str,
-    log: Path,
-    *,
-    workers: int = 1,
-    program: Sequence[str | os.PathLike[str]] = MODULE_PROGRAM,
-    env: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-    timeout: float = 60.0,
-    grace: float = 20.0,
-) -> Iterator[ServerProcess]:
-    """:func:`start_server` on a free port, ready to answer; stopped afterwards."""
-    server = start_server(database_url, log, workers=workers, program=program, env=env, cwd=cwd)
-    try:
-        server.wait_ready(timeout)
-        yield server
-    finally:
-        server.stop(grace)
-
-
-@contextlib.contextmanager
-def running_servers(
-    database_url: str,
-    logs: Sequence[Path],
-    *,
-    env: Mapping[str, str] | None = None,
-    timeout: float = 60.0,
-    grace: float = 20.0,
-) -> Iterator[list[ServerProcess]]:
-    """One server per log file on one database, started at once (their imports overlap), then
-    each waited for; all stopped afterwards."""
-    servers: list[ServerProcess] = []
-    try:
-        for log in logs:
-            servers.append(start_server(database_url, log, env=env))
-        for server in servers:
-            server.wait_ready(timeout)
-        yield servers
-    finally:
-        stop_servers(servers, grace)
 
 
 def stop_servers(servers: Iterable[ServerProcess], grace: float = 20.0) -> None:

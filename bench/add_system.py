@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 if __package__ in (None, ""):  # run as ``python bench/add_system.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import run_benchmark
+from bench._common import positive_int, run_benchmark
 from mtcjudge.cli.common import UsageError
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -755,13 +755,6 @@ def print_table(report: dict[str, Any], out: TextIO) -> None:
         )
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--data", type=Path, help="MIREX 2011 AMS directory (runs.tsv, ...)")
@@ -773,13 +766,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--synthetic-systems",
-        type=_positive_int,
+        type=positive_int,
         default=18,
         help="its systems (default: %(default)s)",
     )
     parser.add_argument(
         "--synthetic-queries",
-        type=_positive_int,
+        type=positive_int,
         default=100,
         help="its queries (default: %(default)s)",
     )
@@ -796,7 +789,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--repeats",
-        type=_positive_int,
+        type=positive_int,
         default=3,
         help="replays per system: the deterministic path, then jittered ones "
         "(default: %(default)s)",
@@ -825,7 +818,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-scratch", action="store_true", help="skip MTC from scratch")
     parser.add_argument(
-        "--jobs", type=_positive_int, default=2, help="worker processes (default: %(default)s)"
+        "--jobs", type=positive_int, default=2, help="worker processes (default: %(default)s)"
     )
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the jittered paths (default: %(default)s)"

@@ -49,7 +49,6 @@ import argparse
 import dataclasses
 import json
 import math
-import multiprocessing
 import statistics
 import sys
 import time
@@ -63,8 +62,8 @@ import numpy as np
 if __package__ in (None, ""):  # run as ``python bench/assessors.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import run_benchmark
-from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, suite_settings
+from bench._common import in_processes, non_negative_int, positive_int, run_benchmark
+from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -763,19 +762,7 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
 def tasks_for(args: argparse.Namespace) -> list[Task]:
     settings = suite_settings(args.collections, args.seed)
     if args.quick:
-        settings = [
-            dataclasses.replace(
-                s,
-                n_systems=min(s.n_systems, 8),
-                n_queries=min(s.n_queries, 30),
-                n_teams=min(s.n_teams, 6),
-                n_weak=min(s.n_weak, 1),
-                n_genres=5,
-                docs_per_genre=150,
-                n_artists=60,
-            )
-            for s in settings
-        ]
+        settings = [smoke_sized(s, 8, 30) for s in settings]
     args.suite = settings
     rules = {"on": (True,), "off": (False,), "both": (False, True)}[args.listening_rule]
     tasks: list[Task] = []
@@ -810,14 +797,14 @@ def tasks_for(args: argparse.Namespace) -> list[Task]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--collections", type=_non_negative, default=8, help="suite collections (8)"
+        "--collections", type=non_negative_int, default=8, help="suite collections (8)"
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the suite and assessors (0)")
     parser.add_argument(
         "--mirex", type=Path, metavar="DIR", help="MIREX 2011 AMS directory (runs.tsv, ...)"
     )
     parser.add_argument(
-        "--assessors", type=_positive, default=10, help="assessors per campaign (10)"
+        "--assessors", type=positive_int, default=10, help="assessors per campaign (10)"
     )
     parser.add_argument(
         "--scenario",
@@ -853,7 +840,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="measured (the product): judged pairs keep the assessor disagreement measured "
         "from the second opinions; off: judged pairs are taken as exact (before 2026-11-27)",
     )
-    parser.add_argument("--workers", type=_positive, default=2, help="processes (2)")
+    parser.add_argument("--workers", type=positive_int, default=2, help="processes (2)")
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -861,20 +848,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "assessors unless --assessors: a smoke run",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every figure here")
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
 
 
 def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
@@ -907,13 +880,8 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
             flush=True,
         )
 
-    if args.workers > 1 and len(tasks) > 1:
-        with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
-            for record in pool.imap_unordered(run_task, tasks):
-                report(record)
-    else:
-        for task in tasks:
-            report(run_task(task))
+    for record in in_processes(run_task, tasks, args.workers):
+        report(record)
     records.sort(key=lambda r: (r.kind, r.collection, SCENARIOS.index(r.scenario), r.rule_on))
     summary: dict[str, Any] = {}
     for rule_on in sorted({r.rule_on for r in records}):

@@ -43,7 +43,6 @@ import argparse
 import dataclasses
 import json
 import math
-import multiprocessing
 import statistics
 import sys
 import time
@@ -57,9 +56,15 @@ import numpy as np
 if __package__ in (None, ""):  # run as ``python bench/calibration.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import TARGETS, run_benchmark
+from bench._common import TARGETS, in_processes, non_negative_int, positive_int, run_benchmark
 from bench.experiments.mirex_blends import BlendSettings, blend_settings, blended_collection
-from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, generate_zoo, suite_settings
+from bench.experiments.synthetic_zoo import (
+    RANGE_SETS,
+    ZooSettings,
+    generate_zoo,
+    smoke_sized,
+    suite_settings,
+)
 from bench.experiments.variants import build_engine_with_errors
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
@@ -558,19 +563,7 @@ def targets_of(args: argparse.Namespace) -> tuple[float, ...]:
 def tasks_for(args: argparse.Namespace) -> list[Task]:
     settings = suite_settings(args.collections, args.seed, args.ranges)
     if args.quick:
-        settings = [
-            dataclasses.replace(
-                s,
-                n_systems=min(s.n_systems, 6),
-                n_queries=min(s.n_queries, 20),
-                n_teams=min(s.n_teams, 6),
-                n_weak=min(s.n_weak, 1),
-                n_genres=5,
-                docs_per_genre=150,
-                n_artists=60,
-            )
-            for s in settings
-        ]
+        settings = [smoke_sized(s, 6, 20) for s in settings]
     args.suite = settings
     # every collection, suite or MIREX, with every estimator and the same loop settings
     collections: list[dict[str, Any]] = [{"settings": s} for s in settings]
@@ -610,7 +603,7 @@ def record_json(r: Record) -> dict[str, Any]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--collections",
-        type=_non_negative,
+        type=non_negative_int,
         default=32,
         help="suite collections (32: each measure on each scale 4 times)",
     )
@@ -628,7 +621,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--blends",
-        type=_non_negative,
+        type=non_negative_int,
         default=0,
         metavar="N",
         help="also replay N blended MIREX 2011 collections (needs --mirex: 18 blends of the "
@@ -644,7 +637,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", choices=POLICIES, default="confidence", help="(confidence)")
     parser.add_argument(
         "--selections",
-        type=_non_negative,
+        type=non_negative_int,
         default=SELECTIONS,
         metavar="N",
         help=f"selections per replay at most: larger pools judge ceil(pool / N) pairs per "
@@ -664,7 +657,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a further target (repeatable), above 0.5 and below 0.99, whose stops are read "
         "from the same replays as 0.90, 0.95 and 0.99 (selection does not depend on the target)",
     )
-    parser.add_argument("--workers", type=_positive, default=2, help="processes (2)")
+    parser.add_argument("--workers", type=positive_int, default=2, help="processes (2)")
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -676,13 +669,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
-    return value
-
-
 def _between_target(text: str) -> float:
     try:
         value = float(text)
@@ -692,13 +678,6 @@ def _between_target(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"expected a target above 0.5 and below {max(TARGETS)}, got {text}"
         )
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
     return value
 
 
@@ -735,13 +714,8 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
         )
         records.append(record)
 
-    if args.workers > 1 and len(tasks) > 1:
-        with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
-            for record in pool.imap_unordered(run_task, tasks):
-                report(record)
-    else:
-        for task in tasks:
-            report(run_task(task))
+    for record in in_processes(run_task, tasks, args.workers):
+        report(record)
     records.sort(key=lambda r: (r.kind, r.collection, args.estimator.index(r.estimator)))
     summary = summarise(records, args.estimator, args.targets)
     print_table(summary, out)

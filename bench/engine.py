@@ -40,7 +40,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as ``python bench/engine.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import mirex_or_synthetic, run_benchmark
+from bench._common import mirex_or_synthetic, positive_int, run_benchmark
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, campaign_engine
@@ -240,13 +240,6 @@ def engine_benchmark(
     return figures
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, found {value}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``bench/engine.py`` and ``mtcjudge bench engine``."""
     parser.add_argument(
@@ -254,7 +247,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--iterations",
-        type=_positive_int,
+        type=positive_int,
         default=200,
         metavar="N",
         help="timed iterations at MIREX scale (a quarter of them at large scale)",

@@ -43,7 +43,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as ``python bench/projection.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import TARGETS, run_benchmark
+from bench._common import TARGETS, non_negative_int, run_benchmark
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.engine import MTCEngine
@@ -402,17 +402,10 @@ def time_large(args: argparse.Namespace, out: TextIO) -> dict[str, Any]:
     return result
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, help="MIREX 2011 AMS directory (runs.tsv, ...)")
     parser.add_argument(
-        "--synthetic", type=_positive_int, default=0, help="seeded synthetic collections (0)"
+        "--synthetic", type=non_negative_int, default=0, help="seeded synthetic collections (0)"
     )
     parser.add_argument(
         "--synthetic-queries", type=int, default=30, help="queries per synthetic collection (30)"
@@ -430,7 +423,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the projections")
     parser.add_argument(
-        "--paths", type=_positive_int, default=8, help="jittered replay paths per checkpoint (8)"
+        "--paths", type=non_negative_int, default=8, help="jittered replay paths per checkpoint (8)"
     )
     parser.add_argument(
         "--jitter", type=float, default=0.001, help="selection weight jitter of those paths"

@@ -34,6 +34,7 @@ import atexit
 import secrets
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -43,12 +44,13 @@ from typing import Any
 import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy import insert, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.exports.repository import recount_pairs
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
+from mtcjudge.judging import service as judging
 from mtcjudge.models import (
     Assessor,
     Campaign,
@@ -69,6 +71,18 @@ from tests.support import write_tone
 
 #: a runs file (TSV) for the API and the forms: two systems, one query, two clips
 TINY_RUNS = "system\tquery\tdoc\nS1\tq1\td1\nS1\tq1\td2\nS2\tq1\td2\nS2\tq1\td1\n"
+
+
+def trec_run(system: str, shift: int, *, backwards: bool = False) -> bytes:
+    """A TREC run file of ``system`` for the new-campaign form: queries q0..q3, four documents
+    each out of d0..d11 (``shift`` moves them), scores decreasing with rank, or increasing (a
+    score that is a distance) with ``backwards``."""
+    lines = [
+        f"q{q} Q0 d{(q * 3 + shift + r) % 12} {r + 1} {(r + 1 if backwards else 10 - r)}.0 {system}"
+        for q in range(4)
+        for r in range(4)
+    ]
+    return ("\n".join(lines) + "\n").encode()
 
 
 #: this process's folder of test clips (removed when the process ends)
@@ -339,6 +353,25 @@ class SeededCampaign:
     id: int
     slug: str
     tokens: list[str]
+
+
+def judge_in_turn(
+    factory: sessionmaker[Session], token: str, n: int, *, broad: int, fine: float
+) -> None:
+    """The assessor of ``token`` judges ``n`` pairs through the judging service, each hand-out
+    and its judgment in a transaction of their own, as a volunteer's requests are."""
+    for _ in range(n):
+        with session_scope(factory) as session:
+            lease = judging.next_pair(session, token).lease
+            assert lease is not None
+            judging.submit_judgment(
+                session,
+                token,
+                lease_id=lease.id,
+                broad=broad,
+                fine=fine,
+                client_id=str(uuid.uuid4()),
+            )
 
 
 def seed_judged_campaign(url: str, *, share: float) -> str:

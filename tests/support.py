@@ -1,7 +1,9 @@
-"""Helpers shared by the test modules: scratch databases, short audio clips, the organizer's
-credentials and signing in, a server in a thread and Chromium for the browser tests.
+"""Helpers shared by the test modules: scratch databases, short audio clips, the pool's
+counters against its judgments, the planner's plan, a volunteer's next hand-out, the
+organizer's credentials and signing in.
 
-The builders of test data (campaigns, assessors) are in :mod:`tests.factories`."""
+The builders of test data (campaigns, assessors) are in :mod:`tests.factories`, real servers in
+:mod:`tests.servers`, the browser tests' set-up in :mod:`tests.browser`."""
 
 from __future__ import annotations
 
@@ -12,18 +14,17 @@ import wave
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
-from sqlalchemy import text
+from sqlalchemy import Connection, func, select, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
 
-from mtcjudge.db import make_engine
-
-if TYPE_CHECKING:
-    from playwright.sync_api import Page
+from mtcjudge.db import make_database_engine
+from mtcjudge.models import Judgment, Pair, PlanEntry, counted_judgment
 
 
 def postgres_schema_url(url: str, schema: str) -> str:
@@ -43,7 +44,7 @@ def empty_database(directory: Path, name: str) -> Iterator[str]:
         yield f"sqlite:///{directory / f'{name}.sqlite3'}"
         return
     schema = f"mtcjudge_{name}_{uuid.uuid4().hex[:10]}"
-    admin = make_engine(base)
+    admin = make_database_engine(base)
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     try:
@@ -66,6 +67,44 @@ def write_tone(
         out.setsampwidth(2)
         out.setframerate(rate)
         out.writeframes(samples.tobytes())
+
+
+def judged_and_counted(
+    connection: Connection | Session, campaign_id: int
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Each pool pair's ``judged`` counter and how many of its judgments count, by pair id:
+    the two must agree (docs/reliability.md)."""
+    counted = dict(
+        connection.execute(
+            select(Pair.id, func.count(Judgment.id))
+            .outerjoin(
+                Judgment,
+                (Judgment.campaign_id == Pair.campaign_id)
+                & (Judgment.query_id == Pair.query_id)
+                & (Judgment.document_id == Pair.document_id)
+                & counted_judgment(),
+            )
+            .where(Pair.campaign_id == campaign_id)
+            .group_by(Pair.id)
+        ).all()
+    )
+    judged = dict(
+        connection.execute(
+            select(Pair.id, Pair.judged).where(Pair.campaign_id == campaign_id)
+        ).all()
+    )
+    return judged, counted
+
+
+def plan_rows(connection: Connection | Session, campaign_id: int) -> list[tuple[int, int]]:
+    """The planner's plan of the campaign, first hand-out first: (query id, document id)."""
+    rows = connection.execute(
+        select(Pair.query_id, Pair.document_id)
+        .join(PlanEntry, PlanEntry.pair_id == Pair.id)
+        .where(PlanEntry.campaign_id == campaign_id)
+        .order_by(PlanEntry.rank)
+    ).all()
+    return [(q, d) for q, d in rows]
 
 
 #: the organizer API's bearer token in tests: the API answers nobody without it (or a session)
@@ -98,84 +137,16 @@ def sign_in(client: TestClient, username: str, password: str = PASSWORD, **extra
     return client.post("/login", data=data, follow_redirects=False)
 
 
+def next_body(client: TestClient, token: str) -> dict[str, Any]:
+    """The answer to the volunteer's ``GET /api/a/{token}/next`` (asserted 200)."""
+    response = client.get(f"/api/a/{token}/next")
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
 def session_csrf(client: TestClient) -> str:
     """The CSRF token of the client's signed-in session, from the landing page's sign-out
     form."""
     page = client.get("/")
     assert "Signed in as" in page.text, page.text
     return csrf_field(page.text)
-
-
-@contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free port of 127.0.0.1, in a thread; yields its URL
-    (for the browser tests, which need a real server)."""
-    import socket
-    import threading
-    import time
-
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
-#: Debian's Chromium, which the browser tests drive through Playwright (skipped without it)
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--autoplay-policy=no-user-gesture-required",
-]
-
-
-def watch_policy(console_text: str, errors: list[str]) -> None:
-    """Chromium reports what the Content-Security-Policy blocked on the console."""
-    if "Content Security Policy" in console_text:
-        errors.append(console_text)
-
-
-@contextmanager
-def chromium_page(
-    errors: list[str], *, height: int = 800, timeout_ms: float | None = None, **options: Any
-) -> Iterator[Page]:
-    """A page of a headless Chromium, 1280 pixels wide and ``height`` high; closed afterwards.
-
-    The page's uncaught errors and what the Content-Security-Policy blocked are appended to
-    ``errors`` (the test asserts it stays empty); ``timeout_ms`` is Playwright's default
-    timeout, ``options`` go to ``Browser.new_page`` (``accept_downloads``, ``permissions``)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": height}, **options)
-            if timeout_ms is not None:
-                page.set_default_timeout(timeout_ms)
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("console", lambda message: watch_policy(message.text, errors))
-            yield page
-        finally:
-            browser.close()

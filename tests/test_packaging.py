@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench._serve import free_port, start_server
+from tests.servers import free_port, start_server
 
 pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: about 15 s
 

@@ -1,6 +1,7 @@
-"""The shared scaffolding stays shared: one launcher of ``mtcjudge serve`` (``bench._serve``),
-test data built by ``tests.factories`` (no test imports a conftest or another test module),
-and one definition of the scale names and of every other constant."""
+"""The shared scaffolding stays shared: one launcher of ``mtcjudge serve`` (``bench._serve``, which
+the tests take from ``tests.servers``), test data built by ``tests.factories`` (no test imports a
+conftest or another test module), and one definition of the scale names and of every other
+constant."""
 
 from __future__ import annotations
 
@@ -66,6 +67,13 @@ def test_only_bench_serve_starts_mtcjudge_serve() -> None:
         if starts_a_server(ast.parse(path.read_text()))
     ]
     assert starters == ["bench/_serve.py"]
+    # the tests take it from tests/servers.py (bench/ never imports the tests)
+    importers = [
+        str(path.relative_to(ROOT))
+        for path in python_files("tests")
+        if "bench._serve" in imported_modules(ast.parse(path.read_text()))
+    ]
+    assert importers == ["tests/servers.py"]
 
 
 def test_the_scale_names_are_the_engine_s() -> None:

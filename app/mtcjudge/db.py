@@ -153,8 +153,3 @@ def upgrade_database(url: str, revision: str = "head") -> None:
     from alembic import command
 
     command.upgrade(alembic_config(url), revision)
-
-
-# The name before the glossary (the database engine is never just "engine"); the tests move
-# to the new name with the test layout change, then this goes.
-make_engine = make_database_engine

@@ -52,6 +52,7 @@ __all__ = [
     "calibration_suite",
     "draw_settings",
     "generate_zoo",
+    "smoke_sized",
     "suite_settings",
 ]
 
@@ -310,6 +311,22 @@ def suite_settings(n: int, seed: int = 0, ranges: str = "issue11") -> list[ZooSe
         raise ValueError(f"ranges must be one of {', '.join(RANGE_SETS)}, got {ranges!r}")
     rng = np.random.default_rng(np.random.SeedSequence([seed, _SUITE_KEYS[ranges]]))
     return [draw_settings(rng, i, RANGE_SETS[ranges]) for i in range(n)]
+
+
+def smoke_sized(settings: ZooSettings, n_systems: int, n_queries: int) -> ZooSettings:
+    """``settings`` cut down for a smoke run (a benchmark's ``--quick``): at most ``n_systems``
+    systems x ``n_queries`` queries, 6 teams and 1 weak system, 5 genres of 150 documents by
+    60 artists."""
+    return replace(
+        settings,
+        n_systems=min(settings.n_systems, n_systems),
+        n_queries=min(settings.n_queries, n_queries),
+        n_teams=min(settings.n_teams, 6),
+        n_weak=min(settings.n_weak, 1),
+        n_genres=5,
+        docs_per_genre=150,
+        n_artists=60,
+    )
 
 
 def generate_zoo(settings: ZooSettings) -> ZooCollection:

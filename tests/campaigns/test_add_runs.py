@@ -3,7 +3,6 @@ the planner's view of the grown pool (SQLite or Postgres, as the fixtures give).
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
@@ -11,18 +10,19 @@ from sqlalchemy import func, select, update
 
 from mtcjudge import audit
 from mtcjudge.campaigns.service import CampaignSpec, add_runs, create_campaign
-from mtcjudge.cli import main as cli_main
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.errors import InvalidInput
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
 from mtcjudge.ingest.loader import load_collection
-from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, PlanEntry, Query, System
+from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, Query, System
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner import repository as planner_repository
 from mtcjudge.planner.service import Planner, Projector
+from tests.cli import run
 from tests.factories import TEST_AUDIO, clips_for
 from tests.support import ORGANIZER_HEADERS as AUTH
 from tests.support import ORGANIZER_TOKEN as TOKEN
+from tests.support import plan_rows
 
 OLD = ("S01", "S02", "S03", "S04")
 
@@ -65,13 +65,7 @@ def make_settled(session, *, judged_share: float = 1.0):
 def external_plan(session, campaign_id: int) -> list[tuple[str, str]]:
     query_doc = {q.id: q.document_id for q in session.scalars(select(Query))}
     external = {d.id: d.external_id for d in session.scalars(select(Document))}
-    rows = session.execute(
-        select(Pair.query_id, Pair.document_id)
-        .join(PlanEntry, PlanEntry.pair_id == Pair.id)
-        .where(PlanEntry.campaign_id == campaign_id)
-        .order_by(PlanEntry.rank)
-    ).all()
-    return [(external[query_doc[q]], external[d]) for q, d in rows]
+    return [(external[query_doc[q]], external[d]) for q, d in plan_rows(session, campaign_id)]
 
 
 def judgment_values(session, campaign_id: int) -> list[tuple]:
@@ -223,17 +217,11 @@ def test_new_documents_come_with_their_metadata(db_session) -> None:
 # ------------------------------------------------------------------ command line
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = cli_main(list(argv), out=out, err=err)
-    return status, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def database(empty_database_url):
     """A database (SQLite file or Postgres schema) with the settled campaign."""
     upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
+    engine = make_database_engine(empty_database_url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             campaign, syn, _metadata, _pool = make_settled(session)
@@ -280,7 +268,7 @@ def test_cli_adds_runs_and_refuses_what_it_cannot_add(database, tmp_path) -> Non
     status, _, err = run("campaign", "add-runs", "nope", "--runs", str(runs), "--database-url", url)
     assert status == 2
     assert "no campaign 'nope'" in err
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             campaign = session.scalars(select(Campaign).where(Campaign.slug == slug)).one()

@@ -147,9 +147,9 @@ def database(empty_database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def stored(database: str) -> tuple[float, float, bool]:
-    from mtcjudge.db import make_engine, make_sessionmaker
+    from mtcjudge.db import make_database_engine, make_sessionmaker
 
-    engine = make_engine(database)
+    engine = make_database_engine(database)
     try:
         with make_sessionmaker(engine)() as session:
             c = session.scalars(select(Campaign)).one()

@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from mtcjudge.cli import main
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of ``mtcjudge *argv`` run in this process."""
+def run(*argv: object) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``mtcjudge *argv`` run in this process (each argument
+    as ``str``, so paths may be given as they are)."""
     out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
+    code = main([str(arg) for arg in argv], out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 
 

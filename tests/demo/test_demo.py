@@ -1,4 +1,5 @@
-"""The demo campaign, ``mtcjudge demo`` / ``mtcjudge serve``, and the deployment files.
+"""The demo campaign (its organizer's sign-in, a new password at every run), ``mtcjudge demo`` /
+``mtcjudge serve``, and the deployment files.
 
 The demo always brings its own SQLite database (unless DATABASE_URL is set), so these tests use
 temporary SQLite files whatever TEST_DATABASE_URL says.
@@ -6,7 +7,6 @@ temporary SQLite files whatever TEST_DATABASE_URL says.
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import shutil
@@ -18,18 +18,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from bench._serve import running_server
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign
-from mtcjudge.cli import main
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.demo.setup import DEMO_SLUG, DemoInfo, demo_collection, ensure_demo
+from mtcjudge.config import Settings
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.demo.setup import DEMO_ORGANIZER, DEMO_SLUG, DemoInfo, demo_collection, ensure_demo
 from mtcjudge.errors import InvalidInput
 from mtcjudge.ingest.formats import Runs
+from mtcjudge.main import create_app
 from mtcjudge.models import Campaign, Document
-from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
+from tests.cli import run
+from tests.servers import running_server
+from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN, sign_in
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +47,7 @@ def sqlite_url(directory: Path) -> str:
 
 def stored(url: str) -> tuple[list[str], repository.CampaignCounts, dict[str, str | None]]:
     """Slugs of all campaigns, the demo's counts and its documents' audio paths."""
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             slugs = list(session.scalars(select(Campaign.slug)))
@@ -147,7 +150,7 @@ def test_a_moved_demo_points_its_documents_at_the_new_directory(
 def test_a_real_campaign_called_demo_is_left_alone(tmp_path: Path) -> None:
     url = sqlite_url(tmp_path)
     upgrade_database(url)
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             runs = Runs({"S1": {"q": ["a", "b"]}, "S2": {"q": ["b", "a"]}}, "tsv")
@@ -159,10 +162,30 @@ def test_a_real_campaign_called_demo_is_left_alone(tmp_path: Path) -> None:
     assert list((tmp_path / "audio").iterdir()) == []
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+def test_the_demo_organizer_signs_in_with_the_printed_password(tmp_path: Path) -> None:
+    url = sqlite_url(tmp_path)
+    first = ensure_demo(url, tmp_path)
+    assert first.organizer_username == DEMO_ORGANIZER == "organizer"
+    assert len(first.organizer_password) >= 16
+    login_line = first.organizer_hint.splitlines()[0]
+    assert login_line == (
+        "Sign in at http://127.0.0.1:8000/login with username organizer and password "
+        f"{first.organizer_password} (a new password at every run of the demo)."
+    )
+    settings = Settings(database_url=url, run_planner=False, login_failure_delay=0.0)
+    with TestClient(create_app(settings)) as client:
+        assert sign_in(client, DEMO_ORGANIZER, first.organizer_password).status_code == 303
+        landing = client.get("/")
+        assert "Demo: synthetic music similarity" in landing.text
+        assert "mtcjudge demo" in landing.text  # the audit log names who created it
+
+        second = ensure_demo(url, tmp_path)
+        assert second.organizer_password != first.organizer_password
+        # the new password ended the old sessions
+        assert client.get("/api/campaigns").status_code == 401
+        other = TestClient(create_app(settings))
+        assert sign_in(other, DEMO_ORGANIZER, first.organizer_password).status_code == 401
+        assert sign_in(other, DEMO_ORGANIZER, second.organizer_password).status_code == 303
 
 
 def test_mtcjudge_demo_no_serve_prints_the_links_and_can_run_again(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ whose scores contradict their ranks; by default it orders by rank and warns, fil
 
 from __future__ import annotations
 
-import io
 import json
 import random
 from pathlib import Path
@@ -11,17 +10,11 @@ from pathlib import Path
 import ir_measures
 import pytest
 
-from mtcjudge.cli import main as cli_main
+from tests.cli import run
 
 SYSTEMS = ("A", "B", "C", "D")
 QUERIES = tuple(f"q{q}" for q in range(1, 7))
 K = 5
-
-
-def run(*argv: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = cli_main([str(a) for a in argv], out=out, err=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

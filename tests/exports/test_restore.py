@@ -24,6 +24,7 @@ from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Judgment, Lease, Pair, utcnow
 from mtcjudge.mtc.factory import AUDIT_EVERY
 from mtcjudge.planner.service import Planner
+from tests.cli import run
 from tests.factories import TEST_AUDIO, make_campaign
 from tests.support import ORGANIZER_HEADERS as AUTH
 from tests.support import ORGANIZER_TOKEN as TOKEN
@@ -334,20 +335,12 @@ def test_a_bad_row_names_its_member_line_and_field_and_nothing_is_kept(
 # ------------------------------------------------------------------ command line
 
 
-def run(*argv: str) -> tuple[int, str, str]:
-    from mtcjudge.cli import main as cli_main
-
-    out, err = io.StringIO(), io.StringIO()
-    status = cli_main(list(argv), out=out, err=err)
-    return status, out.getvalue(), err.getvalue()
-
-
 def test_cli_imports_a_bundle_and_refuses_a_changed_one(empty_database_url, tmp_path) -> None:
-    from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+    from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 
     url = empty_database_url
     upgrade_database(url)
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             campaign = make_campaign(session, share=0.5).campaign

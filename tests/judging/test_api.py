@@ -12,6 +12,7 @@ from sqlalchemy import func, select, update
 
 from mtcjudge.models import Assessor, Judgment, Lease, Pair, PlannerState, utcnow
 from tests.factories import build_campaign
+from tests.support import next_body
 
 
 def judge(client, token, lease_id, broad=2, fine=80.0, client_id=None, **extra):
@@ -25,12 +26,6 @@ def judge(client, token, lease_id, broad=2, fine=80.0, client_id=None, **extra):
         **extra,
     }
     return client.post(f"/api/a/{token}/judgments", json=body)
-
-
-def next_pair(client, token):
-    response = client.get(f"/api/a/{token}/next")
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def judgment_count(db_session) -> int:
@@ -47,12 +42,12 @@ def clips_of(db_session, pair) -> tuple[int, int]:
 def test_full_round_trip(db_session, client) -> None:
     fx = build_campaign(db_session)
     token = fx.tokens[0]
-    first = next_pair(client, token)
+    first = next_body(client, token)
     assert first["status"] == "pair"
     assert first["progress"]["assessor_judged"] == 0
     assert first["progress"]["campaign_pairs"] > 0
     # asking again keeps the same lease
-    assert next_pair(client, token)["pair"]["lease_id"] == first["pair"]["lease_id"]
+    assert next_body(client, token)["pair"]["lease_id"] == first["pair"]["lease_id"]
     response = judge(client, token, first["pair"]["lease_id"], broad=2, fine=83.5)
     assert response.status_code == 201, response.text
     body = response.json()
@@ -62,7 +57,7 @@ def test_full_round_trip(db_session, client) -> None:
     assert body["progress"]["campaign_judged"] == 1
     stored = db_session.scalars(select(Judgment)).one()
     assert (stored.query_listen_ms, stored.candidate_listen_ms) == (1200, 900)
-    second = next_pair(client, token)
+    second = next_body(client, token)
     assert second["status"] == "pair"
     assert second["pair"]["lease_id"] != first["pair"]["lease_id"]
     history = client.get(f"/api/a/{token}/history").json()
@@ -72,10 +67,10 @@ def test_full_round_trip(db_session, client) -> None:
 def test_the_api_is_blind(db_session, client) -> None:
     fx = build_campaign(db_session)
     token = fx.tokens[0]
-    pair = next_pair(client, token)
+    pair = next_body(client, token)
     judge(client, token, pair["pair"]["lease_id"])
     texts = [
-        json.dumps(next_pair(client, token)),
+        json.dumps(next_body(client, token)),
         client.get(f"/api/a/{token}/history").text,
         client.get(f"/api/a/{token}/progress").text,
     ]
@@ -91,7 +86,7 @@ def test_the_api_is_blind(db_session, client) -> None:
 def test_the_same_client_id_stores_one_judgment(db_session, client) -> None:
     fx = build_campaign(db_session)
     token = fx.tokens[0]
-    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    lease_id = next_body(client, token)["pair"]["lease_id"]
     cid = str(uuid.uuid4())
     first = judge(client, token, lease_id, client_id=cid)
     again = judge(client, token, lease_id, client_id=cid)
@@ -113,7 +108,7 @@ def test_the_same_client_id_stores_one_judgment(db_session, client) -> None:
 def test_out_of_range_scores_are_rejected(db_session, client, broad, fine, message) -> None:
     fx = build_campaign(db_session)
     token = fx.tokens[0]
-    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    lease_id = next_body(client, token)["pair"]["lease_id"]
     response = judge(client, token, lease_id, broad=broad, fine=fine)
     assert response.status_code == 400
     assert response.json()["error"] == "invalid_input"
@@ -130,7 +125,7 @@ def test_a_malformed_body_is_422(db_session, client) -> None:
 
 def test_a_pair_leased_to_someone_else_is_409(db_session, client) -> None:
     fx = build_campaign(db_session)
-    other_lease = next_pair(client, fx.tokens[1])["pair"]["lease_id"]
+    other_lease = next_body(client, fx.tokens[1])["pair"]["lease_id"]
     response = judge(client, fx.tokens[0], other_lease)
     assert response.status_code == 409
     assert response.json()["error"] == "pair_not_leased"
@@ -139,7 +134,7 @@ def test_a_pair_leased_to_someone_else_is_409(db_session, client) -> None:
 def test_judging_the_same_pair_twice_is_409(db_session, client) -> None:
     fx = build_campaign(db_session)
     token = fx.tokens[0]
-    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    lease_id = next_body(client, token)["pair"]["lease_id"]
     assert judge(client, token, lease_id).status_code == 201
     assert judge(client, token, lease_id).status_code == 409
 
@@ -156,12 +151,12 @@ def expire(db_session, lease_id: int) -> None:
 def test_an_expired_lease_returns_to_the_pool_and_late_answers_get_410(db_session, client):
     fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, estimator="uniform")
     a, b = fx.tokens
-    lease = next_pair(client, a)["pair"]
+    lease = next_body(client, a)["pair"]
     # the only other pair goes to b; then a's lease runs out and b gets it too
-    b_first = next_pair(client, b)["pair"]
+    b_first = next_body(client, b)["pair"]
     assert judge(client, b, b_first["lease_id"]).status_code == 201
     expire(db_session, lease["lease_id"])
-    b_next = next_pair(client, b)
+    b_next = next_body(client, b)
     assert b_next["status"] == "pair"
     response = judge(client, a, lease["lease_id"])
     assert response.status_code == 410
@@ -171,7 +166,7 @@ def test_an_expired_lease_returns_to_the_pool_and_late_answers_get_410(db_sessio
 def test_a_late_answer_on_a_pair_nobody_took_is_kept(db_session, client) -> None:
     fx = build_campaign(db_session)
     token = fx.tokens[0]
-    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    lease_id = next_body(client, token)["pair"]["lease_id"]
     expire(db_session, lease_id)
     assert judge(client, token, lease_id).status_code == 201
 
@@ -179,35 +174,35 @@ def test_a_late_answer_on_a_pair_nobody_took_is_kept(db_session, client) -> None
 def test_a_closed_campaign_rejects_judgments_and_thanks_assessors(db_session, client) -> None:
     fx = build_campaign(db_session)
     token = fx.tokens[0]
-    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    lease_id = next_body(client, token)["pair"]["lease_id"]
     fx.campaign.status = "closed"
     db_session.flush()
     response = judge(client, token, lease_id)
     assert response.status_code == 409
     assert response.json()["error"] == "campaign_closed"
-    assert next_pair(client, token)["status"] == "done"
+    assert next_body(client, token)["status"] == "done"
 
 
 def test_assessors_see_thank_you_once_the_ranking_is_confident(db_session, client) -> None:
     # with target 0.5 every ranking is already confident enough
     fx = build_campaign(db_session, target=0.5)
-    body = next_pair(client, fx.tokens[0])
+    body = next_body(client, fx.tokens[0])
     assert body["status"] == "done"
     assert body["progress"]["can_stop"] is True
     assert "thank" in body["message"].lower()
     fx.campaign.keep_collecting = True
     db_session.flush()
-    assert next_pair(client, fx.tokens[0])["status"] == "pair"
+    assert next_body(client, fx.tokens[0])["status"] == "pair"
 
 
 def test_every_pair_judged_means_done(db_session, client) -> None:
     fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, target=1.0, n_assessors=1)
     token = fx.tokens[0]
     for _ in range(2):
-        body = next_pair(client, token)
+        body = next_body(client, token)
         assert body["status"] == "pair"
         assert judge(client, token, body["pair"]["lease_id"]).status_code == 201
-    final = next_pair(client, token)
+    final = next_body(client, token)
     assert final["status"] == "done"
     assert final["progress"]["campaign_judged"] == final["progress"]["campaign_pairs"] == 2
 
@@ -215,19 +210,19 @@ def test_every_pair_judged_means_done(db_session, client) -> None:
 def test_wait_when_the_rest_is_leased(db_session, client) -> None:
     fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, target=1.0)
     a, b = fx.tokens
-    next_pair(client, a)
-    next_pair(client, b)
-    assert judge(client, a, next_pair(client, a)["pair"]["lease_id"]).status_code == 201
-    body = next_pair(client, a)
+    next_body(client, a)
+    next_body(client, b)
+    assert judge(client, a, next_body(client, a)["pair"]["lease_id"]).status_code == 201
+    body = next_body(client, a)
     assert body["status"] == "wait"
 
 
 def test_the_next_pair_stays_on_the_same_query(db_session, client) -> None:
     fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, target=1.0)
     token = fx.tokens[0]
-    first = next_pair(client, token)
+    first = next_body(client, token)
     judge(client, token, first["pair"]["lease_id"])
-    second = next_pair(client, token)
+    second = next_body(client, token)
     assert second["pair"]["same_query_as_previous"] is True
     assert clips_of(db_session, second["pair"])[0] == clips_of(db_session, first["pair"])[0]
     assert {k: v for k, v in second["pair"]["query"].items() if k != "audio_url"} == {
@@ -238,20 +233,20 @@ def test_the_next_pair_stays_on_the_same_query(db_session, client) -> None:
 def test_pause_gives_the_pair_back(db_session, client) -> None:
     fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, target=1.0)
     a, b = fx.tokens
-    lease_a = next_pair(client, a)["pair"]
-    lease_b = next_pair(client, b)["pair"]
+    lease_a = next_body(client, a)["pair"]
+    lease_b = next_body(client, b)["pair"]
     clip = lambda pair: clips_of(db_session, pair)[1]  # noqa: E731
     assert clip(lease_b) != clip(lease_a)
     assert client.post(f"/api/a/{a}/pause").status_code == 204
     assert judge(client, b, lease_b["lease_id"]).status_code == 201
     # the paused pair is the only one left, and it is free again
-    assert clip(next_pair(client, b)["pair"]) == clip(lease_a)
+    assert clip(next_body(client, b)["pair"]) == clip(lease_a)
 
 
 def test_revising_a_recent_judgment(db_session, client) -> None:
     fx = build_campaign(db_session)
     token = fx.tokens[0]
-    lease_id = next_pair(client, token)["pair"]["lease_id"]
+    lease_id = next_body(client, token)["pair"]["lease_id"]
     judgment_id = judge(client, token, lease_id, broad=0, fine=10).json()["judgment"]["id"]
     response = client.put(f"/api/a/{token}/judgments/{judgment_id}", json={"broad": 1, "fine": 45})
     assert response.status_code == 200, response.text
@@ -277,8 +272,8 @@ def test_two_processes_sharing_the_database_agree(db_session, make_client) -> No
     fx = build_campaign(db_session, n_systems=3, n_queries=2, k=3, target=1.0)
     app1, app2 = make_client(), make_client()
     token = fx.tokens[0]
-    assert next_pair(app2, fx.tokens[1])["progress"]["campaign_judged"] == 0
-    lease_id = next_pair(app1, token)["pair"]["lease_id"]
+    assert next_body(app2, fx.tokens[1])["progress"]["campaign_judged"] == 0
+    lease_id = next_body(app1, token)["pair"]["lease_id"]
     judged = judge(app1, token, lease_id, broad=2, fine=90).json()
     seen_by_2 = app2.get(f"/api/a/{fx.tokens[1]}/progress").json()
     assert seen_by_2["campaign_judged"] == 1
@@ -299,12 +294,12 @@ def test_two_processes_sharing_the_database_agree(db_session, make_client) -> No
 def test_several_judgments_per_pair(db_session, client) -> None:
     fx = build_campaign(db_session, n_systems=2, n_queries=1, k=1, judgments_per_pair=2, target=1.0)
     a, b = fx.tokens
-    pa = next_pair(client, a)["pair"]
-    pb = next_pair(client, b)["pair"]
+    pa = next_body(client, a)["pair"]
+    pb = next_body(client, b)["pair"]
     judge(client, a, pa["lease_id"], fine=20)
     judge(client, b, pb["lease_id"], fine=60)
     # each assessor continues with pairs they have not judged
-    assert clips_of(db_session, next_pair(client, a)["pair"])[1] != clips_of(db_session, pa)[1]
+    assert clips_of(db_session, next_body(client, a)["pair"])[1] != clips_of(db_session, pa)[1]
 
 
 def test_pairs_without_audio_are_not_handed_out(db_session, client) -> None:
@@ -316,10 +311,10 @@ def test_pairs_without_audio_are_not_handed_out(db_session, client) -> None:
     db_session.flush()
     db_session.execute(update(Pair).where(Pair.document_id == silent.id).values(playable=False))
     db_session.flush()
-    first = next_pair(client, token)
+    first = next_body(client, token)
     assert first["pair"]["candidate"]["audio_url"] is not None
     assert judge(client, token, first["pair"]["lease_id"]).status_code == 201
-    last = next_pair(client, token)
+    last = next_body(client, token)
     # done, and told the truth: not "every pair has been judged"
     assert last["status"] == "done"
     assert "cannot be played" in last["message"]
@@ -329,7 +324,7 @@ def test_pairs_without_audio_are_not_handed_out(db_session, client) -> None:
 def test_pairs_are_named_and_times_carry_their_timezone(db_session, client) -> None:
     fx = build_campaign(db_session, n_systems=2, n_queries=2, k=2)
     token = fx.tokens[0]
-    pair = next_pair(client, token)["pair"]
+    pair = next_body(client, token)["pair"]
     assert pair["query_number"] in (1, 2)
     assert pair["candidate_number"] >= 1
     assert pair["expires_at"].endswith(("Z", "+00:00"))
@@ -341,7 +336,7 @@ def test_pairs_are_named_and_times_carry_their_timezone(db_session, client) -> N
         pair["candidate_number"],
     )
     # another assessor's view of the same numbering agrees
-    other = next_pair(client, fx.tokens[1])["pair"]
+    other = next_body(client, fx.tokens[1])["pair"]
     assert (other["query_number"], other["candidate_number"]) != (
         pair["query_number"],
         pair["candidate_number"],
@@ -360,14 +355,14 @@ def test_the_api_refuses_assessors_who_have_not_consented(db_session, client) ->
 def test_a_lease_records_why_mtc_chose_its_pair(db_session, client) -> None:
     fx = build_campaign(db_session, n_queries=3)
     token = fx.tokens[0]
-    first = next_pair(client, token)["pair"]
+    first = next_body(client, token)["pair"]
     lease = db_session.get(Lease, first["lease_id"])
     # the first pair of a newcomer is the planner's best free pair
     assert (lease.selection_rule, lease.selection_rank) == ("plan", 0)
     assert lease.selection_weight is not None
     assert lease.selection_weight > 0
     assert judge(client, token, first["lease_id"]).status_code == 201
-    second = db_session.get(Lease, next_pair(client, token)["pair"]["lease_id"])
+    second = db_session.get(Lease, next_body(client, token)["pair"]["lease_id"])
     assert second.selection_rule in ("plan", "own_query")
     assert second.selection_rank is not None
 
@@ -385,7 +380,7 @@ def test_a_pair_from_outside_the_plan_says_so(db_session, session_factory) -> No
     db_session.flush()
     app = create_app(Settings(run_planner=False), session_factory=session_factory)
     plain = TestClient(app)
-    pair = next_pair(plain, fx.tokens[0])["pair"]
+    pair = next_body(plain, fx.tokens[0])["pair"]
     lease = db_session.get(Lease, pair["lease_id"])
     assert (lease.selection_rule, lease.selection_rank, lease.selection_weight) == (
         "any_free",
@@ -397,10 +392,10 @@ def test_a_pair_from_outside_the_plan_says_so(db_session, session_factory) -> No
 def test_a_paused_campaign_does_not_claim_it_never_opened(db_session, client) -> None:
     fx = build_campaign(db_session)
     token = fx.tokens[0]
-    assert next_pair(client, token)["status"] == "pair"  # it was open
+    assert next_body(client, token)["status"] == "pair"  # it was open
     fx.campaign.status = "draft"  # paused by the organizers (the management page's "Pause")
     db_session.flush()
-    paused = next_pair(client, token)
+    paused = next_body(client, token)
     assert paused["status"] == "done"
     assert paused["pair"] is None
     assert paused["message"] == (
@@ -461,12 +456,12 @@ def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
     db_session.execute(update(Pair).where(Pair.id == mine.id).values(judged=1, changes=1))
     db_session.flush()
     plain = TestClient(create_app(Settings(run_planner=False), session_factory=session_factory))
-    stays = next_pair(plain, fx.tokens[1])["pair"]
+    stays = next_body(plain, fx.tokens[1])["pair"]
     assert stays["same_query_as_previous"] is True
     kept = db_session.get(Lease, stays["lease_id"])
     assert (kept.selection_rule, kept.selection_weight) == ("own_query", pytest.approx(own.weight))
     # a newcomer takes the audit's pair
-    fresh = db_session.get(Lease, next_pair(plain, fx.tokens[0])["pair"]["lease_id"])
+    fresh = db_session.get(Lease, next_body(plain, fx.tokens[0])["pair"]["lease_id"])
     assert fresh.pair_id == audit_pair
     assert (fresh.selection_rule, fresh.selection_rank, fresh.selection_weight) == (
         "audit",

@@ -37,17 +37,12 @@ from mtcjudge.models import (
 from mtcjudge.pool import repository as pool_repository
 from mtcjudge.security import hash_token
 from tests.factories import CampaignFixture, build_campaign
+from tests.support import next_body
 
 ACTOR = audit.Actor("tester")
 
 
 # ---------------------------------------------------------------- helpers
-def next_body(client, token) -> dict[str, Any]:
-    response = client.get(f"/api/a/{token}/next")
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def hand_as_pool(db_session, pair: Pair, assessor: int) -> Lease:
     """Lease ``pair`` to ``assessor`` as a pool pair, as the planner would once it needs a
     judgment again (not judged, leased once)."""

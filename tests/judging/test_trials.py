@@ -33,15 +33,10 @@ from mtcjudge.models import (
 from mtcjudge.pool import repository as pool_repository
 from mtcjudge.security import hash_token
 from tests.factories import CampaignFixture, build_campaign
+from tests.support import next_body
 
 
 # ---------------------------------------------------------------- helpers
-def next_body(client, token) -> dict[str, Any]:
-    response = client.get(f"/api/a/{token}/next")
-    assert response.status_code == 200, response.text
-    return response.json()
-
-
 def submit(client, token, lease_id, *, fine: float = 40.0, broad: int = 1):
     body = {"lease_id": lease_id, "broad": broad, "fine": fine, "client_id": str(uuid.uuid4())}
     response = client.post(f"/api/a/{token}/judgments", json=body)

@@ -1,5 +1,5 @@
-"""Shared fixtures: the toy query of docs/method.md §2.6(d) (tests/mtc/toy.py) and seeded
-random collections."""
+"""Shared fixtures: the toy query of docs/method.md §2.6(d) (tests/mtc/toy.py), seeded random
+collections and a synthetic collection with metadata, fully judged."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.collection import Collection, Metadata, build_collection
 from mtcjudge.mtc.estimators import RelevanceModel
+from mtcjudge.mtc.synthetic import generate
 from tests.mtc import toy
 
 
@@ -130,3 +132,10 @@ def random_moments(
 @pytest.fixture(scope="session")
 def make_moments() -> Callable[..., tuple[np.ndarray, np.ndarray]]:
     return random_moments
+
+
+@pytest.fixture(scope="module")
+def loaded() -> LoadedCollection:
+    """6 systems x 12 queries x k = 3 over 4 genres of 60 documents by 24 artists (seed 5), fully
+    judged on FINE; a module may define its own ``loaded`` of other sizes."""
+    return load_synthetic(generate(6, 12, 3, n_genres=4, docs_per_genre=60, n_artists=24, seed=5))

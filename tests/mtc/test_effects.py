@@ -1,36 +1,10 @@
-"""The random-effects statistics (mtcjudge.mtc.effects) and the system-effect engine."""
-
-from pathlib import Path
+"""The random-effects statistics (mtcjudge.mtc.effects): DerSimonian-Laird, the system effect and
+the sources' variance factors."""
 
 import numpy as np
 import pytest
 
-from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
-from mtcjudge.ingest.loader import LoadedCollection, load_collection
-from mtcjudge.mtc.effects import (
-    dersimonian_laird,
-    estimate_system_effect,
-    source_variance_factors,
-)
-from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.estimators import SOURCE_M_OUT, RelevanceModel
-from mtcjudge.mtc.joint import SystemEffectEngine
-from mtcjudge.mtc.scales import get_scale
-from mtcjudge.mtc.synthetic import generate
-
-K = 3
-
-
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> LoadedCollection:
-    col = generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5)
-    paths = col.write(Path(tmp_path_factory.mktemp("syn")))
-    return load_collection(
-        read_runs(paths["runs"]),
-        K,
-        read_metadata(paths["metadata"]),
-        read_judgments(paths["judgments-fine"], "fine"),
-    )
+from mtcjudge.mtc.effects import dersimonian_laird, estimate_system_effect, source_variance_factors
 
 
 # ------------------------------------------------------------------ the math
@@ -154,30 +128,3 @@ def test_source_variance_factors_by_hand() -> None:
         [1, 1, 2, 2], [3.0, 1.0, 0.5, 0.0], [1.0, 1.0, 1.0, 0.0], 4, prior=2.0
     )
     assert f == pytest.approx([1.0, 3.0, 1.0, 1.0])
-
-
-# ------------------------------------------------------------------ estimator option
-def test_source_variance_scale_multiplies_by_source(loaded: LoadedCollection) -> None:
-    c = loaded.collection
-    scale = get_scale("fine")
-    base = RelevanceModel(c, scale, "ordinal", loaded.metadata)
-    scaled = RelevanceModel(
-        c, scale, "ordinal", loaded.metadata, source_variance_scale=[1.0, 1.0, 2.5, 1.0]
-    )
-    none = np.zeros(c.n_pairs, dtype=bool)
-    m0, v0, s0 = base.estimate_all(none, np.zeros(c.n_pairs))
-    m1, v1, _ = scaled.estimate_all(none, np.zeros(c.n_pairs))
-    assert m1 == pytest.approx(m0)
-    assert v1 == pytest.approx(np.where(s0 == SOURCE_M_OUT, 2.5, 1.0) * v0)
-    with pytest.raises(ValueError, match="4 positive"):
-        scaled.set_source_variance_scale([1.0, 0.0, 1.0, 1.0])
-
-
-# ------------------------------------------------------------------ engine
-def test_engine_without_effect_matches_base(loaded: LoadedCollection) -> None:
-    c = loaded.collection
-    scale = get_scale("fine")
-    base = MTCEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
-    eng = SystemEffectEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
-    assert eng.evaluation().mean == pytest.approx(base.evaluation().mean)
-    assert eng.ranking_confidence() == pytest.approx(base.ranking_confidence())

@@ -9,20 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
+from mtcjudge.ingest.loader import LoadedCollection
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, JOINT, campaign_engine
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.measures import MEASURES, RATIO_MEASURES, rank_discount
 from mtcjudge.mtc.scales import BROAD, FINE, Scale
-from mtcjudge.mtc.synthetic import generate
 
 K = 3
-
-
-@pytest.fixture(scope="module")
-def loaded() -> LoadedCollection:
-    return load_synthetic(generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5))
 
 
 def _on_scale(values: np.ndarray, scale: Scale) -> np.ndarray:

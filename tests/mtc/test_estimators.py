@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from mtcjudge.ingest.loader import LoadedCollection
 from mtcjudge.mtc.collection import Collection, Metadata, build_collection
 from mtcjudge.mtc.estimators import (
     SOURCE_JUDGED,
@@ -477,3 +478,20 @@ def test_m_out_refit_on_one_collection_is_used_when_the_published_model_is_wrong
     y = simulate(truth, x, np.random.default_rng(0))
     result = refit_model(published, x, y, BROAD, np.random.default_rng(0))
     assert result.used
+
+
+# ------------------------------------------------------------------ variance by source
+def test_source_variance_scale_multiplies_by_source(loaded: LoadedCollection) -> None:
+    c = loaded.collection
+    scale = get_scale("fine")
+    base = RelevanceModel(c, scale, "ordinal", loaded.metadata)
+    scaled = RelevanceModel(
+        c, scale, "ordinal", loaded.metadata, source_variance_scale=[1.0, 1.0, 2.5, 1.0]
+    )
+    none = np.zeros(c.n_pairs, dtype=bool)
+    m0, v0, s0 = base.estimate_all(none, np.zeros(c.n_pairs))
+    m1, v1, _ = scaled.estimate_all(none, np.zeros(c.n_pairs))
+    assert m1 == pytest.approx(m0)
+    assert v1 == pytest.approx(np.where(s0 == SOURCE_M_OUT, 2.5, 1.0) * v0)
+    with pytest.raises(ValueError, match="4 positive"):
+        scaled.set_source_variance_scale([1.0, 0.0, 1.0, 1.0])

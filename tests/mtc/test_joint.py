@@ -13,22 +13,18 @@ from bench.experiments.variants import build_engine_with_errors
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.collection import Metadata
 from mtcjudge.mtc.effects import SystemEffect
-from mtcjudge.mtc.engine import EngineConfig
+from mtcjudge.mtc.engine import EngineConfig, MTCEngine
+from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.factory import AUDIT_EVERY, CALIBRATED, JOINT, campaign_engine
 from mtcjudge.mtc.joint import JOINT_ERRORS, SystemEffectEngine, metadata_factors, shared_groups
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.replay import ReplayConfig, replay
-from mtcjudge.mtc.scales import FINE
+from mtcjudge.mtc.scales import FINE, get_scale
 from mtcjudge.mtc.synthetic import generate
 
 K = 3
 #: joint's error model with one variance factor κ for every pair (no variance strata)
 ONE_KAPPA = replace(JOINT_ERRORS, variance_strata=0)
-
-
-@pytest.fixture(scope="module")
-def loaded() -> LoadedCollection:
-    return load_synthetic(generate(6, 12, K, n_genres=4, docs_per_genre=60, n_artists=24, seed=5))
 
 
 def _judge_some(engine: SystemEffectEngine, truth: np.ndarray, n: int, seed: int = 0) -> None:
@@ -728,3 +724,13 @@ def test_judge_is_record_then_recalibrate(loaded: LoadedCollection) -> None:
     recorded.recalibrate()
     np.testing.assert_array_equal(recorded.evaluation().mean, judged.evaluation().mean)
     np.testing.assert_array_equal(recorded.evaluation().diff_var, judged.evaluation().diff_var)
+
+
+# ------------------------------------------------------------------ the system effect by hand
+def test_engine_without_effect_matches_base(loaded: LoadedCollection) -> None:
+    c = loaded.collection
+    scale = get_scale("fine")
+    base = MTCEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
+    eng = SystemEffectEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
+    assert eng.evaluation().mean == pytest.approx(base.evaluation().mean)
+    assert eng.ranking_confidence() == pytest.approx(base.ranking_confidence())

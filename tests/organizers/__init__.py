@@ -1,1 +1,1 @@
-"""Tests of organizer accounts, sign-in, authorization and the audit log (mtcjudge.organizers)."""
+"""Tests of organizer accounts, sign-in and authorization (mtcjudge.organizers)."""

@@ -10,45 +10,32 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.orm import Session
 
 from mtcjudge import audit
 from mtcjudge.campaigns.changes import record_campaign_created
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.ingest.formats import Runs
-from mtcjudge.main import create_app
-from mtcjudge.organizers import service as organizers
+from tests.browser import chromium_page, needs_chromium, organizer_site
 from tests.factories import TEST_AUDIO, write_clips
-from tests.support import (
-    CHROMIUM,
-    PASSWORD,
-    chromium_page,
-    serve_in_thread,
-)
+from tests.support import PASSWORD
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
-)
+pytestmark = needs_chromium
+
+
+def _campaign(session: Session) -> None:
+    """The open campaign "AMS 2025", created by "ada"."""
+    runs = {"S1": {"q1": ["d1", "d2"]}, "S2": {"q1": ["d2", "d3"]}}
+    spec = CampaignSpec(name="AMS 2025", slug="ams-2025", k=2, status="open")
+    clips = write_clips(TEST_AUDIO / "browser", ["q1", "d1", "d2", "d3"])
+    campaign, report = create_campaign(session, spec, Runs(runs, "tsv"), audio_dir=clips)
+    record_campaign_created(session, campaign, audit.Actor("ada"), report)
 
 
 @pytest.fixture
 def live_server(empty_database_url: str) -> Iterator[str]:
-    upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
-            runs = {"S1": {"q1": ["d1", "d2"]}, "S2": {"q1": ["d2", "d3"]}}
-            spec = CampaignSpec(name="AMS 2025", slug="ams-2025", k=2, status="open")
-            clips = write_clips(TEST_AUDIO / "browser", ["q1", "d1", "d2", "d3"])
-            campaign, report = create_campaign(session, spec, Runs(runs, "tsv"), audio_dir=clips)
-            record_campaign_created(session, campaign, audit.Actor("ada"), report)
-    finally:
-        engine.dispose()
-    settings = Settings(database_url=empty_database_url, run_planner=False, login_failure_delay=0.0)
-    with serve_in_thread(create_app(settings)) as base:
-        yield base
+    with organizer_site(empty_database_url, _campaign, run_planner=False) as site:
+        yield site.url
 
 
 def focused(page) -> str:

@@ -209,11 +209,11 @@ def test_a_short_first_password_stops_the_start(session_factory: sessionmaker[Se
 def test_processes_starting_together_make_one_first_account(
     empty_database_url: str,
 ) -> None:
-    from mtcjudge.db import make_engine, make_sessionmaker, upgrade_database
+    from mtcjudge.db import make_database_engine, make_sessionmaker, upgrade_database
 
     upgrade_database(empty_database_url)
     settings = Settings(admin_username="admin", admin_password=PASSWORD)
-    engines = [make_engine(empty_database_url) for _ in range(3)]
+    engines = [make_database_engine(empty_database_url) for _ in range(3)]
     barrier = threading.Barrier(len(engines))
     made: list[str | None] = []
     failures: list[BaseException] = []

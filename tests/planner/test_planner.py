@@ -7,24 +7,14 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 
 from mtcjudge.campaign_engine.build import build_engine
 from mtcjudge.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.planner.service import Planner
-from mtcjudge.pool.service import ensure_pool
 from tests.factories import build_campaign
-
-
-def plan_rows(db_session, campaign_id: int) -> list[tuple[int, int]]:
-    rows = db_session.execute(
-        select(Pair.query_id, Pair.document_id)
-        .join(PlanEntry, PlanEntry.pair_id == Pair.id)
-        .where(PlanEntry.campaign_id == campaign_id)
-        .order_by(PlanEntry.rank)
-    ).all()
-    return [(q, d) for q, d in rows]
+from tests.support import plan_rows
 
 
 def test_the_plan_is_the_engines_selection_order(db_session, session_factory) -> None:
@@ -125,10 +115,3 @@ def test_the_planner_takes_in_judgments_made_anywhere(db_session, session_factor
     after = db_session.get(PlannerState, fx.campaign.id)
     assert after.judged_pairs == 1
     assert top not in plan_rows(db_session, fx.campaign.id)  # judged: no longer handed out
-
-
-def test_the_pool_is_stored_once(db_session) -> None:
-    fx = build_campaign(db_session, n_systems=3, n_queries=2, k=2)
-    n = db_session.scalar(select(func.count()).select_from(Pair))
-    assert ensure_pool(db_session, fx.campaign) == n
-    assert db_session.scalar(select(func.count()).select_from(Pair)) == n

@@ -8,56 +8,34 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.orm import Session
 
-from mtcjudge import audit
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.main import create_app
-from mtcjudge.organizers import passwords
-from mtcjudge.organizers import service as organizers
+from tests.browser import Site, chromium_page, needs_chromium, organizer_site, sign_in_on_page
 from tests.factories import make_campaign
-from tests.support import (
-    CHEAP_HASHER,
-    CHROMIUM,
-    PASSWORD,
-    chromium_page,
-    serve_in_thread,
-)
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
+pytestmark = needs_chromium
+
+
+def _campaign(session: Session) -> str:
+    """A partly judged campaign; its slug."""
+    return make_campaign(session, share=0.4).campaign.slug
 
 
 @pytest.fixture
-def live(empty_database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str]]:
-    """A server on a database with the organizer "ada" and a partly judged campaign; yields
-    (its URL, the campaign's slug)."""
-    monkeypatch.setattr(passwords, "_HASHER", CHEAP_HASHER)
-    upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
-            slug = make_campaign(session, share=0.4).campaign.slug
-    finally:
-        engine.dispose()
-    settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
-    with serve_in_thread(create_app(settings)) as base:
-        yield base, slug
+def live(empty_database_url: str) -> Iterator[Site]:
+    """A server on a database with the organizer "ada" and :func:`_campaign`; ``seeded`` is
+    the campaign's slug."""
+    with organizer_site(empty_database_url, _campaign) as site:
+        yield site
 
 
-def test_download_the_report_and_an_export_from_the_dashboard(
-    live: tuple[str, str], tmp_path: Path
-) -> None:
+def test_download_the_report_and_an_export_from_the_dashboard(live: Site, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    base, slug = live
+    base, slug = live.url, live.seeded
     errors: list[str] = []
     with chromium_page(errors, height=1600, accept_downloads=True) as page:
-        page.goto(f"{base}/campaigns/{slug}")  # the sign-in form, then the dashboard
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
-        page.wait_for_url(f"{base}/campaigns/{slug}")
+        sign_in_on_page(page, f"{base}/campaigns/{slug}")  # the sign-in form, then the dashboard
         page.get_by_role("link", name="Report and exports").click()
         panel = page.locator("#downloads")
         expect(panel).to_be_visible()

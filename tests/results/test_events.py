@@ -25,16 +25,15 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
-from bench._serve import free_port, running_servers
 from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker
+from mtcjudge.db import make_database_engine, make_sessionmaker
 from mtcjudge.main import create_app
 from mtcjudge.planner.service import Planner, Projector
 from mtcjudge.results.events import ResultsFeeds
 from tests.factories import seed_open_campaign
+from tests.servers import running_servers, serve_in_thread
 from tests.support import ORGANIZER_HEADERS as AUTH
 from tests.support import ORGANIZER_TOKEN as TOKEN
 
@@ -212,24 +211,12 @@ def thread_server(campaign_database, monkeypatch) -> Iterator[tuple[str, Any, st
     url, _, slug, _ = campaign_database
     monkeypatch.setattr("fastapi.routing._PING_INTERVAL", 0.3)
     app = create_app(Settings(database_url=url, organizer_token=TOKEN, run_planner=False))
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive(), "uvicorn stopped"
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}", app, slug
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+    with serve_in_thread(app) as base:
+        yield base, app, slug
 
 
 def plan(url: str) -> None:
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         Planner(make_sessionmaker(engine), projector=Projector(inline=True, runs=2)).run_once()
     finally:
@@ -304,7 +291,7 @@ def test_polls_cost_one_read_per_tick_whatever_the_streams(campaign_database, mo
         return original(session, cid)
 
     monkeypatch.setattr("mtcjudge.results.events.engine_repository.results_version", counted)
-    engine = make_engine(url)
+    engine = make_database_engine(url)
 
     async def follow_many() -> None:
         feeds = ResultsFeeds(make_sessionmaker(engine), poll_seconds=0.1)

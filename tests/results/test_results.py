@@ -17,7 +17,7 @@ from mtcjudge.campaign_engine.build import build_engine, engine_from_rows
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
 from mtcjudge.cli import main as cli_main
 from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.ingest.formats import Metadata, Runs
 from mtcjudge.main import create_app
 from mtcjudge.models import CampaignResults, TrajectoryPoint, utcnow
@@ -318,7 +318,7 @@ def judged_database(empty_database_url: str) -> tuple[str, str]:
     url = empty_database_url
     upgrade_database(url)
     synthetic = generate(5, 6, 4, n_genres=3, docs_per_genre=30, n_artists=15, seed=5)
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     factory = make_sessionmaker(engine)
     try:
         with session_scope(factory) as session:

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from mtcjudge.campaign_engine.build import build_engine
 from mtcjudge.cli import main as cli_main
 from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.main import create_app
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.planner.service import Planner, Projector
@@ -105,7 +105,7 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
 def test_campaign_status_marks_the_tie(empty_database_url: str, monkeypatch) -> None:
     url = empty_database_url
     upgrade_database(url)
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             slug = make_campaign(session, share=0.4, estimator="joint", twin=TWIN).campaign.slug
@@ -133,7 +133,7 @@ def test_campaign_status_says_what_the_intervals_are(
 ) -> None:
     url = empty_database_url
     upgrade_database(url)
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             slug = make_campaign(session, share=share, estimator="joint").campaign.slug

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.signal import lfilter, resample_poly
 
 from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.main import create_app
 from mtcjudge.models import (
     DEFAULT_QUALITY_RATE,
@@ -28,7 +28,8 @@ from mtcjudge.models import (
     System,
 )
 from mtcjudge.security import hash_token
-from tests.support import serve_in_thread, write_tone
+from tests.servers import serve_in_thread
+from tests.support import write_tone
 
 TOKEN = "browser-test-token"
 QUERY_HZ = 196.0
@@ -55,7 +56,7 @@ def seed(
     queries (sine amplitudes LOUD and QUIET); ``candidate_amplitude`` sets theirs; with
     ``notes`` each clip is a run of plucked notes (a waveform worth looking at) instead of a
     steady tone."""
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             campaign = Campaign(

@@ -10,7 +10,6 @@ the test's own script in.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,19 +18,16 @@ import pytest
 
 from mtcjudge import audit
 from mtcjudge.campaigns.service import invite_assessor
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
 from mtcjudge.models import utcnow
-from mtcjudge.organizers import passwords
 from mtcjudge.organizers import service as organizers
+from tests.browser import AXE, axe_violations, chromium_page, needs_chromium
 from tests.factories import make_campaign
-from tests.support import CHEAP_HASHER, CHROMIUM, PASSWORD, chromium_page
+from tests.support import PASSWORD
 from tests.web.judging_site import TOKEN, LiveServer, serve, wait_ready, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
-AXE = Path(os.environ.get("MTCJUDGE_AXE", ROOT / "node_modules" / "axe-core" / "axe.min.js"))
-
 pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}"),
+    needs_chromium,
     pytest.mark.skipif(not AXE.exists(), reason=f"needs axe-core at {AXE} (npm ci)"),
 ]
 
@@ -41,14 +37,11 @@ SCHEMES = ("light", "dark")
 
 
 @pytest.fixture
-def site(
-    empty_database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[LiveServer, str]]:
+def site(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[LiveServer, str]]:
     """The judging site (an unconsented volunteer, clips, a 1-second listening rule), plus the
     organizer "ada" and a partly judged campaign with assessors in every state."""
-    monkeypatch.setattr(passwords, "_HASHER", CHEAP_HASHER)
     with serve(empty_database_url, tmp_path, listen_seconds=1.0) as server:
-        engine = make_engine(empty_database_url)
+        engine = make_database_engine(empty_database_url)
         try:
             with session_scope(make_sessionmaker(engine)) as session:
                 organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
@@ -64,25 +57,11 @@ def site(
         yield server, slug
 
 
-def violations(page: Any, axe_source: str) -> list[str]:
-    """axe's findings on the page as it is now, one line each."""
-    if not page.evaluate("typeof window.axe !== 'undefined'"):
-        page.add_script_tag(content=axe_source)
-    found = page.evaluate(
-        "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations)"
-    )
-    return [
-        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:5]}"
-        for v in found
-    ]
-
-
 def test_axe_finds_nothing_on_any_page(site: tuple[LiveServer, str]) -> None:
     from playwright.sync_api import expect
 
     server, slug = site
     base = server.base_url
-    axe_source = AXE.read_text(encoding="utf-8")
     findings: dict[str, list[str]] = {}
     errors: list[str] = []
 
@@ -94,7 +73,7 @@ def test_axe_finds_nothing_on_any_page(site: tuple[LiveServer, str]) -> None:
             for width in WIDTHS:
                 page.set_viewport_size({"width": width, "height": 900})
                 page.wait_for_timeout(150)  # charts redraw on resize
-                found = violations(page, axe_source)
+                found = axe_violations(page)
                 if found:
                     findings[f"{name} at {width} px, {scheme}"] = found
         page.emulate_media(color_scheme="light", reduced_motion="reduce")
@@ -159,7 +138,7 @@ def test_axe_finds_nothing_on_any_page(site: tuple[LiveServer, str]) -> None:
         page.set_viewport_size({"width": 1280, "height": 900})
         page.locator("#help-button").click()
         expect(page.locator("#help-dialog")).to_be_visible()
-        found = violations(page, axe_source)
+        found = axe_violations(page)
         if found:
             findings["judging: the shortcuts"] = found
 

@@ -16,16 +16,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
 from mtcjudge.models import Assessor, Judgment
-from tests.support import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.web.judging_site import TOKEN, LiveServer, serve, start_judging, wait_until
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "judging-page.png"
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture
@@ -123,7 +121,7 @@ def test_judge_a_pair_with_the_keyboard(with_rule: LiveServer) -> None:
             page.screenshot(path=str(SCREENSHOT))
         assert errors == []
 
-    engine = make_engine(live_server.database_url)
+    engine = make_database_engine(live_server.database_url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             judgment = session.scalars(select(Judgment)).one()
@@ -200,7 +198,7 @@ def test_help_warning_revision_and_break(live_server: LiveServer) -> None:
         expect(page.locator("#main-fine-value")).to_have_text("–")
         assert errors == []
 
-    engine = make_engine(live_server.database_url)
+    engine = make_database_engine(live_server.database_url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             judgment = session.scalars(select(Judgment)).one()

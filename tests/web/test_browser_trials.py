@@ -20,10 +20,10 @@ from urllib.parse import urlsplit
 import pytest
 from sqlalchemy import select
 
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
 from mtcjudge.judging import trials
 from mtcjudge.models import Judgment, Lease, Query
-from tests.support import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.web.judging_site import (
     TOKEN,
     LiveServer,
@@ -39,9 +39,7 @@ LISTEN_SECONDS = 0.5
 #: every clip lasts this long (longer than the rule, so the rule is what gates Submit)
 CLIP_SECONDS = 3.0
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture
@@ -140,7 +138,7 @@ def test_a_hidden_trial_is_judged_through_the_page_like_a_pool_pair(
     }
     assert fetched == clip_urls
 
-    engine = make_engine(live_server.database_url)
+    engine = make_database_engine(live_server.database_url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             leases = {lease.id: lease for lease in session.scalars(select(Lease))}

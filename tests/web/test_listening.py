@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
 from mtcjudge.models import Judgment
-from tests.support import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.web.judging_site import (
     LOUD,
     QUERY_HZ,
@@ -36,13 +36,11 @@ from tests.web.judging_site import (
     wait_until,
 )
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"the browser test needs Chromium at {CHROMIUM}"
-)
+pytestmark = needs_chromium
 
 
 def judgments(url: str) -> list[Judgment]:
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             rows = list(session.scalars(select(Judgment).order_by(Judgment.id)))

@@ -17,10 +17,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from bench._serve import running_servers
-from mtcjudge.db import make_engine
+from mtcjudge.db import make_database_engine
 from mtcjudge.models import Judgment, Lease
 from tests.factories import seed_open_campaign
+from tests.servers import running_servers
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_two_processes_share_the_work_without_overlap(servers) -> None:
     for t in threads:
         t.join(timeout=120)
     assert errors == []
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with engine.connect() as conn:
             n_judgments = conn.scalar(select(func.count()).select_from(Judgment))

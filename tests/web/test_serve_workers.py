@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from bench._serve import start_server
+from tests.servers import start_server
 
 
 def test_two_workers_serve_and_stop_on_sigterm(empty_database_url: str, tmp_path: Path) -> None:

@@ -12,15 +12,10 @@ from pathlib import Path
 import pytest
 
 from mtcjudge.cli import main as cli_main
+from tests.cli import run
 from tests.evaluation.support import write_ground_truth, write_qrels, write_trec_runs
 
 MEASURES = ["cg@5", "dcg@5", "ndcg@5", "rbp@5", "p@5", "recall@5", "recall", "ap", "rr", "judged@5"]
-
-
-def run(*argv: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = cli_main([str(a) for a in argv], out=out, err=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

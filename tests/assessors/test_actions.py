@@ -23,10 +23,9 @@ from mtcjudge.models import (
     Lease,
     Pair,
     TrajectoryPoint,
-    counted_judgment,
 )
 from tests.factories import PlanningClient, build_campaign
-from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
+from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN, judged_and_counted
 
 ACTOR = audit.Actor("tester")
 
@@ -59,23 +58,7 @@ def judge_some(client, token: str, n: int) -> list[int]:
 
 def check_counters(session, campaign_id: int) -> None:
     """Every pair's ``judged`` equals its counted judgments (docs/judging-at-scale.md)."""
-    counted = dict(
-        session.execute(
-            select(Pair.id, func.count(Judgment.id))
-            .outerjoin(
-                Judgment,
-                (Judgment.campaign_id == Pair.campaign_id)
-                & (Judgment.query_id == Pair.query_id)
-                & (Judgment.document_id == Pair.document_id)
-                & counted_judgment(),
-            )
-            .where(Pair.campaign_id == campaign_id)
-            .group_by(Pair.id)
-        ).all()
-    )
-    judged = dict(
-        session.execute(select(Pair.id, Pair.judged).where(Pair.campaign_id == campaign_id)).all()
-    )
+    judged, counted = judged_and_counted(session, campaign_id)
     assert judged == counted
 
 

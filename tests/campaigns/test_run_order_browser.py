@@ -4,91 +4,50 @@ in the new-campaign preview and after adding systems on the management page; the
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 
-from mtcjudge import audit
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.main import create_app
-from mtcjudge.organizers import service as organizers
-from tests.support import (
-    CHROMIUM,
-    ORGANIZER_HEADERS,
-    ORGANIZER_TOKEN,
-    PASSWORD,
+from tests.browser import (
+    Site,
     chromium_page,
-    serve_in_thread,
+    needs_chromium,
+    organizer_site,
+    screenshots,
+    sign_in_on_page,
+    upload,
 )
+from tests.factories import trec_run
+from tests.support import ORGANIZER_HEADERS, ORGANIZER_TOKEN
 
-if TYPE_CHECKING:
-    from playwright.sync_api import FilePayload
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
-
-#: where the screenshots go when MTCJUDGE_SCREENSHOTS names a folder (else the test's tmp)
-SCREENSHOTS = os.environ.get("MTCJUDGE_SCREENSHOTS")
-
-
-def _run(system: str, shift: int, *, backwards: bool = False) -> bytes:
-    """Four queries of four documents, scores decreasing with rank, or increasing (a score
-    that is a distance) with ``backwards``."""
-    lines = [
-        f"q{q} Q0 d{(q * 3 + shift + r) % 12} {r + 1} {(r + 1 if backwards else 10 - r)}.0 {system}"
-        for q in range(4)
-        for r in range(4)
-    ]
-    return ("\n".join(lines) + "\n").encode()
-
-
-def _file(name: str, text: bytes) -> FilePayload:
-    return {"name": name, "mimeType": "text/plain", "buffer": text}
+pytestmark = needs_chromium
 
 
 @pytest.fixture
-def live(empty_database_url: str) -> Iterator[str]:
-    upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
-    finally:
-        engine.dispose()
-    settings = Settings(
-        database_url=empty_database_url, login_failure_delay=0.0, organizer_token=ORGANIZER_TOKEN
-    )
-    app = create_app(settings)
-    with serve_in_thread(app) as base:
-        app.state.settings = replace(settings, base_url=base)
-        yield base
+def live(empty_database_url: str) -> Iterator[Site]:
+    with organizer_site(empty_database_url, organizer_token=ORGANIZER_TOKEN) as site:
+        yield site
 
 
 def test_the_pages_name_the_lists_whose_scores_contradict_their_ranks(
-    live: str, tmp_path: Path
+    live: Site, tmp_path: Path
 ) -> None:
     from playwright.sync_api import expect
 
-    shots = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
-    base = live
+    shots = screenshots(tmp_path)
+    base = live.url
     errors: list[str] = []
     with chromium_page(errors, height=1400) as page:
-        page.goto(f"{base}/login")
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
+        sign_in_on_page(page, f"{base}/login")
         page.get_by_role("link", name="New campaign").click()
         page.wait_for_url(f"{base}/new-campaign")
 
         files = [
-            _file("a.txt", _run("A", 0)),
-            _file("b.txt", _run("B", 1, backwards=True)),
-            _file("c.txt", _run("C", 2)),
+            upload("a.txt", trec_run("A", 0)),
+            upload("b.txt", trec_run("B", 1, backwards=True)),
+            upload("c.txt", trec_run("C", 2)),
         ]
         page.set_input_files("#field-runs", files)
         page.fill("#field-name", "Scores")
@@ -117,7 +76,7 @@ def test_the_pages_name_the_lists_whose_scores_contradict_their_ranks(
         page.wait_for_url(f"{base}/campaigns/scores/manage?done=created")
 
         # add a system whose scores are distances
-        page.set_input_files("#add-runs-files", [_file("d.txt", _run("D", 3, backwards=True))])
+        page.set_input_files("#add-runs-files", [upload("d.txt", trec_run("D", 3, backwards=True))])
         page.select_option("#add-runs-order", "score")
         page.get_by_role("button", name="Add the systems").click()
         added = page.locator("[data-reuse-warnings]")

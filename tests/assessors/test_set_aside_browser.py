@@ -1,14 +1,12 @@
 """Setting an assessor's judgments aside from the dashboard, in a real browser: the dialog
 names how many judgments, the figures follow at once (the planner replans), the reliability
 column says what it is in words; then bringing them back. axe-core finds nothing on the
-dashboard and the management page when axe-core is installed (``npm ci``; ``AXE_CORE`` may
+dashboard and the management page when axe-core is installed (``npm ci``; ``MTCJUDGE_AXE`` may
 name another ``axe.min.js``)."""
 
 from __future__ import annotations
 
-import os
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,24 +14,22 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from mtcjudge import audit
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.judging import service as judging
-from mtcjudge.main import create_app
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.models import Assessor, Campaign, Document, Judgment, Query
-from mtcjudge.organizers import service as organizers
-from tests.factories import build_campaign
-from tests.support import CHROMIUM, PASSWORD, chromium_page, serve_in_thread, write_tone
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
-
-# axe-core is a development dependency (package.json: ``npm ci``), as in tests/web/test_axe.py
-AXE = Path(
-    os.environ.get(
-        "AXE_CORE", Path(__file__).resolve().parents[2] / "node_modules/axe-core/axe.min.js"
-    )
+from tests.browser import (
+    AXE,
+    axe_violations,
+    chromium_page,
+    needs_chromium,
+    organizer_site,
+    sign_in_on_page,
+    text_of,
+    wait_for_text,
 )
+from tests.factories import build_campaign, judge_in_turn
+from tests.support import write_tone
+
+pytestmark = needs_chromium
 
 
 @pytest.fixture
@@ -41,11 +37,10 @@ def live(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
     """A server with its planner: campaign with real clips, A1 judged 3 pairs, A2 2, and the
     planner concludes A1 failed their hidden reference trials; yields (URL, slug)."""
     upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
+    engine = make_database_engine(empty_database_url)
     try:
         factory = make_sessionmaker(engine)
         with session_scope(factory) as session:
-            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
             fx = build_campaign(
                 session, n_assessors=2, n_queries=5, audio_dir=tmp_path, keep_collecting=True
             )
@@ -55,18 +50,7 @@ def live(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
                 write_tone(Path(str(document.audio_path)), 440.0, seconds=1.0)
             slug, tokens, campaign_id = fx.campaign.slug, fx.tokens, fx.campaign.id
         for token, n in zip(tokens, (3, 2), strict=True):
-            for _ in range(n):
-                with session_scope(factory) as session:
-                    lease = judging.next_pair(session, token).lease
-                    assert lease is not None
-                    judging.submit_judgment(
-                        session,
-                        token,
-                        lease_id=lease.id,
-                        broad=2,
-                        fine=90.0,
-                        client_id=str(uuid.uuid4()),
-                    )
+            judge_in_turn(factory, token, n, broad=2, fine=90.0)
         with session_scope(factory) as session:
             campaign = session.get_one(Campaign, campaign_id)
             first = session.scalars(
@@ -95,54 +79,30 @@ def live(empty_database_url: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
             del campaign
     finally:
         engine.dispose()
-    settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
-    with serve_in_thread(create_app(settings)) as base:
-        yield base, slug
+    with organizer_site(empty_database_url) as site:  # adds the organizer "ada", serves
+        yield site.url, slug
 
 
-def _text(page: Any, selector: str) -> str:
-    return str(page.inner_text(selector)).strip()
-
-
-def _wait_for_text(page: Any, selector: str, part: str, timeout: float = 30.0) -> None:
+def _reload_until_it_holds(page: Any, selector: str, part: str, timeout: float = 30.0) -> None:
+    """Until the element's text holds ``part``, reloading the page (the planner's flag comes at
+    one of its ticks)."""
     deadline = time.monotonic() + timeout
-    while part not in _text(page, selector):
+    while part not in text_of(page, selector):
         if time.monotonic() > deadline:
-            raise AssertionError(f"{selector} shows {_text(page, selector)!r}, not {part!r}")
+            raise AssertionError(f"{selector} shows {text_of(page, selector)!r}, not {part!r}")
         page.wait_for_timeout(200)
         page.reload()
-
-
-def _wait_for(page: Any, selector: str, expected: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while _text(page, selector) != expected:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{selector} shows {_text(page, selector)!r}, not {expected!r}")
-        page.wait_for_timeout(100)
-
-
-def _axe(page: Any) -> list[str]:
-    page.add_script_tag(content=AXE.read_text())
-    found = page.evaluate(
-        "async () => (await axe.run(document)).violations.map("
-        "v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))"
-    )
-    return list(found)
 
 
 def test_set_aside_from_the_dashboard_then_bring_back(live: tuple[str, str]) -> None:
     base, slug = live
     errors: list[str] = []
     with chromium_page(errors, height=1800, bypass_csp=True) as page:
-        page.goto(f"{base}/campaigns/{slug}")
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
-        page.wait_for_url(f"{base}/campaigns/{slug}")
-        _wait_for(page, "#fig-judgments", "5")
+        sign_in_on_page(page, f"{base}/campaigns/{slug}")
+        wait_for_text(page, "#fig-judgments", "5")
         first = page.locator("#assessors-body tr[data-assessor=A1]")
         # the flag in words, with its reason (once the server's planner has looked)
-        _wait_for_text(page, "#assessors-body tr[data-assessor=A1]", "Flagged")
+        _reload_until_it_holds(page, "#assessors-body tr[data-assessor=A1]", "Flagged")
         assert "4 of 5 hidden checks where a clip was compared with itself" in (first.inner_text())
         assert "No concern" in page.inner_text("#assessors-body tr[data-assessor=A2]")
 
@@ -153,38 +113,38 @@ def test_set_aside_from_the_dashboard_then_bring_back(live: tuple[str, str]) -> 
         # cancelling changes nothing
         dialog.get_by_role("button", name="Cancel").click()
         assert not dialog.is_visible()
-        assert _text(page, "#fig-judgments") == "5"
+        assert text_of(page, "#fig-judgments") == "5"
 
         first.get_by_role("button", name="Set aside the judgments of A1").click()
         page.keyboard.press("Escape")  # the keyboard closes it too, changing nothing
         assert not dialog.is_visible()
         first.get_by_role("button", name="Set aside the judgments of A1").click()
         dialog.get_by_role("button", name="Set aside 3 judgments").click()
-        _wait_for(
+        wait_for_text(
             page,
             "#assessor-action-status",
             "A1: 3 judgments set aside; their pairs are back in the pool.",
         )
-        _wait_for(page, "#fig-judgments", "2")
+        wait_for_text(page, "#fig-judgments", "2")
         assert "3 set aside" in first.inner_text()
         assert "set aside" in first.locator("td").nth(4).inner_text()
         if AXE.exists():
-            assert _axe(page) == []
+            assert axe_violations(page) == []
 
         first.get_by_role("button", name="Bring back the judgments of A1").click()
         assert "3 set-aside judgments of A1 count again" in dialog.inner_text()
         dialog.get_by_role("button", name="Bring back 3 judgments").click()
-        _wait_for(page, "#assessor-action-status", "A1: 3 judgments brought back.")
-        _wait_for(page, "#fig-judgments", "5")
+        wait_for_text(page, "#assessor-action-status", "A1: 3 judgments brought back.")
+        wait_for_text(page, "#fig-judgments", "5")
         assert first.get_by_role("button", name="Set aside the judgments of A1").is_visible()
 
         # pausing with a message, and resuming
         first.get_by_role("button", name="Pause A1").click()
         page.fill("#assessor-dialog-message", "Back on Monday, thank you!")
         dialog.get_by_role("button", name="Pause").click()
-        _wait_for(page, "#assessor-action-status", "A1 is paused.")
+        wait_for_text(page, "#assessor-action-status", "A1 is paused.")
         first.get_by_role("button", name="Resume A1").click()
-        _wait_for(page, "#assessor-action-status", "A1 may judge again.")
+        wait_for_text(page, "#assessor-action-status", "A1 may judge again.")
 
         # the management page shows the same, with names
         page.goto(f"{base}/campaigns/{slug}/manage")
@@ -192,5 +152,5 @@ def test_set_aside_from_the_dashboard_then_bring_back(live: tuple[str, str]) -> 
         assert "Flagged" in row.inner_text()
         assert "Set aside their 3 judgments" in row.inner_text()
         if AXE.exists():
-            assert _axe(page) == []
+            assert axe_violations(page) == []
     assert errors == []

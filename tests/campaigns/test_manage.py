@@ -479,7 +479,7 @@ def test_open_pause_close_reopen(
     page = signed_in.get("/campaigns/m/manage").text
     assert re.search(r'name="status" value="open"', page)
     # the campaign has no audio: every opening is confirmed (the step is tested in
-    # tests/organizers/test_open_unplayable.py)
+    # tests/campaigns/test_open_unplayable.py)
     confirm = {"confirm_unplayable": "yes"}
     for new, expected in (("open", "open"), ("draft", "draft"), ("closed", "closed")):
         answer = signed_in.post(

@@ -3,48 +3,28 @@ organizer API does, and ``assessor list`` says who is set aside, paused or flagg
 
 from __future__ import annotations
 
-import io
-import uuid
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
-from mtcjudge.cli import main
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.judging import service as judging
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.models import AuditEvent
-from tests.factories import build_campaign
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
+from tests.cli import run
+from tests.factories import build_campaign, judge_in_turn
 
 
 @pytest.fixture
 def seeded(tmp_path: Path) -> tuple[str, str]:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     upgrade_database(url)
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         factory = make_sessionmaker(engine)
         with session_scope(factory) as session:
             fx = build_campaign(session, n_assessors=2)
             slug, token = fx.campaign.slug, fx.tokens[0]
-        for _ in range(2):
-            with session_scope(factory) as session:
-                lease = judging.next_pair(session, token).lease
-                assert lease is not None
-                judging.submit_judgment(
-                    session,
-                    token,
-                    lease_id=lease.id,
-                    broad=1,
-                    fine=40.0,
-                    client_id=str(uuid.uuid4()),
-                )
+        judge_in_turn(factory, token, 2, broad=1, fine=40.0)
     finally:
         engine.dispose()
     return url, slug
@@ -66,7 +46,7 @@ def test_set_aside_bring_back_pause_resume(seeded: tuple[str, str]) -> None:
     assert run("assessor", "list", slug, *db)[1].splitlines()[1] == "Volunteer 2  consented; paused"
     assert run("assessor", "resume", slug, "--name", "Volunteer 2", *db)[0] == 0
     # who did it: the command line
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
             actors = set(session.scalars(select(AuditEvent.actor)))

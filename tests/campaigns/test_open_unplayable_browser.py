@@ -5,56 +5,26 @@ dashboard's "Needs a look" says that nothing can be judged."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import pytest
 from sqlalchemy import select
 
-from mtcjudge import audit
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.main import create_app
+from mtcjudge.db import make_database_engine, make_sessionmaker
 from mtcjudge.models import Campaign
-from mtcjudge.organizers import service as organizers
-from tests.factories import write_clips
-from tests.support import CHROMIUM, PASSWORD, chromium_page, serve_in_thread
+from tests.browser import (
+    Site,
+    chromium_page,
+    needs_chromium,
+    sign_in_on_page,
+    upload,
+)
+from tests.factories import trec_run, write_clips
 
-if TYPE_CHECKING:
-    from playwright.sync_api import FilePayload
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
-
-
-def _run(system: str, shift: int) -> FilePayload:
-    lines = [
-        f"q{q} Q0 d{(q * 3 + shift + r) % 12} {r + 1} {10 - r}.0 {system}"
-        for q in range(4)
-        for r in range(4)
-    ]
-    return {"name": f"{system}.txt", "mimeType": "text/plain", "buffer": "\n".join(lines).encode()}
-
-
-@pytest.fixture
-def live(empty_database_url: str) -> Iterator[tuple[str, str]]:
-    upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
-    finally:
-        engine.dispose()
-    settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
-    app = create_app(settings)
-    with serve_in_thread(app) as base:
-        app.state.settings = replace(settings, base_url=base)
-        yield base, empty_database_url
+pytestmark = needs_chromium
 
 
 def status_of(url: str, slug: str) -> str:
-    engine = make_engine(url)
+    engine = make_database_engine(url)
     try:
         with make_sessionmaker(engine)() as session:
             return session.scalars(select(Campaign.status).where(Campaign.slug == slug)).one()
@@ -62,23 +32,20 @@ def status_of(url: str, slug: str) -> str:
         engine.dispose()
 
 
-def test_open_asks_to_confirm_when_no_pair_can_be_played(
-    live: tuple[str, str], tmp_path: Path
-) -> None:
+def test_open_asks_to_confirm_when_no_pair_can_be_played(live_site: Site, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    base, url = live
+    base, url = live_site.url, live_site.database_url
     # the folder holds clips, but none named after this collection's documents
     folder = write_clips(tmp_path / "mirex-audio", ["001", "002", "003"])
     errors: list[str] = []
     with chromium_page(errors, height=1600) as page:
-        page.goto(f"{base}/login")
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
+        sign_in_on_page(page, f"{base}/login")
         page.get_by_role("link", name="New campaign").click()
         page.wait_for_url(f"{base}/new-campaign")
-        page.set_input_files("#field-runs", [_run("A", 0), _run("B", 1), _run("C", 2)])
+        page.set_input_files(
+            "#field-runs", [upload(f"{s}.txt", trec_run(s, shift)) for shift, s in enumerate("ABC")]
+        )
         page.fill("#field-name", "Silent study")
         page.fill("#field-audio_dir", str(folder))
         page.get_by_role("button", name="Check the files").click()

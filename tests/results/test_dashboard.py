@@ -6,31 +6,27 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge import audit
 from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.ingest.formats import Runs
-from mtcjudge.main import create_app
 from mtcjudge.models import utcnow
-from mtcjudge.organizers import service as organizers
 from mtcjudge.results import routes as results_routes
-from tests.factories import TEST_AUDIO, make_campaign, write_clips
-from tests.support import (
-    CHROMIUM,
-    ORGANIZER_HEADERS,
-    PASSWORD,
+from tests.browser import (
+    Site,
     chromium_page,
-    csrf_field,
-    serve_in_thread,
+    needs_chromium,
+    organizer_site,
+    sign_in_on_page,
+    text_of,
+    wait_for_text,
 )
+from tests.factories import TEST_AUDIO, make_campaign, write_clips
+from tests.support import ORGANIZER_HEADERS, PASSWORD, csrf_field
 
 #: 4 systems x 3 queries x k=3 over overlapping candidates
 RUNS = {
@@ -99,47 +95,21 @@ def test_an_unknown_campaign_is_a_404_page(signed_in: TestClient, campaign: str)
 
 
 @pytest.fixture
-def live(empty_database_url: str) -> Iterator[tuple[str, str]]:
+def live(empty_database_url: str) -> Iterator[Site]:
     """A server with its planner on a migrated database holding an organizer "ada" and the
-    campaign "ams"; yields (its URL, the assessor's token)."""
-    upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
-            token = _campaign(session)
-    finally:
-        engine.dispose()
-    settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
-    with serve_in_thread(create_app(settings)) as base:
-        yield base, token
+    campaign "ams"; ``seeded`` is the assessor's token."""
+    with organizer_site(empty_database_url, _campaign) as site:
+        yield site
 
 
-def _text(page: Any, selector: str) -> str:
-    return str(page.inner_text(selector)).strip()
-
-
-def _wait_for(page: Any, selector: str, expected: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while _text(page, selector) != expected:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{selector} shows {_text(page, selector)!r}, not {expected!r}")
-        page.wait_for_timeout(100)
-
-
-@pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
-def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -> None:
-
-    base, token = live
+@needs_chromium
+def test_the_dashboard_follows_judging_without_a_reload(live: Site) -> None:
+    base, token = live.url, live.seeded
     errors: list[str] = []
     with chromium_page(errors, height=1800) as page:
-        page.goto(f"{base}/campaigns/ams")
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
-        page.wait_for_url(f"{base}/campaigns/ams")
-        _wait_for(page, "#fig-judgments", "0")
-        _wait_for(page, "#live-status", "Live")
+        sign_in_on_page(page, f"{base}/campaigns/ams")
+        wait_for_text(page, "#fig-judgments", "0")
+        wait_for_text(page, "#live-status", "Live")
         # the pictures: one row per system, two cells per system pair
         assert page.locator("#forest .forest-row").count() == 4
         assert page.locator("#heatmap rect.cell:not(.diagonal)").count() == 2 * 6
@@ -151,7 +121,7 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
             body = {"lease_id": lease, "broad": 2, "fine": 90, "client_id": str(uuid.uuid4())}
             assert assessor.post(f"/api/a/{token}/judgments", json=body).status_code == 201
 
-        _wait_for(page, "#fig-judgments", "1")
+        wait_for_text(page, "#fig-judgments", "1")
         assert page.evaluate("window.notReloaded") is True
 
         # another measure, with the keyboard: the ranking is redrawn, the loop is not changed
@@ -161,9 +131,9 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
         page.wait_for_function(
             "document.querySelector('#forest .axis-label').textContent.startsWith('MIREX nDCG@')"
         )
-        assert _text(page, "#fig-judgments") == "1"
+        assert text_of(page, "#fig-judgments") == "1"
         assert "Ada" not in page.inner_text("#assessors-body")  # pseudonyms only
-        assert _text(page, "#assessors-body tr th") == "A1"
+        assert text_of(page, "#assessors-body tr th") == "A1"
 
         # on a 390 px phone the page fits its width: wide tables scroll in their own region
         page.set_viewport_size({"width": 390, "height": 800})
@@ -173,10 +143,10 @@ def test_the_dashboard_follows_judging_without_a_reload(live: tuple[str, str]) -
 
 
 def test_an_open_event_stream_ends_when_its_organizer_signs_out(
-    live: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+    live: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(results_routes, "RECHECK_SECONDS", 0.0)
-    base, token = live
+    base, token = live.url, live.seeded
     with httpx.Client(base_url=base, timeout=20) as organizer:
         form = organizer.get("/login")
         fields = {"username": "ada", "password": PASSWORD, "csrf_token": csrf_field(form.text)}
@@ -207,37 +177,29 @@ def test_an_open_event_stream_ends_when_its_organizer_signs_out(
     assert ended
 
 
+def _tied_campaign(session: Session) -> str:
+    """A joint campaign, 30 % judged, whose system S02-rerun repeats S02's run; its slug."""
+    judged = make_campaign(session, share=0.3, estimator="joint", twin="S02-rerun")
+    return judged.campaign.slug
+
+
 @pytest.fixture
-def live_ties(empty_database_url: str) -> Iterator[tuple[str, str]]:
-    """A server on a database holding an organizer "ada" and a joint campaign, 30 % judged,
-    whose system S02-rerun repeats S02's run; yields (its URL, the campaign's slug)."""
-    upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
-            judged = make_campaign(session, share=0.3, estimator="joint", twin="S02-rerun")
-            slug = judged.campaign.slug
-    finally:
-        engine.dispose()
-    settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
-    with serve_in_thread(create_app(settings)) as base:
-        yield base, slug
+def live_ties(empty_database_url: str) -> Iterator[Site]:
+    """A server on a database holding an organizer "ada" and :func:`_tied_campaign`;
+    ``seeded`` is the campaign's slug."""
+    with organizer_site(empty_database_url, _tied_campaign) as site:
+        yield site
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
-def test_the_dashboard_shows_a_tie_as_a_tie(live_ties: tuple[str, str]) -> None:
+@needs_chromium
+def test_the_dashboard_shows_a_tie_as_a_tie(live_ties: Site) -> None:
     """Two systems with the same run share their rank (3=) in the chart and the table, their
     cell of the pair map is the tie's (=, no colour of confidence), and the figures and the
     help say how many pairs are ties and what the intervals are."""
-    base, slug = live_ties
+    base, slug = live_ties.url, live_ties.seeded
     errors: list[str] = []
     with chromium_page(errors, height=1800) as page:
-        page.goto(f"{base}/campaigns/{slug}")
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
-        page.wait_for_url(f"{base}/campaigns/{slug}")
+        sign_in_on_page(page, f"{base}/campaigns/{slug}")
         page.wait_for_selector("#heatmap rect.cell.tied")
         assert page.locator("#heatmap rect.cell.tied").count() == 2  # both halves of the pair
         assert page.locator("#heatmap .tie-mark").count() == 2
@@ -250,10 +212,10 @@ def test_the_dashboard_shows_a_tie_as_a_tie(live_ties: tuple[str, str]) -> None:
         assert len({label.split("=")[0] for label in tied}) == 1  # one shared rank
         ranks = page.locator("#systems-body tr td:first-child").all_text_contents()
         assert sum(rank.endswith("=") for rank in ranks) == 2
-        assert "1 of them tied" in _text(page, "#fig-settled-of")
-        assert "(1 of them tied)" in _text(page, "#heatmap-count")
+        assert "1 of them tied" in text_of(page, "#fig-settled-of")
+        assert "(1 of them tied)" in text_of(page, "#heatmap-count")
         assert page.locator("#heatmap-tied-key").is_visible()
-        help_text = _text(page, "#forest-desc")
+        help_text = text_of(page, "#forest-desc")
         assert "joint estimator" in help_text
         assert "not the spread over queries" in help_text
         assert "tied" in help_text

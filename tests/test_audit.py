@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import getpass
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge import audit
-from mtcjudge.db import make_engine, make_sessionmaker
 from mtcjudge.models import AuditEvent, Campaign
 from tests.cli import run
 from tests.factories import TINY_RUNS as RUNS
@@ -125,13 +123,6 @@ def database(empty_database_url: str, tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.delenv("DATABASE_URL", raising=False)
     monkeypatch.setenv("MTCJUDGE_BASE_URL", "http://127.0.0.1:8000")
     return empty_database_url
-
-
-@pytest.fixture
-def read_session(database: str) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(database)
-    yield make_sessionmaker(engine)
-    engine.dispose()
 
 
 def test_command_line_changes_are_recorded(

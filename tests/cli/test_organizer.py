@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.cli import main
-from mtcjudge.db import make_engine, make_sessionmaker
 from mtcjudge.organizers import service as organizers
 from tests.cli import run
 from tests.support import PASSWORD
@@ -20,13 +18,6 @@ def database(empty_database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.delenv("DATABASE_URL", raising=False)
     monkeypatch.delenv("MTCJUDGE_BASE_URL", raising=False)
     return empty_database_url
-
-
-@pytest.fixture
-def read_session(database: str) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(database)
-    yield make_sessionmaker(engine)
-    engine.dispose()
 
 
 def with_stdin(monkeypatch: pytest.MonkeyPatch, text: str) -> None:

@@ -15,17 +15,18 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, func, select
 
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.judging import service
 from mtcjudge.models import Assessor, Judgment, Lease, Pair, counted_judgment
-from tests.campaigns.assessor_workers import Workers
+from tests.assessors.workers import Workers
 from tests.factories import build_campaign
+from tests.support import judged_and_counted
 
 
 @pytest.fixture
 def engine(empty_database_url: str) -> Iterator[Engine]:
     upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
+    engine = make_database_engine(empty_database_url)
     yield engine
     engine.dispose()
 
@@ -44,23 +45,7 @@ def oks(results):
 
 def check(engine: Engine, campaign_id: int, per_pair: int) -> None:
     with engine.connect() as conn:
-        counted = dict(
-            conn.execute(
-                select(Pair.id, func.count(Judgment.id))
-                .outerjoin(
-                    Judgment,
-                    (Judgment.campaign_id == Pair.campaign_id)
-                    & (Judgment.query_id == Pair.query_id)
-                    & (Judgment.document_id == Pair.document_id)
-                    & counted_judgment(),
-                )
-                .where(Pair.campaign_id == campaign_id)
-                .group_by(Pair.id)
-            ).all()
-        )
-        judged = dict(
-            conn.execute(select(Pair.id, Pair.judged).where(Pair.campaign_id == campaign_id)).all()
-        )
+        judged, counted = judged_and_counted(conn, campaign_id)
         leased = dict(
             conn.execute(select(Pair.id, Pair.leased).where(Pair.campaign_id == campaign_id)).all()
         )

@@ -5,48 +5,40 @@ runs come as one file per system (a zip) or as one file."""
 from __future__ import annotations
 
 import io
-import os
 import zipfile
 from pathlib import Path
 
-import pytest
+from sqlalchemy.orm import Session
 
-from mtcjudge import audit
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.main import create_app
-from mtcjudge.organizers import service as organizers
+from tests.browser import (
+    chromium_page,
+    needs_chromium,
+    organizer_site,
+    screenshots,
+    sign_in_on_page,
+)
 from tests.factories import make_campaign
-from tests.support import CHROMIUM, PASSWORD, chromium_page, serve_in_thread
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
+pytestmark = needs_chromium
 
-SCREENSHOTS = os.environ.get("MTCJUDGE_SCREENSHOTS")
+
+def _unjudged(session: Session) -> tuple[str, list[str]]:
+    """A campaign nothing is judged of and nobody is invited to: its slug and systems."""
+    judged = make_campaign(session, share=0.0)
+    return judged.campaign.slug, judged.synthetic.systems
 
 
 def test_dashboard_downloads_say_why_an_export_is_empty(empty_database_url, tmp_path) -> None:
     from playwright.sync_api import expect
 
-    upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
-            judged = make_campaign(session, share=0.0)  # nothing judged, nobody invited
-            slug, systems = judged.campaign.slug, judged.synthetic.systems
-    finally:
-        engine.dispose()
-    app = create_app(Settings(database_url=empty_database_url, login_failure_delay=0.0))
-    shots = Path(SCREENSHOTS) if SCREENSHOTS else tmp_path
+    shots = screenshots(tmp_path)
     errors: list[str] = []
     with (
-        serve_in_thread(app) as base,
+        organizer_site(empty_database_url, _unjudged) as site,
         chromium_page(errors, height=1400, accept_downloads=True) as page,
     ):
-        page.goto(f"{base}/login")
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
+        base, (slug, systems) = site.url, site.seeded
+        sign_in_on_page(page, f"{base}/login")
         page.get_by_role("link", name="New campaign").wait_for()
         page.goto(f"{base}/campaigns/{slug}")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import re
 import sqlite3
 import wave
@@ -10,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mtcjudge.cli import main
+from tests.cli import run
 
 BASE_URL = "https://judge.example.org"
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(autouse=True)

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
 
-from mtcjudge.cli import main
 from mtcjudge.mtc.synthetic import generate
+from tests.cli import run
 from tests.factories import clips_for
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    return main(list(argv), out=out, err=err), out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

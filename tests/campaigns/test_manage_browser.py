@@ -8,71 +8,31 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import httpx
-import pytest
 from sqlalchemy import update
 
-from mtcjudge import audit
-from mtcjudge.config import Settings
-from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.main import create_app
+from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
 from mtcjudge.models import Campaign
-from mtcjudge.organizers import service as organizers
-from tests.factories import write_clips
-from tests.support import (
-    CHROMIUM,
-    PASSWORD,
+from tests.browser import (
+    Site,
     chromium_page,
-    serve_in_thread,
+    needs_chromium,
+    sign_in_on_page,
+    upload,
 )
+from tests.factories import trec_run, write_clips
 
-if TYPE_CHECKING:
-    from playwright.sync_api import FilePayload
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason=f"needs Chromium at {CHROMIUM}")
-
-
-def _run(system: str, shift: int) -> bytes:
-    lines = [
-        f"q{q} Q0 d{(q * 3 + shift + r) % 12} {r + 1} {10 - r}.0 {system}"
-        for q in range(4)
-        for r in range(4)
-    ]
-    return ("\n".join(lines) + "\n").encode()
-
-
-def _file(name: str, text: bytes) -> FilePayload:
-    return {"name": name, "mimeType": "text/plain", "buffer": text}
-
-
-@pytest.fixture
-def live(empty_database_url: str) -> Iterator[str]:
-    upgrade_database(empty_database_url)
-    engine = make_engine(empty_database_url)
-    try:
-        with session_scope(make_sessionmaker(engine)) as session:
-            organizers.create_organizer(session, "ada", PASSWORD, audit.Actor("test"))
-    finally:
-        engine.dispose()
-    settings = Settings(database_url=empty_database_url, login_failure_delay=0.0)
-    app = create_app(settings)
-    with serve_in_thread(app) as base:
-        # links name this server (its port is known only now)
-        app.state.settings = replace(settings, base_url=base)
-        yield base
+pytestmark = needs_chromium
 
 
 def test_an_organizer_creates_a_campaign_from_files_and_invites(
-    live: str, tmp_path: Path, empty_database_url: str
+    live_site: Site, tmp_path: Path, empty_database_url: str
 ) -> None:
     from playwright.sync_api import expect
 
-    base = live
+    base = live_site.url
     errors: list[str] = []
     with chromium_page(
         errors, height=1600, permissions=["clipboard-read", "clipboard-write"]
@@ -80,16 +40,15 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(
         browser = page.context.browser
         assert browser is not None
 
-        page.goto(f"{base}/login")
-        page.fill("input[name=username]", "ada")
-        page.fill("input[name=password]", PASSWORD)
-        page.keyboard.press("Enter")
+        sign_in_on_page(page, f"{base}/login")
         page.get_by_role("link", name="New campaign").click()
         page.wait_for_url(f"{base}/new-campaign")
 
         # a bad file: its problem, by file and line, tied to the field
-        bad = _run("B", 1).replace(b"q2 Q0", b"q2 Q0 extra", 1)
-        page.set_input_files("#field-runs", [_file("a.txt", _run("A", 0)), _file("b.txt", bad)])
+        bad = trec_run("B", 1).replace(b"q2 Q0", b"q2 Q0 extra", 1)
+        page.set_input_files(
+            "#field-runs", [upload("a.txt", trec_run("A", 0)), upload("b.txt", bad)]
+        )
         page.get_by_role("button", name="Check the files").click()
         problems = page.locator(".preview-problems")
         expect(problems).to_contain_text("b.txt, line 9")
@@ -101,9 +60,9 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(
         page.set_input_files(
             "#field-runs",
             [
-                _file("a.txt", _run("A", 0)),
-                _file("b.txt", _run("B", 1)),
-                _file("c.txt", _run("C", 2)),
+                upload("a.txt", trec_run("A", 0)),
+                upload("b.txt", trec_run("B", 1)),
+                upload("c.txt", trec_run("C", 2)),
             ],
         )
         page.fill("#field-name", "Browser study")
@@ -162,7 +121,7 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(
         assessor.wait_for_url(f"{link}/judge")
         token = link.rsplit("/", 1)[1]
         # the campaign has no audio and is judged without listening: rule and trials off
-        engine = make_engine(empty_database_url)
+        engine = make_database_engine(empty_database_url)
         try:
             with session_scope(make_sessionmaker(engine)) as session:
                 session.execute(update(Campaign).values(listen_seconds=0.0, quality_rate=0.0))
