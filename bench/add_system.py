@@ -9,7 +9,7 @@ For every system S (``--systems``, default all), on a fully judged collection (M
 from ``--data DIR``, or ``--synthetic SEED`` for a seeded MIREX-shaped one):
 
 1. **phase 1**: MTC runs on the pool of the *other* systems with the engine a campaign builds
-   (:func:`mtcjudge.mtc.factory.campaign_engine`: the ``calibrated`` estimator, the
+   (:func:`mtcjudge.mtc.factory.engine_for_settings`: the ``calibrated`` estimator, the
    confidence-weighted policy, CG@5, target 0.95 unless told otherwise), judging with the
    true scores, pair by pair (``judge``, as a campaign does), until its
    stopping rule holds;
@@ -61,7 +61,7 @@ from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.collection import Collection, Metadata, build_collection
 from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.factory import CALIBRATED, ESTIMATOR_CHOICES, campaign_engine
+from mtcjudge.mtc.factory import CALIBRATED, ESTIMATOR_CHOICES, engine_for_settings
 from mtcjudge.mtc.measures import (
     MEASURES,
     RATIO_MEASURES,
@@ -121,7 +121,7 @@ class Settings:
         scale: Scale,
         judged_values: FloatArray | None = None,
     ) -> MTCEngine:
-        engine, _ = campaign_engine(
+        engine, _ = engine_for_settings(
             collection,
             metadata,
             scale,

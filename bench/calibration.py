@@ -3,7 +3,7 @@
 Usage::
 
     nice .venv/bin/python bench/calibration.py --collections 32 --mirex $MIREX2011 \\
-        --json calibration.json --plot docs/calibration-reliability.png
+        --json calibration.json --plot docs/calibration-plot.png
 
 For every collection of the calibration suite
 (:func:`bench.experiments.synthetic_zoo.suite_settings`: sizes, teams, weak systems,
@@ -11,7 +11,7 @@ judgment effects, heavy tails and metadata errors drawn from documented ranges; 
 and scale cycle with the collection's index) and, with
 ``--mirex DIR``, MIREX 2011 FINE under each of CG, DCG, nDCG and RBP, each estimator the
 project ships is replayed with the engine a campaign builds
-(:func:`mtcjudge.mtc.factory.campaign_engine`, confidence-weighted selection), judging with
+(:func:`mtcjudge.mtc.factory.engine_for_settings`, confidence-weighted selection), judging with
 the true scores, until the ranking confidence reaches the highest target (0.99). Selection
 does not depend on the target (the [U12] weights use the fixed ``confident`` level, the
 minimum of judgments is the same), so the stop at a lower target is read exactly from the
@@ -26,7 +26,7 @@ Reported per estimator and target: pooled wrong pairs against what the target al
 collections below their claim, effort against the uniform prior on the same collections, and
 the *frontier* (the first point from which the true accuracy stays at or above the target
 until the end of the replay: the 0.99 stop, or the complete pool with ``--to-complete``)
-beside the stop. ``--plot`` draws the reliability diagram.
+beside the stop. ``--plot`` draws the calibration plot.
 
 ``--ranges issue23`` replays the third suite (closer systems, weaker metadata, heavier
 tails) instead of the ranges of suites 0 and 1, ``--ranges packed`` the fourth (MIREX 2011's
@@ -92,7 +92,7 @@ DESCRIPTION = (
     "to the 0.99 target and compare the claimed confidence at the stops for 0.90/0.95/0.99 "
     "with the true accuracy: pooled wrong vs expected pairs, effort vs uniform, frontier."
 )
-#: reliability-diagram bins of claimed pair confidence ([T] Table 8.4)
+#: the calibration plot's bins of claimed pair confidence ([T] Table 8.4)
 BINS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1.0)
 BASELINE = "uniform"
 #: default for --selections: pairs are judged one per selection up to this pool size, then
@@ -413,7 +413,7 @@ def effort(
     }
 
 
-def reliability(records: Sequence[Record], target: float | None) -> list[dict[str, Any]]:
+def calibration_bins(records: Sequence[Record], target: float | None) -> list[dict[str, Any]]:
     """Pooled bins of claimed pair confidence with observed accuracy (None: whole trajectory)."""
     n = len(BINS) - 1
     count, right, conf = np.zeros(n), np.zeros(n), np.zeros(n)
@@ -464,11 +464,13 @@ def summarise(
                 for t in targets
             }
         result[group] = per
-    result["reliability"] = {
+    result["calibration_bins"] = {
         estimator: {
-            "trajectory": reliability([r for r in records if r.estimator == estimator], None),
+            "trajectory": calibration_bins([r for r in records if r.estimator == estimator], None),
             **{
-                f"stop {t:.2f}": reliability([r for r in records if r.estimator == estimator], t)
+                f"stop {t:.2f}": calibration_bins(
+                    [r for r in records if r.estimator == estimator], t
+                )
                 for t in targets
             },
         }
@@ -527,7 +529,7 @@ def print_table(summary: dict[str, Any], out: TextIO) -> None:
     )
 
 
-def plot_reliability(summary: dict[str, Any], path: Path) -> None:
+def plot_calibration(summary: dict[str, Any], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -537,7 +539,7 @@ def plot_reliability(summary: dict[str, Any], path: Path) -> None:
     fig, axes = plt.subplots(1, len(panels), figsize=(11, 5), sharey=True)
     for ax, (key, title) in zip(axes, panels, strict=True):
         ax.plot([0.5, 1.0], [0.5, 1.0], color="grey", linestyle="--", linewidth=1, label="honest")
-        for estimator, bins in summary["reliability"].items():
+        for estimator, bins in summary["calibration_bins"].items():
             pts = [(b["mean_confidence"], b["accuracy"]) for b in bins[key] if b["count"]]
             if pts:
                 xs, ys = zip(*pts, strict=True)
@@ -665,7 +667,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every figure here")
     parser.add_argument(
-        "--plot", type=Path, metavar="FILE", help="reliability diagram (.png; needs [plot])"
+        "--plot", type=Path, metavar="FILE", help="calibration plot (.png; needs [plot])"
     )
 
 
@@ -722,7 +724,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
     seconds = time.perf_counter() - started
     print(f"\n{len(records)} replays in {seconds:.0f} s with {args.workers} workers", file=out)
     if args.plot is not None:
-        plot_reliability(summary, args.plot)
+        plot_calibration(summary, args.plot)
     if args.json is not None:
         payload = {
             "settings": {

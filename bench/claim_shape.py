@@ -17,7 +17,7 @@ prints, per bin of the claimed error probability ``P = 1 - Phi(z)``:
 - the common factor on every variance that would make the normal claims fit the sign errors
   best (maximum likelihood): below 1, the claims are careful; above 1, over-confident.
 
-It is a diagnosis, not a recalibration: docs/calibration.md ("How much of the effort is the
+It is a diagnosis, not a change of the claim: docs/calibration.md ("How much of the effort is the
 stop's") reports what a heavier-tailed claim did on collections it was not read from.
 
     python bench/claim_shape.py --collections 16 --seed 1 --estimator joint
@@ -45,7 +45,7 @@ if __package__ in (None, ""):  # run as ``python bench/claim_shape.py``: bench.*
 from bench.calibration import SELECTIONS, Task, _load, tasks_for
 from bench.experiments.synthetic_zoo import RANGE_SETS
 from mtcjudge.cli.common import UsageError, check_output_file
-from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, campaign_engine
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES, engine_for_settings
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.scales import get_scale
 
@@ -76,7 +76,7 @@ def replay(task: Task, target: float) -> Points:
     scale = get_scale(scale_name)
     collection, truth = loaded.collection, loaded.judged_values
     true_means = evaluate(collection, truth, np.zeros_like(truth), measure, scale).mean
-    engine, _ = campaign_engine(
+    engine, _ = engine_for_settings(
         collection, loaded.metadata, scale, task.estimator, measure=measure, target=target
     )
     batch = max(1, math.ceil(collection.n_pairs / task.selections)) if task.selections else 1

@@ -6,7 +6,7 @@ Usage::
     .venv/bin/python bench/engine.py --json bench.json [--iterations N] [--skip-large]
         [--runs R --judgments J --metadata M]
 
-The engine is the one a campaign runs (:func:`mtcjudge.mtc.factory.campaign_engine`) with the
+The engine is the one a campaign runs (:func:`mtcjudge.mtc.factory.engine_for_settings`) with the
 default estimator of campaigns and of ``mtcjudge simulate`` (``DEFAULT_ESTIMATOR``: a
 :class:`~mtcjudge.mtc.joint.SystemEffectEngine`, M_out plus error offsets learnt from the
 judgments), the CG measure and confidence-weighted selection. One iteration is what a
@@ -43,7 +43,7 @@ if __package__ in (None, ""):  # run as ``python bench/engine.py``: bench.* from
 from bench._common import mirex_or_synthetic, positive_int, run_benchmark
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, campaign_engine
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, engine_for_settings
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.synthetic import generate
 
@@ -51,7 +51,8 @@ __all__ = ["DESCRIPTION", "add_arguments", "engine_benchmark", "main", "run_from
 
 DESCRIPTION = (
     f"Median time of one loop iteration with the default estimator ({DEFAULT_ESTIMATOR}: "
-    "judge, recalibrate, check the stop, pick the next pair) at MIREX 2011 scale and at 100 "
+    "judge, learn from the judgments, check the stop, pick the next pair) at MIREX 2011 scale and "
+    "at 100 "
     "systems x 1,000 queries x k=10, against a naive full recompute measured in the same run; "
     "the plain engine with the ordinal estimator as a second row."
 )
@@ -94,7 +95,7 @@ def _naive_iteration(naive: MTCEngine, pair: int, value: float) -> int:
     naive.judged[pair] = True
     naive.values[pair] = value
     naive.reestimate()  # every pair re-estimated, every score statistic rebuilt
-    naive.recalibrate()  # the offsets from every judged entry (a no-op on the plain engine)
+    naive.learn_from_judgments()  # the offsets from every judged entry (plain engine: nothing)
     naive.stop_reason()
     return int(naive.select(1)[0])  # the weights of every pair, from the new evaluation
 
@@ -110,7 +111,7 @@ def _time_case(
     c = loaded.collection
     truth = loaded.judged_values
     t0 = time.perf_counter()
-    engine, _ = campaign_engine(c, loaded.metadata, FINE, estimator, measure=MEASURE)
+    engine, _ = engine_for_settings(c, loaded.metadata, FINE, estimator, measure=MEASURE)
     nxt = int(engine.select(1)[0])
     setup = time.perf_counter() - t0
     times = []
@@ -122,7 +123,7 @@ def _time_case(
     # the baseline computes what the engine holds: compare once, outside the timings
     naive_engine = _naive_engine(engine)
     naive_engine.reestimate()
-    naive_engine.recalibrate()
+    naive_engine.learn_from_judgments()
     check, current = naive_engine.evaluation(), engine.evaluation()
     agreement = max(
         float(np.abs(check.mean - current.mean).max()),

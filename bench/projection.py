@@ -47,7 +47,7 @@ from bench._common import TARGETS, non_negative_int, run_benchmark
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, campaign_engine
+from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, engine_for_settings
 from mtcjudge.mtc.projection import project
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.selection import best_pairs
@@ -123,7 +123,9 @@ def load_mirex(directory: Path) -> LoadedCollection:
 
 
 def _engine(loaded: LoadedCollection, estimator: str) -> MTCEngine:
-    engine, _ = campaign_engine(loaded.collection, loaded.metadata, FINE, estimator, target=0.95)
+    engine, _ = engine_for_settings(
+        loaded.collection, loaded.metadata, FINE, estimator, target=0.95
+    )
     return engine
 
 

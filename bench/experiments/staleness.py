@@ -15,7 +15,7 @@ every judgment (``engine.select(1, prefer_query=...)``). :func:`simulate` is a
 deterministic discrete-event simulation of ``W`` assessors and a planner ticking
 every ``T`` seconds (``T = 0``: re-plan after every submission). Both judge with
 the true values of a completely judged collection, build the engine as a
-campaign does (:func:`campaign_engine`) and stop when the engine's stopping rule
+campaign does (:func:`engine_for_settings`) and stop when the engine's stopping rule
 holds; the simulation notices it only at a tick, so judgments submitted between
 the moment it holds and that tick count as work done.
 
@@ -23,7 +23,7 @@ Remedies (``SimConfig.remedy``):
 
 ``"inflight"``
     The planner treats every leased pair as judged at its current expected value
-    (variance 0, no recalibration) before it ranks the pairs, so the plan values
+    (variance 0, the offsets not re-learnt) before it ranks the pairs, so the plan values
     what the in-flight judgments will not already tell it ("kriging believer" in
     batch Bayesian optimisation).
 ``"spread"``
@@ -46,7 +46,7 @@ from scipy.stats import kendalltau
 from mtcjudge.mtc.collection import Collection, Metadata
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
-from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, campaign_engine
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, engine_for_settings
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.replay import sign_accuracy
 from mtcjudge.mtc.scales import Scale
@@ -56,7 +56,6 @@ __all__ = [
     "REMEDIES",
     "RunResult",
     "SimConfig",
-    "campaign_engine",
     "plan_size",
     "sequential",
     "simulate",
@@ -248,7 +247,7 @@ def sequential(
     """
     started = time.perf_counter()
     truth = scale.check_values(truth, "true judgment")
-    engine, _ = campaign_engine(collection, metadata, scale, estimator, measure=measure)
+    engine, _ = engine_for_settings(collection, metadata, scale, estimator, measure=measure)
     true_means = _truth_means(collection, truth, scale, engine.config)
     limit = collection.n_pairs if max_judgments is None else max_judgments
     order: list[int] = []
@@ -410,7 +409,7 @@ class _Simulation:
     ) -> None:
         self.started = time.perf_counter()
         truth = scale.check_values(truth, "true judgment")
-        engine, model = campaign_engine(collection, metadata, scale, estimator, measure=measure)
+        engine, model = engine_for_settings(collection, metadata, scale, estimator, measure=measure)
         self.engine = engine
         self.true_means = _truth_means(collection, truth, scale, engine.config)
         self.config = config

@@ -46,7 +46,7 @@ class OutsideOffsetsEngine(SystemEffectEngine):
     """A :class:`~mtcjudge.mtc.joint.SystemEffectEngine` that learns nothing from its
     judgments: the experiment sets :attr:`effect` itself and calls :meth:`invalidate`."""
 
-    def recalibrate(self) -> None:
+    def learn_from_judgments(self) -> None:
         """Nothing to learn: the offsets are set from outside."""
 
 

@@ -13,7 +13,7 @@ from bench.experiments.synthetic_zoo import generate_zoo
 from mtcjudge.cli import main
 from mtcjudge.cli.bench import benchmark_module
 from mtcjudge.ingest.loader import load_synthetic
-from mtcjudge.mtc.factory import campaign_engine
+from mtcjudge.mtc.factory import engine_for_settings
 from mtcjudge.mtc.scales import get_scale
 
 
@@ -171,7 +171,7 @@ def test_a_lower_target_stop_read_from_the_trajectory_is_the_engines_own_stop(
     loaded = load_synthetic(zoo.collection, settings.scale)
     truth = loaded.judged_values
     for estimator in ("uniform", "calibrated"):
-        engine, _ = campaign_engine(
+        engine, _ = engine_for_settings(
             loaded.collection,
             loaded.metadata,
             get_scale(settings.scale),
@@ -182,7 +182,7 @@ def test_a_lower_target_stop_read_from_the_trajectory_is_the_engines_own_stop(
         while engine.stop_reason() is None:
             pairs = engine.select(1)
             engine.judge(pairs, truth[pairs])
-            engine.recalibrate()
+            engine.learn_from_judgments()
         rec = next(
             r
             for r in quick_run["records"]
@@ -192,8 +192,8 @@ def test_a_lower_target_stop_read_from_the_trajectory_is_the_engines_own_stop(
         assert next(s for s in rec["stops"] if s["target"] == 0.95)["judgments"] == engine.n_judged
 
 
-def test_reliability_bins_pool_the_records(quick_run: dict) -> None:
-    bins = quick_run["summary"]["reliability"]["uniform"]["stop 0.95"]
+def test_calibration_bins_pool_the_records(quick_run: dict) -> None:
+    bins = quick_run["summary"]["calibration_bins"]["uniform"]["stop 0.95"]
     total = sum(
         s["bins_count"][i]
         for r in quick_run["records"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.experiments.staleness import SimConfig, campaign_engine, plan_size, sequential, simulate
+from bench.experiments.staleness import SimConfig, plan_size, sequential, simulate
 from mtcjudge.ingest.loader import load_synthetic
-from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR
+from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, engine_for_settings
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.synthetic import generate
 
@@ -51,7 +51,7 @@ def test_the_same_jitter_perturbs_both_loops_alike(loaded) -> None:
 def test_the_sequential_loop_is_the_engines_own_choice(loaded) -> None:
     c = loaded.collection
     seq = sequential(c, loaded.metadata, loaded.judged_values, FINE, locality=False)
-    engine, _ = campaign_engine(c, loaded.metadata, FINE, DEFAULT_ESTIMATOR)
+    engine, _ = engine_for_settings(c, loaded.metadata, FINE, DEFAULT_ESTIMATOR)
     assert seq.order[0] == int(engine.select(1)[0])
     assert len(set(seq.order)) == seq.judgments
 

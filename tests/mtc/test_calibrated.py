@@ -8,7 +8,7 @@ import pytest
 from mtcjudge.ingest.loader import load_synthetic
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
-from mtcjudge.mtc.joint import SystemEffectEngine, recalibrate, system_effect_from_judgments
+from mtcjudge.mtc.joint import SystemEffectEngine, relearn_offsets, system_effect_from_judgments
 from mtcjudge.mtc.replay import ReplayConfig, replay
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.synthetic import generate
@@ -23,7 +23,7 @@ def calibrated_engine(loaded, **config) -> tuple[SystemEffectEngine, RelevanceMo
     c = loaded.collection
     model = RelevanceModel(c, FINE, "ordinal", loaded.metadata, use_m_jud=False)
     engine = SystemEffectEngine(c, model, EngineConfig(**config))
-    recalibrate(engine, model)
+    relearn_offsets(engine, model)
     return engine, model
 
 
@@ -34,10 +34,10 @@ def test_the_offsets_do_not_depend_on_the_order_of_the_judgments(loaded) -> None
     backward, bmodel = calibrated_engine(loaded)
     for p in pairs:
         forward.judge([p], [truth[p]])
-        recalibrate(forward, fmodel)
+        relearn_offsets(forward, fmodel)
     for p in pairs[::-1]:
         backward.judge([p], [truth[p]])
-        recalibrate(backward, bmodel)
+        relearn_offsets(backward, bmodel)
     a, b = forward.evaluation(), backward.evaluation()
     np.testing.assert_allclose(a.mean, b.mean, atol=1e-12)
     np.testing.assert_allclose(a.pair_confidence, b.pair_confidence, atol=1e-12)
@@ -115,20 +115,20 @@ def test_the_variant_hooks_of_the_plain_engine_change_nothing(loaded) -> None:
     p = engine.select(3)
     engine.judge(p, loaded.judged_values[p])
     before = engine.evaluation()
-    engine.recalibrate()
+    engine.learn_from_judgments()
     assert engine.evaluation() is before  # nothing learnt, nothing recomputed
     assert engine.system_tau2 == 0.0
 
 
-def test_the_system_effect_engine_recalibrates_through_its_hook(loaded) -> None:
+def test_the_system_effect_engine_learns_through_its_hook(loaded) -> None:
     truth = loaded.judged_values
     hooked, _ = calibrated_engine(loaded)
     by_hand, model = calibrated_engine(loaded)
     pairs = np.random.default_rng(2).choice(loaded.collection.n_pairs, 30, replace=False)
     for engine in (hooked, by_hand):
         engine.judge(pairs, truth[pairs])
-    hooked.recalibrate()
-    recalibrate(by_hand, model)
+    hooked.learn_from_judgments()
+    relearn_offsets(by_hand, model)
     assert hooked.effect is not None
     assert by_hand.effect is not None
     np.testing.assert_array_equal(hooked.effect.bias, by_hand.effect.bias)

@@ -11,7 +11,7 @@ import pytest
 
 from mtcjudge.ingest.loader import LoadedCollection
 from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, JOINT, campaign_engine
+from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, JOINT, engine_for_settings
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.measures import MEASURES, RATIO_MEASURES, rank_discount
 from mtcjudge.mtc.scales import BROAD, FINE, Scale
@@ -29,7 +29,7 @@ def _judged_engine(
     """A third of the pool judged at random, then the audit's draws judged with assessors'
     noise (so that ``joint`` learns a variance factor above 1)."""
     c = loaded.collection
-    engine, _ = campaign_engine(c, loaded.metadata, scale, estimator, measure=measure)
+    engine, _ = engine_for_settings(c, loaded.metadata, scale, estimator, measure=measure)
     rng = np.random.default_rng(seed)
     truth = loaded.judged_values
     pairs = rng.choice(c.n_pairs, size=c.n_pairs // 3, replace=False)

@@ -15,7 +15,7 @@ from mtcjudge.mtc.collection import Metadata
 from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
-from mtcjudge.mtc.factory import AUDIT_EVERY, CALIBRATED, JOINT, campaign_engine
+from mtcjudge.mtc.factory import AUDIT_EVERY, CALIBRATED, JOINT, engine_for_settings
 from mtcjudge.mtc.joint import JOINT_ERRORS, SystemEffectEngine, metadata_factors, shared_groups
 from mtcjudge.mtc.measures import evaluate
 from mtcjudge.mtc.replay import ReplayConfig, replay
@@ -30,7 +30,7 @@ ONE_KAPPA = replace(JOINT_ERRORS, variance_strata=0)
 def _judge_some(engine: SystemEffectEngine, truth: np.ndarray, n: int, seed: int = 0) -> None:
     pairs = np.random.default_rng(seed).choice(truth.shape[0], size=n, replace=False)
     engine.judge(pairs, truth[pairs])
-    engine.recalibrate()
+    engine.learn_from_judgments()
 
 
 def test_the_factors_are_query_artist_and_genre_cell_with_unknowns_left_out() -> None:
@@ -54,7 +54,7 @@ def test_the_factors_are_query_artist_and_genre_cell_with_unknowns_left_out() ->
 
 
 def test_mass_by_level_splits_each_systems_unjudged_mass(loaded: LoadedCollection) -> None:
-    engine, _ = campaign_engine(loaded.collection, loaded.metadata, FINE, JOINT)
+    engine, _ = engine_for_settings(loaded.collection, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     _judge_some(engine, loaded.judged_values, 40)
     query = dict(engine.factors)["query"]
@@ -69,7 +69,7 @@ def test_mass_by_level_splits_each_systems_unjudged_mass(loaded: LoadedCollectio
 
 def test_factor_offsets_enter_means_and_covariances_as_derived(loaded: LoadedCollection) -> None:
     """mean_A += sum_g f_Ag E[b_g];  Cov(A, B) += sum_g f_Ag f_Bg Var[b_g]  (§8.3)."""
-    engine, _ = campaign_engine(loaded.collection, loaded.metadata, FINE, JOINT)
+    engine, _ = engine_for_settings(loaded.collection, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     _judge_some(engine, loaded.judged_values, 30)
     nq = loaded.collection.n_queries
@@ -109,17 +109,17 @@ def test_a_shared_query_error_is_learnt_and_widens_the_distributions(
     the query offsets pick it up (positive there, about zero elsewhere) and the scores'
     variances grow beyond those of the system offsets alone."""
     c = loaded.collection
-    _, model = campaign_engine(c, loaded.metadata, FINE, CALIBRATED)
+    _, model = engine_for_settings(c, loaded.metadata, FINE, CALIBRATED)
     base_mean, _ = model.prior_estimates()
     high = c.pair_query % 2 == 0
     truth = np.clip(base_mean + np.where(high, 40.0, 0.0), 0, 100)
     pairs = np.random.default_rng(1).choice(c.n_pairs, size=c.n_pairs // 2, replace=False)
     results = {}
     for name in (CALIBRATED, JOINT):
-        engine, _ = campaign_engine(c, loaded.metadata, FINE, name)
+        engine, _ = engine_for_settings(c, loaded.metadata, FINE, name)
         assert isinstance(engine, SystemEffectEngine)
         engine.judge(pairs, truth[pairs])
-        engine.recalibrate()
+        engine.learn_from_judgments()
         results[name] = engine
     joint = results[JOINT]
     assert joint.factor_effects is not None
@@ -138,7 +138,7 @@ def test_joint_weighs_each_pair_by_the_variance_a_judgment_removes(
     judged pair keeps its weight, so a campaign that wants several judgments of a pair
     still offers it in order of usefulness."""
     c = loaded.collection
-    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    engine, model = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     _judge_some(engine, loaded.judged_values, c.n_pairs // 4)
     _, unjudged_var, _ = model.estimate_all(np.zeros(c.n_pairs, dtype=bool), np.zeros(c.n_pairs))
@@ -156,7 +156,7 @@ def test_joint_weighs_each_pair_by_the_variance_a_judgment_removes(
     assert np.all(weighted[judged] > 0)
     # the other estimators keep [U12]'s weights as published
     for name in (CALIBRATED, "uniform"):
-        other, _ = campaign_engine(c, loaded.metadata, FINE, name)
+        other, _ = engine_for_settings(c, loaded.metadata, FINE, name)
         assert other.selection_var is None
 
 
@@ -182,7 +182,7 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
     # the policy got to the order's first three pairs before the audit: they are not drawn;
     # neither is the fourth, which no assessor can be given (a clip without audio)
     engine.judge(order[:3], base_mean[order[:3]])
-    engine.recalibrate()
+    engine.learn_from_judgments()
     engine.audit_allowed = np.ones(c.n_pairs, dtype=bool)
     engine.audit_allowed[order[3]] = False
     assert engine.select(1)[0] == order[4]
@@ -195,7 +195,7 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
         assert not judged_before[drawn[~np.isin(drawn, np.flatnonzero(engine.judged))]].any()
         # judgments exact where the policy chose, 3 sd off on the audit's pairs
         engine.judge(pair, np.where(np.isin(pair, drawn), off[pair], base_mean[pair]))
-        engine.recalibrate()
+        engine.learn_from_judgments()
     sample = engine.audit_pairs()
     assert not np.isin(order[:4], sample).any()
     assert engine.judged[sample].sum() >= sample.size - 1  # all but the one just drawn
@@ -221,7 +221,7 @@ def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_tea
     assert twin.draw_audit().size == 0  # nothing due: it does not draw again
     # without the audit the many exact pairs the policy chose would hide the errors
     twin.audit_every = 0
-    twin.recalibrate()
+    twin.learn_from_judgments()
     assert twin.effect.variance_scale < 1.2
 
 
@@ -242,7 +242,7 @@ def test_under_random_selection_every_judgment_teaches_the_variance(
     for _ in range(40):
         pair = engine.select(1)
         engine.judge(pair, off[pair])
-        engine.recalibrate()
+        engine.learn_from_judgments()
     assert engine.audit_pairs().size == 0
     assert engine.effect is not None
     assert engine.effect.variance_scale > 1.5
@@ -254,11 +254,11 @@ def test_simulate_and_a_campaign_run_the_same_joint_estimator(loaded: LoadedColl
     config = ReplayConfig(engine=EngineConfig(measure="cg", target=0.9), estimator=JOINT)
     result = replay(c, loaded.metadata, truth, FINE, config)
     # a campaign's engine, fed the pairs it asks for one by one, stops at the same point
-    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT, target=0.9)
+    engine, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT, target=0.9)
     while engine.stop_reason() is None:
         pair = engine.select(1)
         engine.judge(pair, truth[pair])
-        engine.recalibrate()
+        engine.learn_from_judgments()
     assert engine.n_judged == result.judgments_to_target
     np.testing.assert_allclose(engine.evaluation().mean, result.estimated_means, rtol=1e-9)
     assert engine.ranking_confidence() == pytest.approx(result.final_confidence)
@@ -274,10 +274,10 @@ def test_processes_that_receive_the_judgments_in_another_order_agree(
     pairs = np.random.default_rng(4).choice(c.n_pairs, size=c.n_pairs // 3, replace=False)
     evaluations = []
     for order in (pairs, pairs[::-1], np.sort(pairs)):
-        engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+        engine, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
         for batch in np.array_split(order, 7):
             engine.judge(batch, truth[batch])
-            engine.recalibrate()
+            engine.learn_from_judgments()
         evaluations.append(engine.evaluation())
     for other in evaluations[1:]:
         np.testing.assert_allclose(other.mean, evaluations[0].mean, rtol=1e-9, atol=1e-12)
@@ -291,12 +291,12 @@ def _with_and_without_groups(
 ) -> tuple[SystemEffectEngine, SystemEffectEngine]:
     engines = []
     for groups in (True, False):
-        engine, _ = campaign_engine(loaded.collection, loaded.metadata, FINE, JOINT)
+        engine, _ = engine_for_settings(loaded.collection, loaded.metadata, FINE, JOINT)
         assert isinstance(engine, SystemEffectEngine)
         if not groups:
             engine.result_groups = None
         engine.judge(pairs, truth[pairs])
-        engine.recalibrate()
+        engine.learn_from_judgments()
         engines.append(engine)
     return engines[0], engines[1]
 
@@ -322,7 +322,7 @@ def test_results_a_system_alone_retrieved_err_apart_and_the_groups_learn_it(
     system 1), the expected scores come closer to the truth than with the system offsets
     alone, and the distributions widen."""
     c = loaded.collection
-    _, model = campaign_engine(c, loaded.metadata, FINE, CALIBRATED)
+    _, model = engine_for_settings(c, loaded.metadata, FINE, CALIBRATED)
     base_mean, _ = model.prior_estimates()
     alone = np.flatnonzero(np.diff(c.entry_start) == 1)
     sign = np.zeros(c.n_pairs)
@@ -349,7 +349,7 @@ def test_when_shared_and_unshared_results_err_alike_the_groups_add_nothing(
     loaded: LoadedCollection,
 ) -> None:
     c = loaded.collection
-    _, model = campaign_engine(c, loaded.metadata, FINE, CALIBRATED)
+    _, model = engine_for_settings(c, loaded.metadata, FINE, CALIBRATED)
     base_mean, _ = model.prior_estimates()
     system_zero = np.zeros(c.n_pairs, dtype=bool)
     system_zero[c.entry_pair[c.entry_system == 0]] = True
@@ -370,7 +370,7 @@ def test_the_audits_pair_comes_first_but_does_not_pull_an_assessor_off_their_que
     query compares that query with the best pair the policy chose, as a campaign's plan
     does (docs/method.md §8.2)."""
     c = loaded.collection
-    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    engine, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     _judge_some(engine, loaded.judged_values, 20)  # the audit's pairs are due, unjudged
     weights = engine.weights()
@@ -398,18 +398,18 @@ def test_the_audits_pair_comes_first_but_does_not_pull_an_assessor_off_their_que
 def test_judge_alone_keeps_the_joint_engine_in_the_campaigns_state(
     loaded: LoadedCollection,
 ) -> None:
-    """No recalibrate() after judge(): the engine fed judgments is the engine a campaign
+    """No learn_from_judgments() after judge(): the engine fed judgments is the engine a campaign
     rebuilds from the same judgments and audit draws (issue 21: a researcher's loop of
     select -> judge stopped at 381 judgments on MIREX 2011 instead of 1,112)."""
     c = loaded.collection
     truth = loaded.judged_values
-    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    engine, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     for _ in range(3 * c.n_systems):
         pair = engine.select(1)
         engine.judge(pair, truth[pair])
     assert isinstance(engine, SystemEffectEngine)
     values = np.where(engine.judged, engine.values, np.nan)
-    rebuilt, _ = campaign_engine(
+    rebuilt, _ = engine_for_settings(
         c, loaded.metadata, FINE, JOINT, judged_values=values, audit_drawn=engine.audit_drawn
     )
     assert engine.offsets is not None
@@ -420,9 +420,9 @@ def test_judge_alone_keeps_the_joint_engine_in_the_campaigns_state(
     np.testing.assert_allclose(
         engine.evaluation().pair_confidence, rebuilt.evaluation().pair_confidence, atol=1e-12
     )
-    # an explicit recalibrate() has nothing left to learn
+    # an explicit learn_from_judgments() has nothing left to learn
     before = engine.evaluation().pair_confidence.copy()
-    engine.recalibrate()
+    engine.learn_from_judgments()
     np.testing.assert_array_equal(engine.evaluation().pair_confidence, before)
 
 
@@ -432,7 +432,7 @@ def test_joint_is_declared_by_its_error_model_and_read_through_one_hook(
     """The factory builds ``joint`` whole from JOINT_ERRORS (nothing is switched on after
     construction); callers read what it learns through ``offsets``, None on the plain engine."""
     c = loaded.collection
-    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    engine, model = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     assert engine.errors == JOINT_ERRORS
     assert not hasattr(engine, "share_errors")
@@ -442,10 +442,10 @@ def test_joint_is_declared_by_its_error_model_and_read_through_one_hook(
     np.testing.assert_array_equal(direct.evaluation().mean, engine.evaluation().mean)
     assert engine.offsets is not None
     assert engine.offsets.shared_by == ("query", "artist", "genre pair", "estimate stratum")
-    calibrated, _ = campaign_engine(c, loaded.metadata, FINE, CALIBRATED)
+    calibrated, _ = engine_for_settings(c, loaded.metadata, FINE, CALIBRATED)
     assert calibrated.offsets is not None
     assert calibrated.offsets.shared_by == ()
-    plain, _ = campaign_engine(c, loaded.metadata, FINE, "ordinal")
+    plain, _ = engine_for_settings(c, loaded.metadata, FINE, "ordinal")
     assert plain.offsets is None
     assert plain.system_tau2 == 0.0
 
@@ -465,7 +465,7 @@ def test_systems_with_the_same_run_share_their_offsets_and_stay_tied() -> None:
     twin, original = loaded.systems.index("S99"), loaded.systems.index("S02")
     assert c.run_class[twin] == original
     assert list(c.run_class[:twin]) == list(range(twin))
-    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    engine, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     truth = loaded.judged_values
     saw_offsets = False
@@ -488,7 +488,7 @@ def test_each_entry_is_shifted_by_the_means_of_its_offsets(loaded: LoadedCollect
     (none from a factor where its pair has no level), 0 for judged entries; without an entry
     leaving the scale the expected scores are the linear shift of §8.3, entry by entry."""
     c = loaded.collection
-    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    engine, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     _judge_some(engine, loaded.judged_values, 40)
     # the artist factor with some pairs at no level, offsets of every factor made up
@@ -554,7 +554,7 @@ def test_each_variance_stratum_learns_its_own_factor_from_the_audit(
     estimates' variances carry them (the one κ stays 1). An engine rebuilt from the same
     judgments and stored draws learns the same factors; the relevance model is not touched."""
     c = loaded.collection
-    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT, target=1.0)
+    engine, model = engine_for_settings(c, loaded.metadata, FINE, JOINT, target=1.0)
     assert isinstance(engine, SystemEffectEngine)
     assert engine.variance_stratum is not None
     base_mean, base_var = model.prior_estimates()
@@ -579,7 +579,7 @@ def test_each_variance_stratum_learns_its_own_factor_from_the_audit(
         base_var[open_pairs]
     )
     values = np.where(engine.judged, engine.values, np.nan)
-    twin, _ = campaign_engine(
+    twin, _ = engine_for_settings(
         c,
         loaded.metadata,
         FINE,
@@ -600,7 +600,7 @@ def test_an_engine_that_saw_the_judgments_one_by_one_agrees_with_one_built_from_
     build from the database must hold the same variance factors and claim the same
     confidence: the strata's factors depend on the judgments, never on their order."""
     c = loaded.collection
-    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    engine, model = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     base_mean, base_var = model.prior_estimates()
     noisy = np.clip(
@@ -612,7 +612,7 @@ def test_an_engine_that_saw_the_judgments_one_by_one_agrees_with_one_built_from_
         engine.judge(pair, noisy[pair])
         if engine.n_judged % 20:
             continue
-        twin, _ = campaign_engine(
+        twin, _ = engine_for_settings(
             c,
             loaded.metadata,
             FINE,
@@ -642,7 +642,7 @@ def test_copies_that_share_the_model_keep_their_own_variance_factors(
     from mtcjudge.mtc.reliability import expected_moments
 
     c = loaded.collection
-    engine, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    engine, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     _judge_some(engine, loaded.judged_values, 60)
     before_factor = None if engine.var_factor is None else engine.var_factor.copy()
@@ -670,7 +670,7 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
     from mtcjudge.mtc.strata import stratum_factors
 
     c = loaded.collection
-    engine, model = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    engine, model = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     assert isinstance(engine, SystemEffectEngine)
     base_mean, base_var = model.prior_estimates()
     noisy = np.clip(
@@ -708,12 +708,12 @@ def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCo
     assert factor.max() > 1.0
 
 
-def test_judge_is_record_then_recalibrate(loaded: LoadedCollection) -> None:
-    """``judge`` = ``record`` (estimates and statistics) + ``recalibrate`` (the offsets);
+def test_judge_is_record_then_learn_from_judgments(loaded: LoadedCollection) -> None:
+    """``judge`` = ``record`` (estimates and statistics) + ``learn_from_judgments`` (the offsets);
     ``record`` alone leaves the offsets as they were (a what-if copy's pretended judgments)."""
     c, truth = loaded.collection, loaded.judged_values
-    judged, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
-    recorded, _ = campaign_engine(c, loaded.metadata, FINE, JOINT)
+    judged, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
+    recorded, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
     assert isinstance(recorded, SystemEffectEngine)
     pairs = judged.select(6)
     judged.judge(pairs, truth[pairs])
@@ -721,7 +721,7 @@ def test_judge_is_record_then_recalibrate(loaded: LoadedCollection) -> None:
     recorded.record(pairs, truth[pairs])
     assert recorded.effect is before
     np.testing.assert_array_equal(recorded.mean, judged.mean)
-    recorded.recalibrate()
+    recorded.learn_from_judgments()
     np.testing.assert_array_equal(recorded.evaluation().mean, judged.evaluation().mean)
     np.testing.assert_array_equal(recorded.evaluation().diff_var, judged.evaluation().diff_var)
 
@@ -734,3 +734,19 @@ def test_engine_without_effect_matches_base(loaded: LoadedCollection) -> None:
     eng = SystemEffectEngine(c, RelevanceModel(c, scale, "ordinal", loaded.metadata))
     assert eng.evaluation().mean == pytest.approx(base.evaluation().mean)
     assert eng.ranking_confidence() == pytest.approx(base.ranking_confidence())
+
+
+def test_recalibrate_is_a_deprecated_name_of_learn_from_judgments(
+    loaded: LoadedCollection,
+) -> None:
+    c, truth = loaded.collection, loaded.judged_values
+    old, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
+    new, _ = engine_for_settings(c, loaded.metadata, FINE, JOINT)
+    pairs = old.select(6)
+    for engine in (old, new):
+        engine.record(pairs, truth[pairs])
+    with pytest.warns(DeprecationWarning, match="learn_from_judgments"):
+        old.recalibrate()
+    new.learn_from_judgments()
+    np.testing.assert_array_equal(old.evaluation().mean, new.evaluation().mean)
+    assert old.offsets is not None

@@ -10,7 +10,7 @@ from mtcjudge.mtc import projection
 from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
-from mtcjudge.mtc.factory import campaign_engine
+from mtcjudge.mtc.factory import engine_for_settings
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.projection import Projection, TargetProjection, draw_unjudged, project
 from mtcjudge.mtc.scales import BROAD, FINE
@@ -27,7 +27,7 @@ def fine() -> LoadedCollection:
 
 
 def engine_of(loaded: LoadedCollection, estimator: str = "calibrated") -> MTCEngine:
-    engine, _ = campaign_engine(loaded.collection, loaded.metadata, FINE, estimator)
+    engine, _ = engine_for_settings(loaded.collection, loaded.metadata, FINE, estimator)
     return engine
 
 
@@ -36,7 +36,7 @@ def feed(engine: MTCEngine, truth: np.ndarray, n: int) -> None:
     for _ in range(n):
         pair = engine.select(1)
         engine.judge(pair, truth[pair])
-        engine.recalibrate()
+        engine.learn_from_judgments()
 
 
 def replay_needs(engine: MTCEngine, truth: np.ndarray, target: float) -> int:
@@ -109,7 +109,7 @@ def test_a_target_met_now_costs_nothing(fine) -> None:
 def test_a_complete_collection_has_reached_every_target(fine) -> None:
     engine = engine_of(fine)
     engine.judge(np.arange(fine.collection.n_pairs), fine.judged_values)
-    engine.recalibrate()
+    engine.learn_from_judgments()
     p = project(engine, [0.99, 1.0], runs=2)
     assert all(t.reached and t.judgments_median == 0 for t in p.targets)
 
@@ -235,7 +235,7 @@ def test_wide_batches_update_the_engine_like_judge(fine) -> None:
     b = engine_of(fine)
     pairs = np.arange(0, fine.collection.n_pairs, 3)
     a.judge(pairs, fine.judged_values[pairs])
-    a.recalibrate()
+    a.learn_from_judgments()
     projection._judge(b, pairs, fine.judged_values[pairs])
     assert a.n_judged == b.n_judged
     np.testing.assert_allclose(a.evaluation().mean, b.evaluation().mean, atol=1e-12)
@@ -269,7 +269,7 @@ def test_the_method_line_names_the_offsets_the_continuations_learn(fine) -> None
         ("calibrated", "and per-system offsets"),
         ("joint", "error offsets shared by pairs of a system, query, artist, genre pair"),
     ):
-        engine, _ = campaign_engine(c, fine.metadata, FINE, estimator)
+        engine, _ = engine_for_settings(c, fine.metadata, FINE, estimator)
         p = project(engine, [0.99], runs=2, max_seconds=None)
         assert wanted in p.method
 

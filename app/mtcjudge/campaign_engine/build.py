@@ -28,7 +28,7 @@ from mtcjudge.mtc.collection import Collection, Metadata, build_collection
 from mtcjudge.mtc.disagreement import Disagreement, disagreement_from_sums, judged_variance
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
-from mtcjudge.mtc.factory import campaign_engine
+from mtcjudge.mtc.factory import engine_for_settings
 from mtcjudge.mtc.scales import get_scale
 
 __all__ = [
@@ -257,7 +257,7 @@ def engine_from_rows(
     playable = _playable(rows.with_audio, query_doc, pair_ids)
     if rows.unplayable:
         playable &= np.array([ids not in rows.unplayable for ids in pair_ids], dtype=bool)
-    engine, model = campaign_engine(
+    engine, model = engine_for_settings(
         collection,
         metadata,
         get_scale(rows.scale),

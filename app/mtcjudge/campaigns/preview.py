@@ -36,7 +36,7 @@ from mtcjudge.ingest.formats import (
     score_order_warnings,
 )
 from mtcjudge.ingest.loader import LoadedCollection, load_collection
-from mtcjudge.mtc.factory import campaign_engine
+from mtcjudge.mtc.factory import engine_for_settings
 from mtcjudge.mtc.projection import default_resolution, project
 from mtcjudge.mtc.scales import get_scale
 
@@ -458,7 +458,7 @@ def _projection(
         )
     started = time.perf_counter()
     try:
-        engine, _model = campaign_engine(
+        engine, _model = engine_for_settings(
             collection,
             loaded.metadata,
             get_scale(spec.scale),

@@ -1,7 +1,9 @@
 """Deprecated alias of :mod:`mtcjudge.mtc.factory`, the engine factory (the estimators' names,
-:func:`~mtcjudge.mtc.factory.build_engine` and :func:`~mtcjudge.mtc.factory.campaign_engine`).
+:func:`~mtcjudge.mtc.factory.build_engine` and :func:`~mtcjudge.mtc.factory.engine_for_settings`).
 
-The module was renamed because it has nothing to do with calibration. Importing it warns
+The module was renamed because it has nothing to do with calibration, and its
+``campaign_engine`` is the factory's :func:`~mtcjudge.mtc.factory.engine_for_settings` (a
+*campaign engine* is :class:`~mtcjudge.campaign_engine.build.CampaignEngine`). Importing it warns
 (``DeprecationWarning``) and gives the factory's names; import them from
 :mod:`mtcjudge.mtc.factory`.
 """
@@ -20,8 +22,11 @@ from mtcjudge.mtc.factory import (
     JOINT,
     REFERENCE_ESTIMATOR,
     build_engine,
-    campaign_engine,
+    engine_for_settings,
 )
+
+#: the factory's former name of :func:`~mtcjudge.mtc.factory.engine_for_settings`
+campaign_engine = engine_for_settings
 
 __all__ = [
     "AUDIT_EVERY",

@@ -28,6 +28,8 @@ campaign's engine holds after the same judgments; no further call is needed.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
@@ -193,7 +195,7 @@ class MTCEngine:
 
         After the call the engine is in the state a campaign's engine reaches with the same
         judgments: estimates, score distributions and, for an engine that learns from its
-        judgments, what it learns. It is :meth:`record` followed by :meth:`recalibrate`.
+        judgments, what it learns. It is :meth:`record` followed by :meth:`learn_from_judgments`.
 
         Parameters
         ----------
@@ -204,11 +206,11 @@ class MTCEngine:
             several judgments).
         """
         self.record(pairs, values)
-        self.recalibrate()
+        self.learn_from_judgments()
 
     def record(self, pairs: ArrayLike, values: ArrayLike) -> None:
         """Record judgments (or revisions) of pool pairs and update the estimates and the
-        score distributions, without re-learning from the judgments (:meth:`recalibrate`):
+        score distributions, without re-learning from the judgments (:meth:`learn_from_judgments`):
         the first step of :meth:`judge`. Alone it makes a what-if copy that pretends pairs
         are judged at their estimates (the staleness simulation's planner, bench/).
 
@@ -305,13 +307,23 @@ class MTCEngine:
     # ------------------------------------------------------------------ variants
     # An engine variant (:class:`mtcjudge.mtc.joint.SystemEffectEngine`) overrides these
     # hooks; callers use them on any engine instead of testing which variant they hold.
-    def recalibrate(self) -> None:
+    def learn_from_judgments(self) -> None:
         """Learn from all the judgments what the estimates alone do not carry.
 
         :meth:`judge` calls it; call it only after changing :attr:`judged` and
         :attr:`values` directly (and :meth:`reestimate`). The plain engine has nothing more to
         learn; the system-effect engine re-learns its error offsets (:mod:`mtcjudge.mtc.joint`).
         """
+
+    def recalibrate(self) -> None:
+        """Deprecated name of :meth:`learn_from_judgments` (calibration is whether a claimed
+        confidence comes true, docs/glossary.md)."""
+        warnings.warn(
+            "MTCEngine.recalibrate() is now MTCEngine.learn_from_judgments()",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        self.learn_from_judgments()
 
     @property
     def offsets(self) -> ErrorOffsets | None:

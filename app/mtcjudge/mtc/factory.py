@@ -3,7 +3,7 @@ that builds their engine.
 
 Every engine of the product is made by :func:`build_engine` (a campaign's planner, its
 preview, ``mtcjudge simulate``, the projection and the benchmarks), so a replay runs exactly
-the estimator a campaign would. :func:`campaign_engine` is that factory with a campaign's
+the estimator a campaign would. :func:`engine_for_settings` is that factory with a campaign's
 settings spelled out. (The module was ``mtcjudge.mtc.calibration`` before: a deprecated
 alias of that name still imports.)
 
@@ -42,7 +42,7 @@ __all__ = [
     "JOINT",
     "REFERENCE_ESTIMATOR",
     "build_engine",
-    "campaign_engine",
+    "engine_for_settings",
 ]
 
 #: the estimator of the system-effect configuration: ordinal M_out (no M_jud) whose score
@@ -147,7 +147,7 @@ def build_engine(
     return engine, model
 
 
-def campaign_engine(
+def engine_for_settings(
     collection: Collection,
     metadata: Metadata | None,
     scale: Scale,

@@ -14,7 +14,7 @@ hook :attr:`mtcjudge.mtc.engine.MTCEngine.offsets` (None on the plain engine).
 
 What the engine learns is computed by :mod:`mtcjudge.mtc.offset_learning` (from the
 residuals of :mod:`mtcjudge.mtc.residuals`, with the variance strata of
-:mod:`mtcjudge.mtc.strata`); :func:`recalibrate` sets it on the engine. The coefficient
+:mod:`mtcjudge.mtc.strata`); :func:`relearn_offsets` sets it on the engine. The coefficient
 masses the offsets enter the scores by, and the levels they are shared at, come from
 :mod:`mtcjudge.mtc.masses`.
 """
@@ -59,7 +59,7 @@ __all__ = [
     "SystemEffectEngine",
     "metadata_factors",
     "on_factor_grid",
-    "recalibrate",
+    "relearn_offsets",
     "shared_groups",
     "system_effect_from_judgments",
     "variance_strata",
@@ -135,7 +135,7 @@ class SystemEffectEngine(MTCEngine):
     ``evaluation()`` adds ``f_A E[b_A]`` to each system's expected score and
     ``f_A^2 Var[b_A]`` to its variance (:mod:`mtcjudge.mtc.effects`), plus the shared offsets
     of :attr:`ErrorModel.shared`. :meth:`judge` re-learns every offset from all the judgments
-    (:meth:`recalibrate`), so the engine is consistent after each call.
+    (:meth:`learn_from_judgments`), so the engine is consistent after each call.
 
     Parameters
     ----------
@@ -152,15 +152,15 @@ class SystemEffectEngine(MTCEngine):
         The pairs the audit may draw (None: every pair).
     """
 
-    #: the posterior of the per-system offsets, set by :meth:`recalibrate`
+    #: the posterior of the per-system offsets, set by :meth:`learn_from_judgments`
     effect: SystemEffect | None = None
-    #: their posteriors of the further factors, by name, set by :meth:`recalibrate`
+    #: their posteriors of the further factors, by name, set by :meth:`learn_from_judgments`
     factor_effects: dict[str, SystemEffect] | None = None
-    #: the posterior of the group offsets (around their system's), set by :meth:`recalibrate`
+    #: the posterior of the group offsets (around their system's), as last learnt
     group_effect: SystemEffect | None = None
     #: the fixed random order of the pool the audit draws in, made on first use
     _audit_order: IntArray | None = None
-    #: with variance strata, every pair's variance factor as last learnt (:func:`recalibrate`)
+    #: with variance strata, every pair's variance factor as last learnt (:func:`relearn_offsets`)
     learnt_var_factor: FloatArray | None = None
 
     def __init__(
@@ -209,7 +209,7 @@ class SystemEffectEngine(MTCEngine):
             self.result_groups = shared_groups(collection)
             nothing = np.zeros(n, dtype=bool)
             self.selection_var = model.estimate_all(nothing, np.zeros(n))[1]
-        self.recalibrate()
+        self.learn_from_judgments()
 
     def audit_pairs(self) -> IntArray:
         """The pairs drawn into the audit sample so far, judged or not (empty without an
@@ -290,10 +290,10 @@ class SystemEffectEngine(MTCEngine):
         """Forget the cached evaluation (after changing :attr:`effect`)."""
         self._evaluation = None
 
-    def recalibrate(self) -> None:
-        """Re-learn the offsets from every judgment (:func:`recalibrate`); :meth:`judge` calls
+    def learn_from_judgments(self) -> None:
+        """Re-learn the offsets from every judgment (:func:`relearn_offsets`); :meth:`judge` calls
         it."""
-        recalibrate(self, self.model)
+        relearn_offsets(self, self.model)
 
     @property
     def offsets(self) -> ErrorOffsets | None:
@@ -600,7 +600,7 @@ class SystemEffectEngine(MTCEngine):
         return np.asarray(twins * np.sqrt(np.outer(variance, variance)), dtype=np.float64)
 
 
-def recalibrate(engine: SystemEffectEngine, model: RelevanceModel) -> None:
+def relearn_offsets(engine: SystemEffectEngine, model: RelevanceModel) -> None:
     """Re-estimate the engine's offsets from all its judgments
     (:func:`~mtcjudge.mtc.offset_learning.learn_offsets`).
 

@@ -7,7 +7,7 @@ factor κ (:func:`system_effect_from_judgments`), the offsets of each system's s
 unshared results (:func:`group_effect_from_judgments`) and those of the further factors
 (query, artist, genre cell, variance stratum: :func:`factor_effects_from_judgments`), all at
 once by :func:`learn_offsets`. Nothing here changes the engine:
-:func:`mtcjudge.mtc.joint.recalibrate` sets what :func:`learn_offsets` learns on it, and
+:func:`mtcjudge.mtc.joint.relearn_offsets` sets what :func:`learn_offsets` learns on it, and
 :func:`pair_offsets` reads the offsets some judgments alone teach (an assessor's expected
 answers, :mod:`mtcjudge.mtc.reliability`).
 """

@@ -254,7 +254,7 @@ def _judge(sim: MTCEngine, pairs: IntArray, values: FloatArray) -> None:
         sim.values[pairs] = values
         sim.n_judged += int(new.sum())
         sim.reestimate()
-        sim.recalibrate()
+        sim.learn_from_judgments()
     else:
         sim.judge(pairs, values)
 

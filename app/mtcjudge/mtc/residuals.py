@@ -1,7 +1,7 @@
 """What the error offsets are learnt from: the judged pairs' residuals against their
 judgment-free estimates (docs/method.md §8.1, §8.2).
 
-:func:`judged_residuals` makes them once per recalibration; the variance factors (``joint``'s
+:func:`judged_residuals` makes them once per learning step; the variance factors (``joint``'s
 κ, or one per variance stratum, :mod:`mtcjudge.mtc.strata`) are the shrunk mean squared
 standardised residual (:func:`variance_scale`) of a fair sample of the pairs left on
 estimates (:func:`variance_sample`). The functions read an engine through
@@ -67,7 +67,7 @@ class LearningEngine(Protocol):
 class JudgedResiduals(NamedTuple):
     """The judged entries (sorted by pair), their pairs, the residual of each against its
     judgment-free estimate, and that estimate's variance (the model's own, without a
-    variance factor): what every offset is learnt from, made once per recalibration."""
+    variance factor): what every offset is learnt from, made once per learning step."""
 
     entries: IntArray
     pairs: IntArray

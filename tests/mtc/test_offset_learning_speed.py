@@ -11,7 +11,7 @@ import pytest
 
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.effects import SystemEffect, estimate_system_effect
-from mtcjudge.mtc.factory import campaign_engine
+from mtcjudge.mtc.factory import engine_for_settings
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.mtc.measures import inverse_denominators
 from mtcjudge.mtc.scales import FINE
@@ -29,7 +29,7 @@ class ScratchEngine(SystemEffectEngine):
         mass = np.bincount(c.entry_system, weights=w, minlength=c.n_systems)
         return np.asarray(mass / c.n_queries, dtype=np.float64)
 
-    def recalibrate(self) -> None:
+    def learn_from_judgments(self) -> None:
         c = self.collection
         base_mean, base_var = self.model.prior_estimates()
         entries = self.judged[c.entry_pair]
@@ -50,10 +50,10 @@ def loaded() -> LoadedCollection:
 
 def twins(loaded: LoadedCollection, measure: str) -> tuple[SystemEffectEngine, ScratchEngine]:
     c = loaded.collection
-    engine, model = campaign_engine(c, loaded.metadata, FINE, "calibrated", measure=measure)
+    engine, model = engine_for_settings(c, loaded.metadata, FINE, "calibrated", measure=measure)
     assert isinstance(engine, SystemEffectEngine)
     scratch = ScratchEngine(c, model, engine.config)
-    scratch.recalibrate()
+    scratch.learn_from_judgments()
     return engine, scratch
 
 
@@ -88,7 +88,7 @@ def test_a_whole_campaign_matches_the_from_scratch_computation(
         assert np.array_equal(pair, scratch.select(1))
         for e in (engine, scratch):
             e.judge(pair, truth[pair])
-            e.recalibrate()
+            e.learn_from_judgments()
         same_state(engine, scratch)
         steps += 1
     assert steps == loaded.collection.n_pairs
@@ -111,7 +111,7 @@ def test_batches_revisions_and_bulk_judgments_match(loaded: LoadedCollection) ->
             )
         for e in (engine, scratch):
             e.judge(batch, values)
-            e.recalibrate()
+            e.learn_from_judgments()
         same_state(engine, scratch)
     # the projection's bulk path: judged pairs set directly, then one re-estimate
     wide = np.flatnonzero(~engine.judged)[:: max(1, c.n_pairs // 200)]
@@ -120,7 +120,7 @@ def test_batches_revisions_and_bulk_judgments_match(loaded: LoadedCollection) ->
         e.values[wide] = truth[wide]
         e.n_judged += wide.shape[0]
         e.reestimate()
-        e.recalibrate()
+        e.learn_from_judgments()
     same_state(engine, scratch)
 
 
@@ -131,7 +131,7 @@ def test_a_copy_keeps_its_own_bookkeeping(loaded: LoadedCollection) -> None:
         pair = engine.select(1)
         for e in (engine, scratch):
             e.judge(pair, truth[pair])
-            e.recalibrate()
+            e.learn_from_judgments()
     same_state(engine, scratch)
     clone, scratch_clone = copy.deepcopy(engine), copy.deepcopy(scratch)
     # a copy may go to another thread (the planner's projection): it shares nothing it updates
@@ -144,7 +144,7 @@ def test_a_copy_keeps_its_own_bookkeeping(loaded: LoadedCollection) -> None:
         pair = clone.select(1)
         for e in (clone, scratch_clone):
             e.judge(pair, truth[pair])
-            e.recalibrate()
+            e.learn_from_judgments()
         same_state(clone, scratch_clone)
     engine.invalidate()
     scratch.invalidate()
