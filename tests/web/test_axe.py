@@ -73,6 +73,10 @@ def test_axe_finds_nothing_on_any_page(site: tuple[LiveServer, str]) -> None:
             for width in WIDTHS:
                 page.set_viewport_size({"width": width, "height": 900})
                 page.wait_for_timeout(150)  # charts redraw on resize
+                # and every transition has ended (a loaded machine can be slow to start one)
+                page.wait_for_function(
+                    "document.getAnimations().every(a => a.playState !== 'running')"
+                )
                 found = axe_violations(page)
                 if found:
                     findings[f"{name} at {width} px, {scheme}"] = found
@@ -134,6 +138,8 @@ def test_axe_finds_nothing_on_any_page(site: tuple[LiveServer, str]) -> None:
         page.keyboard.press("Enter")
         expect(page.locator("#history-list li")).to_have_count(1)
         page.keyboard.press("1")
+        # the next pair has arrived: a page still busy is dimmed on purpose (inactive controls)
+        wait_until(page, "!document.querySelector('#judge').hasAttribute('aria-busy')")
         check(page, "judging: after a judgment")
         page.set_viewport_size({"width": 1280, "height": 900})
         page.locator("#help-button").click()
