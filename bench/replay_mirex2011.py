@@ -142,17 +142,17 @@ def _variant_cases() -> list[Case]:
         Case(
             "ord-cg-calib",
             "CG_l@5 M_out->M_jud + variance calibration",
-            cfg(calibrate_variance=True),
+            cfg(learn_variance_factor=True),
         ),
         Case(
             "ord-cg-src",
             "CG_l@5 M_out->M_jud + per-source calibration",
-            cfg(calibrate_by_source=True),
+            cfg(learn_source_factors=True),
         ),
         Case(
             "ord-cg-src-se",
             "CG_l@5 M_out->M_jud + per-source calib. + system effect",
-            cfg(calibrate_by_source=True, **SE),
+            cfg(learn_source_factors=True, **SE),
         ),
         Case("out-cg", "CG_l@5 M_out only", cfg(use_m_jud=False)),
         Case(
@@ -260,7 +260,7 @@ def diagnose(loaded: LoadedCollection) -> dict[str, float]:
 SYN_CASES = [
     ("uniform", cfg(model="uniform")),
     ("M_out->M_jud", cfg()),
-    ("M_out->M_jud + calib.", cfg(calibrate_variance=True)),
+    ("M_out->M_jud + calib.", cfg(learn_variance_factor=True)),
     ("M_out only", cfg(use_m_jud=False)),
     ("M_out + system effect", cfg(use_m_jud=False, **SE)),
     ("M_out + system effect + tau prior", cfg(use_m_jud=False, **SEP)),
@@ -492,7 +492,7 @@ Residuals of the published M_out on every pool pair, before any judgment
 | sd over queries of the mean residual | {diag["query_res_sd"]:.1f} | |
 
 1. **Per pair, M_out is calibrated** (z^2 about 1, negligible bias). Scaling its variance
-   (`calibrate_variance`) cannot fix what follows, and only works by accident.
+   (`learn_variance_factor`) cannot fix what follows, and only works by accident.
 2. **Errors are correlated within a system.** A system's 500 results share a residual of
    +-3 FINE points on average (up to {diag["max_sys_res"]:.1f}), three times what independent
    errors allow: the features (genre, artist, fSYS) do not see that one system finds better
@@ -505,7 +505,7 @@ Residuals of the published M_out on every pool pair, before any judgment
    and nearly in nDCG/RBP, so it matters little for the ranking.
 4. **M_jud is badly over-confident per pair during judging.** Its predictions for the pairs
    judged next have a shrunk mean z^2 of about {mjud_z2} (factor learnt by
-   `calibrate_by_source`) and a large system component. M_jud was fitted on features computed
+   `learn_source_factors`) and a large system component. M_jud was fitted on features computed
    from *complete* judgments (every other clip of the artist and of the systems judged); in
    an MTC run aART and aSYS rest on one or two judgments, so they are far noisier than the
    model assumes, and with aART's coefficient one judged clip moves eta by 0.2 x its score.

@@ -50,7 +50,7 @@ class VariantConfig:
     seed : int
     max_judgments : int or None
         Give up after this many judgments (None: until the stopping rule).
-    calibrate_variance : bool
+    learn_variance_factor : bool
         Inflate the estimators' variance by the observed mean squared standardised
         error of their predictions on the pairs judged so far (see docs/replay).
     calibration_prior : float
@@ -72,8 +72,8 @@ class VariantConfig:
     use_m_jud : bool
         With the ordinal model, switch to M_jud where its features are defined
         (False: M_out only, [T] Table 8.1's estimator throughout).
-    calibrate_by_source : bool
-        Like ``calibrate_variance`` but with one factor per estimate source
+    learn_source_factors : bool
+        Like ``learn_variance_factor`` but with one factor per estimate source
         (M_out, M_jud, prior), each from that source's own residuals.
     shared_errors : bool
         The joint error model (``joint``, docs/method.md §8): with ``system_effect``, also
@@ -87,14 +87,14 @@ class VariantConfig:
     batch: int = 1
     seed: int = 0
     max_judgments: int | None = None
-    calibrate_variance: bool = False
+    learn_variance_factor: bool = False
     calibration_prior: float = 20.0
     refit_every: int = 0
     system_effect: bool = False
     system_effect_icc: float = 0.0
     system_effect_prior_weight: float = 0.0
     system_effect_shift: bool = True
-    calibrate_by_source: bool = False
+    learn_source_factors: bool = False
     use_m_jud: bool = True
     shared_errors: bool = False
 
@@ -252,9 +252,9 @@ def _variant_engine(
             engine = effect_engine
     else:
         engine = MTCEngine(collection, model, config.engine, rng=rng)
-    if config.calibrate_variance:
+    if config.learn_variance_factor:
         calibrations.append(_VarianceScale(engine, truth, config.calibration_prior))
-    if config.calibrate_by_source:
+    if config.learn_source_factors:
         calibrations.append(_SourceVarianceScales(engine, truth, config.calibration_prior))
     if config.refit_every:
         calibrations.append(_Refit(engine, scale, rng, config.refit_every))
@@ -268,7 +268,7 @@ _FACTOR_TOLERANCE = 0.02
 
 
 class _VarianceScale(_Calibration):
-    """``calibrate_variance``: one factor, the shrunk mean squared standardised error."""
+    """``learn_variance_factor``: one factor, the shrunk mean squared standardised error."""
 
     def __init__(self, engine: MTCEngine, truth: FloatArray, prior: float) -> None:
         self.engine, self.truth, self.prior = engine, truth, prior
@@ -294,7 +294,7 @@ class _VarianceScale(_Calibration):
 
 
 class _SourceVarianceScales(_Calibration):
-    """``calibrate_by_source``: one factor per estimate source, from its own residuals."""
+    """``learn_source_factors``: one factor per estimate source, from its own residuals."""
 
     def __init__(self, engine: MTCEngine, truth: FloatArray, prior: float) -> None:
         self.engine, self.truth, self.prior = engine, truth, prior

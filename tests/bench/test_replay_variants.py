@@ -36,7 +36,7 @@ def run(loaded: LoadedCollection, scale=BROAD, **config) -> ReplayResult:
 
 
 def test_calibrated_variance_and_refits(broad) -> None:
-    calibrated = run(broad, engine=EngineConfig(target=0.97), calibrate_variance=True)
+    calibrated = run(broad, engine=EngineConfig(target=0.97), learn_variance_factor=True)
     assert calibrated.variance_scale >= 1.0
     assert calibrated.judgments_to_target <= calibrated.pool_size
     refitted = run(broad, engine=EngineConfig(target=1.0), refit_every=25, max_judgments=75)
@@ -62,7 +62,7 @@ def test_replay_defaults_unchanged_and_system_effect_runs(loaded: LoadedCollecti
             system_effect=True,
             system_effect_icc=0.02,
             system_effect_prior_weight=5.0,
-            calibrate_by_source=True,
+            learn_source_factors=True,
         ),
     )
     assert se.final_confidence >= 0.99 or se.stop_reason == "complete"
