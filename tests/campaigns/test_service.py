@@ -328,7 +328,7 @@ def test_invite_assessor(db_session: Session) -> None:
 
 
 def test_a_reissued_or_revoked_link_stops_working(db_session: Session) -> None:
-    from mtcjudge.judging.repository import assessor_by_token
+    from mtcjudge.judging.repository.context import assessor_by_token
 
     campaign, _ = create_campaign(db_session, CampaignSpec("x"), RUNS)
     alice, old = invite_assessor(db_session, campaign, "Alice")
