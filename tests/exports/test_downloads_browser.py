@@ -14,7 +14,7 @@ import pytest
 from mtcjudge import audit
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
-from mtcjudge.exports.service import ENTRY_COLUMNS
+from mtcjudge.exports.estimate_files import ENTRY_COLUMNS
 from mtcjudge.main import create_app
 from mtcjudge.organizers import passwords
 from mtcjudge.organizers import service as organizers

@@ -21,7 +21,7 @@ from sqlalchemy.orm import aliased
 from mtcjudge import audit
 from mtcjudge.assessors import actions as actions
 from mtcjudge.campaign_engine import repository as engine_repository
-from mtcjudge.exports.service import qrels_lines
+from mtcjudge.exports.trec_files import qrels_lines
 from mtcjudge.judging import trials
 from mtcjudge.judging.repository import judgments as judgment_queries
 from mtcjudge.judging.repository import leases as lease_queries

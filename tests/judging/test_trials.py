@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import func, select, update
 
 from mtcjudge.campaign_engine import repository as engine_repository
-from mtcjudge.exports.service import qrels_lines
+from mtcjudge.exports.trec_files import qrels_lines
 from mtcjudge.judging import trials
 from mtcjudge.judging.repository import trials as trial_queries
 from mtcjudge.models import (

@@ -96,7 +96,8 @@ def _add_import_bundle(actions: SubParsers) -> None:
 
 
 def run_import_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.exports.restore import open_bundle, restore_campaign
+    from mtcjudge.exports.bundle_read import open_bundle
+    from mtcjudge.exports.restore import restore_campaign
     from mtcjudge.pool.service import unplayable_summary
 
     settings_for(args.database_url)

@@ -24,7 +24,8 @@ from mtcjudge.campaigns.routes import CHECK_SLUG, UploadedFileIn
 from mtcjudge.campaigns.schemas import ORDER_BY_HELP, InputWarningOut, warnings_field
 from mtcjudge.deps import CurrentOrganizer, SessionDep
 from mtcjudge.errors import InvalidInput
-from mtcjudge.exports.restore import open_bundle, restore_campaign
+from mtcjudge.exports.bundle_read import open_bundle
+from mtcjudge.exports.restore import restore_campaign
 from mtcjudge.ingest.formats import InputError
 from mtcjudge.schemas import CleanText, error_responses
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
-from typing import IO, Annotated, Literal
+from typing import IO, Annotated, Literal, TypeAlias
 
 import anyio
 import anyio.to_thread
@@ -20,6 +20,7 @@ from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.db import session_scope
 from mtcjudge.deps import CurrentOrganizer
 from mtcjudge.exports import service
+from mtcjudge.exports.formats import MEDIA_TYPES, WHATS
 from mtcjudge.schemas import error_responses
 
 __all__ = ["router"]
@@ -36,17 +37,10 @@ _EXPORTS = anyio.CapacityLimiter(1)
 SPOOL_BYTES = 1 << 20
 CHUNK_BYTES = 1 << 16
 
-What = Literal[
-    "qrels",
-    "judgments",
-    "estimates",
-    "entries",
-    "offsets",
-    "results",
-    "runs",
-    "assessors",
-    "bundle",
-]
+# FastAPI reads the choices of these annotations at run time: the kinds of export and the file
+# formats, each listed once (mtcjudge.exports.formats); to mypy they are plain values
+What: TypeAlias = Literal[WHATS]  # type: ignore[valid-type]
+FileFormat: TypeAlias = Literal[tuple(MEDIA_TYPES)]  # type: ignore[valid-type]
 
 
 def _chunks(spool: IO[bytes]) -> Iterator[bytes]:
@@ -63,7 +57,7 @@ def _chunks(spool: IO[bytes]) -> Iterator[bytes]:
     responses={
         200: {
             "description": "the export, as an attachment",
-            "content": {media: {} for media in sorted(set(service.MEDIA_TYPES.values()))},
+            "content": {media: {} for media in sorted(set(MEDIA_TYPES.values()))},
         }
     },
 )
@@ -90,7 +84,7 @@ async def export_campaign(
         ),
     ] = None,
     format: Annotated[
-        Literal["trec", "csv", "jsonl", "json", "zip"] | None,
+        FileFormat | None,
         Query(
             description="qrels: trec; runs: trec (default: every system in one file, told "
             "apart by the tag column, which trec_eval, ir_measures, pytrec_eval and ranx read "

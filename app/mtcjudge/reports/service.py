@@ -34,7 +34,7 @@ from mtcjudge.campaigns import service as campaigns
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository as export_repository
 from mtcjudge.exports.formats import MEASURE_DEFINITIONS
-from mtcjudge.exports.service import campaign_summary, completeness, package_version
+from mtcjudge.exports.manifest import campaign_summary, completeness, package_version
 from mtcjudge.models import Campaign, as_utc, utcnow
 from mtcjudge.mtc.calibration import ESTIMATOR_SUMMARIES
 from mtcjudge.mtc.measures import MEASURES, per_query_scores

@@ -13,7 +13,9 @@ from mtcjudge.db import execute_plain
 from mtcjudge.models import Judgment, Pair
 
 _run = execute_plain
-_PER_PAIR = bindparam("per_pair", type_=Integer)
+#: the parameters the statements of the judging path share
+ASSESSOR_ID = bindparam("assessor_id", type_=Integer)
+PER_PAIR = bindparam("per_pair", type_=Integer)
 
 
 def same_pair() -> Any:
@@ -57,7 +59,7 @@ _INSERT_JUDGMENT = {
 
 _RECORD_JUDGMENT = (
     update(Pair)
-    .where(Pair.id == bindparam("pair_id"), Pair.judged < _PER_PAIR)
+    .where(Pair.id == bindparam("pair_id"), Pair.judged < PER_PAIR)
     .values(
         judged=Pair.judged + 1,
         changes=Pair.changes + 1,

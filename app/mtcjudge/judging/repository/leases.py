@@ -31,7 +31,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, aliased
 
 from mtcjudge.db import execute_plain
-from mtcjudge.judging.repository.judgments import same_pair
+from mtcjudge.judging.repository.judgments import ASSESSOR_ID, PER_PAIR, same_pair
 from mtcjudge.models import Judgment, Lease, Pair, PlanEntry, as_utc
 from mtcjudge.validation import INT32_MAX
 
@@ -132,8 +132,6 @@ def answered_otherwise(
     return bool(_run(session, _ANSWERED_OTHERWISE, params).scalar())
 
 
-_ASSESSOR_ID = bindparam("assessor_id", type_=Integer)
-_PER_PAIR = bindparam("per_pair", type_=Integer)
 _NOW = bindparam("now", type_=DateTime(timezone=True))
 _SKIP = bindparam("skip", expanding=True, type_=Integer)
 
@@ -150,8 +148,8 @@ def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> An
     conditions = [
         Pair.campaign_id == bindparam("campaign_id"),
         Pair.playable.is_(True),
-        Pair.judged < _PER_PAIR,
-        or_(Pair.judged + Pair.leased < _PER_PAIR, Pair.leased_until <= _NOW),
+        Pair.judged < PER_PAIR,
+        or_(Pair.judged + Pair.leased < PER_PAIR, Pair.leased_until <= _NOW),
         Pair.id.not_in(_SKIP),
     ]
     if several:
@@ -252,7 +250,7 @@ def _trial_pairs_back(assessor_id: Any, per_pair: Any) -> Any:
     )
 
 
-_TRIAL_PAIRS_BACK = _trial_pairs_back(_ASSESSOR_ID, _PER_PAIR)
+_TRIAL_PAIRS_BACK = _trial_pairs_back(ASSESSOR_ID, PER_PAIR)
 
 
 def trial_pairs_back(session: Session, assessor_id: int, per_pair: int) -> frozenset[int]:
@@ -282,10 +280,10 @@ _TAKE_SLOT = (
         # a pair the planner marked unplayable meanwhile is not taken (the row's lock orders
         # the two UPDATEs; Postgres re-checks this condition on the committed row)
         Pair.playable.is_(True),
-        Pair.judged < _PER_PAIR,
-        Pair.judged + Pair.leased < _PER_PAIR,
+        Pair.judged < PER_PAIR,
+        Pair.judged + Pair.leased < PER_PAIR,
         # nor one the assessor judged, in any kind (one probe of the judgments' unique key)
-        ~exists().where(same_pair(), Judgment.assessor_id == _ASSESSOR_ID),
+        ~exists().where(same_pair(), Judgment.assessor_id == ASSESSOR_ID),
     )
     .values(
         leased=Pair.leased + 1,

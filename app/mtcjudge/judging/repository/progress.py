@@ -10,10 +10,10 @@ from sqlalchemy import Integer, and_, bindparam, exists, func, select
 from sqlalchemy.orm import Session, aliased
 
 from mtcjudge.db import execute_plain
+from mtcjudge.judging.repository.judgments import ASSESSOR_ID
 from mtcjudge.models import Assessor, Document, Judgment, Lease, Pair, PlannerState, Query
 
 _run = execute_plain
-_ASSESSOR_ID = bindparam("assessor_id", type_=Integer)
 _CAMPAIGN_ID = bindparam("campaign_id", type_=Integer)
 
 
@@ -196,10 +196,10 @@ def pair_view(
 
 
 _PROGRESS = (
-    select(*progress_columns(_ASSESSOR_ID, _CAMPAIGN_ID))
+    select(*progress_columns(ASSESSOR_ID, _CAMPAIGN_ID))
     .select_from(Assessor)
     .outerjoin(PlannerState, PlannerState.campaign_id == Assessor.campaign_id)
-    .where(Assessor.id == _ASSESSOR_ID)
+    .where(Assessor.id == ASSESSOR_ID)
 )
 
 
