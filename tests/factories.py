@@ -45,7 +45,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.service import invite_assessor
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.exports.repository import recount_pairs
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs

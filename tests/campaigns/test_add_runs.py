@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy import func, select, update
 
 from mtcjudge import audit
-from mtcjudge.campaigns.service import CampaignSpec, add_runs, create_campaign
+from mtcjudge.campaigns.creation import add_runs, create_campaign
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.cli import main as cli_main
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.errors import InvalidInput

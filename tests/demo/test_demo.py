@@ -22,7 +22,8 @@ from sqlalchemy import select
 
 from bench._serve import running_server
 from mtcjudge.campaigns import repository
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.cli import main
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.demo.setup import DEMO_SLUG, DemoInfo, demo_collection, ensure_demo

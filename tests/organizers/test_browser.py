@@ -13,7 +13,8 @@ import pytest
 
 from mtcjudge import audit
 from mtcjudge.campaigns.changes import record_campaign_created
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.ingest.formats import Runs

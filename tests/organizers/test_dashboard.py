@@ -14,7 +14,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge import audit
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.service import invite_assessor
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.ingest.formats import Runs

@@ -14,7 +14,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from mtcjudge.campaign_engine.build import build_engine, engine_from_rows
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.service import invite_assessor
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.cli import main as cli_main
 from mtcjudge.config import Settings
 from mtcjudge.db import make_engine, make_sessionmaker, session_scope, upgrade_database

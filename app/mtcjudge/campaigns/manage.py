@@ -24,10 +24,11 @@ from mtcjudge import audit
 from mtcjudge.assessors import actions as assessor_actions
 from mtcjudge.assessors import overview as overview
 from mtcjudge.auth.principal import Principal
-from mtcjudge.campaigns import repository
+from mtcjudge.campaigns import creation, repository
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.routes import CHECK_SLUG
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
 from mtcjudge.errors import CampaignNotFound, InvalidInput, UnplayableNotConfirmed
 from mtcjudge.models import Assessor, Campaign, as_utc
@@ -130,7 +131,7 @@ def _choices(values: tuple[str, ...], labels: dict[str, str]) -> list[Choice]:
 @router.get("/new-campaign", name="new_campaign")
 def new_campaign(request: Request, settings: SettingsDep, organizer: CurrentOrganizer) -> Response:
     """The upload form: files, the audio folder, the settings; then the preview."""
-    defaults = {f.name: f.default for f in fields(campaigns.CampaignSpec)}
+    defaults = {f.name: f.default for f in fields(CampaignSpec)}
     return templates.TemplateResponse(
         request,
         "campaign_new.html",
@@ -170,7 +171,7 @@ def _page(
 ) -> Response:
     assessors = campaigns.list_assessors(session, campaign)
     # what cannot be played, shown beside Open (which then asks for a confirmation)
-    open_warning = None if campaign.status == "open" else campaigns.open_warning(session, campaign)
+    open_warning = None if campaign.status == "open" else creation.open_warning(session, campaign)
     events = [
         audit.ShownEvent(as_utc(e.created_at), e.actor, e.action, e.detail, None, None)
         for e in audit.events(session, campaign.id, limit=100)

@@ -22,7 +22,7 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from mtcjudge.campaigns.service import CampaignSpec
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.clips.audio import scan_audio
 from mtcjudge.ingest.formats import (
     SCORE_CONFLICTS_SHOWN,

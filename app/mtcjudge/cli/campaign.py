@@ -1,4 +1,5 @@
-"""``mtcjudge campaign create|list|open|close|set``: thin over mtcjudge.campaigns.service.
+"""``mtcjudge campaign create|list|open|close|set``: thin over mtcjudge.campaigns.creation and
+mtcjudge.campaigns.service.
 
 The other actions of the group have modules of their own: ``add-runs`` and ``import-bundle``
 in :mod:`mtcjudge.cli.campaign_import`, ``status`` in :mod:`mtcjudge.cli.campaign_status`.
@@ -195,8 +196,9 @@ def _add_create(actions: SubParsers) -> None:
 
 
 def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.campaigns import service
     from mtcjudge.campaigns.changes import record_campaign_created
+    from mtcjudge.campaigns.creation import create_campaign
+    from mtcjudge.campaigns.spec import CampaignSpec
 
     settings_for(args.database_url)  # a bad URL fails before the files are read
     # read every file before touching the database: a bad line costs nothing
@@ -205,7 +207,7 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     metadata = read_metadata(args.metadata) if args.metadata else None
     fine = read_judgments(args.judgments, "fine") if args.judgments else None
     broad = read_judgments(args.judgments_broad, "broad") if args.judgments_broad else None
-    spec = service.CampaignSpec(
+    spec = CampaignSpec(
         name=args.name,
         slug=args.slug,
         description=args.description,
@@ -226,14 +228,14 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
 
     def create(session: Session, _settings: Settings) -> None:
-        campaign, report = service.create_campaign(
+        campaign, report = create_campaign(
             session,
             spec,
             runs,
             metadata,
-            fine,
-            broad,
-            args.audio,
+            judgments_fine=fine,
+            judgments_broad=broad,
+            audio_dir=args.audio,
             confirm_unplayable=args.confirm_unplayable,
         )
         record_campaign_created(session, campaign, audit.command_line_actor(), report, runs)

@@ -28,8 +28,9 @@ from sqlalchemy.orm import Session
 from mtcjudge import audit
 from mtcjudge.assessors.actions import PAUSE_MESSAGE_MAX
 from mtcjudge.campaigns import repository as campaigns_repository
-from mtcjudge.campaigns import service as campaigns
-from mtcjudge.clips.audio import AudioScan, scan_audio
+from mtcjudge.campaigns.creation import scan_clips
+from mtcjudge.campaigns.spec import CampaignSpec
+from mtcjudge.clips.audio import AudioScan
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository
 from mtcjudge.exports.bundle_read import Bundle, Fields
@@ -95,18 +96,18 @@ class RestoreReport:
         )
 
 
-def _spec(bundle: Bundle, slug: str | None) -> tuple[campaigns.CampaignSpec, dict[str, Any]]:
+def _spec(bundle: Bundle, slug: str | None) -> tuple[CampaignSpec, dict[str, Any]]:
     settings = bundle.settings
     where = f"{bundle.name}/manifest.json"
     # settings a bundle made by an earlier version lacks: off, as migrated campaigns have them
     settings = {**_EARLIER_SETTINGS, **settings}
-    values: dict[str, Any] = {f.name: settings.get(f.name) for f in fields(campaigns.CampaignSpec)}
+    values: dict[str, Any] = {f.name: settings.get(f.name) for f in fields(CampaignSpec)}
     values["slug"] = slug if slug is not None else settings.get("slug")
     missing = [n for n, v in values.items() if v is None and n != "slug"]
     if missing:
         raise InputError(where, None, f"campaign: {missing[0]} is missing")
     try:
-        spec = campaigns.CampaignSpec(**values)
+        spec = CampaignSpec(**values)
     except ValueError as exc:
         raise InputError(where, None, f"campaign: {exc}") from exc
     extra: dict[str, Any] = {}
@@ -259,12 +260,7 @@ def _restore_documents(
         documents.append((doc, f.text("artist", optional=True), f.text("genre", optional=True)))
         if f.choice("query", ("0", "1")) == "1":
             queries.append(doc)
-    scan = AudioScan({}, [], [])
-    if audio_dir is not None:
-        try:
-            scan = scan_audio(audio_dir, sorted(seen))
-        except ValueError as exc:
-            raise InvalidInput(f"audio directory: {exc}") from exc
+    scan = scan_clips(audio_dir, sorted(seen))
     rows = []
     for doc, artist, genre in documents:
         audio = scan.found.get(doc)
