@@ -355,27 +355,7 @@ def submit_judgment(
     lease = context.lease
     if lease is None:
         raise PairNotLeased("this pair is not leased to you: load the next pair")
-    assert context.query_clip is not None  # read with the lease
-    assert context.candidate_clip is not None
-    check_listening(
-        context.listen_seconds,
-        (
-            ClipEvidence(
-                "query",
-                context.query_clip.audio_path,
-                context.query_clip.duration_seconds,
-                query_listen_ms,
-                lease.served_query_bytes,
-            ),
-            ClipEvidence(
-                "candidate",
-                context.candidate_clip.audio_path,
-                context.candidate_clip.duration_seconds,
-                candidate_listen_ms,
-                lease.served_candidate_bytes,
-            ),
-        ),
-    )
+    _check_listened(context, lease, query_listen_ms, candidate_listen_ms)
     now = utcnow()
     values = {
         "campaign_id": context.campaign_id,
@@ -399,6 +379,52 @@ def submit_judgment(
     }
     if lease.pair_id is None:
         return _submit_trial(session, context, lease, values, client_id)
+    return _submit_pool_pair(session, context, lease, values, client_id, now)
+
+
+def _check_listened(
+    context: context_queries.Context,
+    lease: lease_queries.LeaseInfo,
+    query_listen_ms: int | None,
+    candidate_listen_ms: int | None,
+) -> None:
+    """The campaign's listening rule, on what the client says it played and what the server
+    sent of each clip of the lease."""
+    assert context.query_clip is not None  # read with the lease
+    assert context.candidate_clip is not None
+    check_listening(
+        context.listen_seconds,
+        (
+            ClipEvidence(
+                "query",
+                context.query_clip.audio_path,
+                context.query_clip.duration_seconds,
+                query_listen_ms,
+                lease.served_query_bytes,
+            ),
+            ClipEvidence(
+                "candidate",
+                context.candidate_clip.audio_path,
+                context.candidate_clip.duration_seconds,
+                candidate_listen_ms,
+                lease.served_candidate_bytes,
+            ),
+        ),
+    )
+
+
+def _submit_pool_pair(
+    session: Session,
+    context: context_queries.Context,
+    lease: lease_queries.LeaseInfo,
+    values: dict[str, Any],
+    client_id: str,
+    now: datetime,
+) -> tuple[Any, bool]:
+    """Store the judgment of a pool pair under its row's lock, counted on the pair: refused
+    when the pair cannot be played, the assessor was set aside, another assessor holds the
+    pair since the lease ran out, or the assessor answered it as a hidden trial."""
+    assert lease.pair_id is not None
     pair = pool_repository.lock_pair(session, lease.pair_id)
     assert pair is not None  # a pool pair's lease
     _refuse_unplayable(pair)
