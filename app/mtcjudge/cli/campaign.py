@@ -119,6 +119,20 @@ def _add_create(actions: SubParsers) -> None:
         "from an export bundle, use 'mtcjudge campaign import-bundle'.",
     )
     create.add_argument("--name", required=True, help="the campaign's name, shown to assessors")
+    _add_collection_files(create)
+    create.add_argument("--slug", help="URL name (default: made from --name)")
+    create.add_argument("--description", default="", help="a longer text about the campaign")
+    _add_engine_settings(create)
+    _add_judging_settings(create)
+    add_quality_options(create, defaults=True)
+    create.add_argument("--open", action="store_true", help="open it to assessors at once")
+    add_confirm_unplayable(create)
+    add_database_option(create)
+    create.set_defaults(run=run_create)
+
+
+def _add_collection_files(create: argparse.ArgumentParser) -> None:
+    """The runs, and the metadata, judgments and clips of a new campaign."""
     create.add_argument(
         "--runs",
         required=True,
@@ -140,8 +154,10 @@ def _add_create(actions: SubParsers) -> None:
     create.add_argument(
         "--audio", type=Path, metavar="DIR", help="directory of <doc_id>.<ext> clips"
     )
-    create.add_argument("--slug", help="URL name (default: made from --name)")
-    create.add_argument("--description", default="", help="a longer text about the campaign")
+
+
+def _add_engine_settings(create: argparse.ArgumentParser) -> None:
+    """What the campaign's engine measures and estimates, and when it may stop."""
     create.add_argument(
         "--scale", choices=("broad", "fine"), default="fine", help="scale the MTC loop runs on"
     )
@@ -166,6 +182,10 @@ def _add_create(actions: SubParsers) -> None:
         default=0.95,
         help="ranking confidence at which to stop",
     )
+
+
+def _add_judging_settings(create: argparse.ArgumentParser) -> None:
+    """How pairs are handed out to assessors."""
     create.add_argument(
         "--lease-minutes",
         type=int_setting("lease_minutes"),
@@ -188,11 +208,6 @@ def _add_create(actions: SubParsers) -> None:
         action="store_true",
         help="keep handing out pairs once the target confidence is reached",
     )
-    add_quality_options(create, defaults=True)
-    create.add_argument("--open", action="store_true", help="open it to assessors at once")
-    add_confirm_unplayable(create)
-    add_database_option(create)
-    create.set_defaults(run=run_create)
 
 
 def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
