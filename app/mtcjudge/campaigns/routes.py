@@ -231,7 +231,7 @@ def _decimal(name: str, default: float) -> Any:
 
 class CampaignUpload(BaseModel):
     """A new campaign as the browser's form sends it: the settings of
-    :class:`~mtcjudge.campaigns.CampaignSpec` and the files by name (several run files,
+    :class:`~mtcjudge.campaigns.service.CampaignSpec` and the files by name (several run files,
     one per system, as TREC runs often come)."""
 
     model_config = ConfigDict(extra="forbid")

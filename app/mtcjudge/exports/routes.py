@@ -15,6 +15,7 @@ import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.db import session_scope
@@ -41,6 +42,23 @@ CHUNK_BYTES = 1 << 16
 # formats, each listed once (mtcjudge.exports.formats); to mypy they are plain values
 What: TypeAlias = Literal[WHATS]  # type: ignore[valid-type]
 FileFormat: TypeAlias = Literal[tuple(MEDIA_TYPES)]  # type: ignore[valid-type]
+
+
+def _spooled(
+    factory: sessionmaker[Session], slug: str, spec: service.ExportSpec
+) -> tuple[IO[bytes], str]:
+    """The export written to a spooled file in one transaction (one snapshot), rewound; and
+    its file name."""
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
+    try:
+        with session_scope(factory) as session:
+            service.begin_snapshot(session)
+            written = service.write_export(session, slug, spec, spool)  # type: ignore[arg-type]
+    except BaseException:
+        spool.close()
+        raise
+    spool.seek(0)
+    return spool, written.name
 
 
 def _chunks(spool: IO[bytes]) -> Iterator[bytes]:
@@ -124,20 +142,7 @@ async def export_campaign(
     unless ``allow_empty=true``."""
     spec = service.ExportSpec(what, scale, format, aggregate, allow_empty)
     factory = request.app.state.session_factory
-
-    def produce() -> tuple[IO[bytes], str]:
-        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
-        try:
-            with session_scope(factory) as session:
-                service.begin_snapshot(session)
-                written = service.write_export(session, slug, spec, spool)  # type: ignore[arg-type]
-        except BaseException:
-            spool.close()
-            raise
-        spool.seek(0)
-        return spool, written.name
-
-    spool, name = await anyio.to_thread.run_sync(produce, limiter=_EXPORTS)
+    spool, name = await anyio.to_thread.run_sync(_spooled, factory, slug, spec, limiter=_EXPORTS)
     return StreamingResponse(
         _chunks(spool),
         media_type=spec.media_type,
