@@ -30,7 +30,7 @@ assessors counts once), the unit the engine and the projection count in;
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -120,18 +120,24 @@ class Results(EngineResults, _DocumentHead):
         "unplayable_clips": "playable_pairs",
     }
 
+    @classmethod
+    def json_order(cls) -> tuple[str, ...]:
+        """The fields in the order of the JSON form (and of the API's schema of it): the
+        dataclass's, each of :attr:`_BESIDE` moved after the field it follows."""
+        order: list[str] = []
+        for f in fields(cls):
+            if f.name not in cls._BESIDE:
+                order.append(f.name)
+                order += [name for name, after in cls._BESIDE.items() if after == f.name]
+        return tuple(order)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (times as ISO 8601 with their UTC offset)."""
         flat: dict[str, Any] = plain(self)
-        follows = {after: name for name, after in self._BESIDE.items()}
-        document: dict[str, Any] = {}
-        for name, value in flat.items():
-            if name in self._BESIDE:
-                continue
-            document[name] = value
-            if name in follows:
-                document[follows[name]] = flat[follows[name]]
-        return document
+        return {name: flat[name] for name in _JSON_ORDER}
+
+
+_JSON_ORDER = Results.json_order()
 
 
 def results_json(results: Results) -> str:
