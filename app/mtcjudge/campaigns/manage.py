@@ -19,6 +19,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Depends, Request
 from fastapi import Path as PathParameter
 from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
 
 from mtcjudge import audit
 from mtcjudge.assessors import actions as assessor_actions
@@ -329,47 +330,69 @@ def _assessor(session: SessionDep, campaign: Campaign, assessor_id: int) -> Asse
     return None
 
 
-@router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/revoke", dependencies=[CHECK_SLUG])
-def revoke(
+@dataclass(frozen=True)
+class _OnAssessor:
+    """An organizer's action on one assessor of the management page: the request, and the
+    campaign and assessor its path names (``found`` is None when the campaign has no such
+    assessor)."""
+
+    request: Request
+    session: Session
+    organizer: Principal
+    found: tuple[Campaign, Assessor] | None
+
+    def not_found(self) -> Response:
+        return _not_found(self.request, self.organizer, "no such assessor in this campaign")
+
+    def page(self, campaign: Campaign, **shown: Any) -> Response:
+        """The management page, with what the action did (``notice``, ``error``...)."""
+        return _page(self.request, self.session, campaign, self.organizer, **shown)
+
+
+def _on_assessor(
     slug: str,
     assessor_id: AssessorId,
     request: Request,
     session: SessionDep,
     organizer: CurrentOrganizer,
-) -> Response:
-    """The assessor's link stops working (their judgments stay)."""
+) -> _OnAssessor:
     campaign = _campaign(session, slug)
     assessor = None if campaign is None else _assessor(session, campaign, assessor_id)
-    if campaign is None or assessor is None:
-        return _not_found(request, organizer, "no such assessor in this campaign")
+    found = None if campaign is None or assessor is None else (campaign, assessor)
+    return _OnAssessor(request, session, organizer, found)
+
+
+OnAssessor = Annotated[_OnAssessor, Depends(_on_assessor)]
+
+
+@router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/revoke", dependencies=[CHECK_SLUG])
+def revoke(action: OnAssessor) -> Response:
+    """The assessor's link stops working (their judgments stay)."""
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
     if assessor.revoked_at is None:
-        campaigns.revoke_link(session, assessor)
-        audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_REVOKED, assessor.name)
+        campaigns.revoke_link(action.session, assessor)
+        actor = action.organizer.actor
+        audit.record(action.session, campaign.id, actor, audit.ASSESSOR_REVOKED, assessor.name)
     return RedirectResponse(_manage_url(campaign, "revoked"), status_code=303)
 
 
 @router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/relink", dependencies=[CHECK_SLUG])
-def relink(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    session: SessionDep,
-    settings: SettingsDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def relink(settings: SettingsDep, action: OnAssessor) -> Response:
     """A new link for the assessor (the old one stops working), shown once."""
-    campaign = _campaign(session, slug)
-    assessor = None if campaign is None else _assessor(session, campaign, assessor_id)
-    if campaign is None or assessor is None:
-        return _not_found(request, organizer, "no such assessor in this campaign")
-    token = campaigns.reissue_link(session, assessor)
-    audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_RELINKED, assessor.name)
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
+    token = campaigns.reissue_link(action.session, assessor)
+    actor = action.organizer.actor
+    audit.record(action.session, campaign.id, actor, audit.ASSESSOR_RELINKED, assessor.name)
     link = NewLink(assessor.name, campaigns.assessor_link(settings, token))
     notice = (
         f"{assessor.name} has a new link; the old one no longer works. "
         "Copy it now: it is shown only once."
     )
-    return _page(request, session, campaign, organizer, notice=notice, new_links=[link])
+    return action.page(campaign, notice=notice, new_links=[link])
 
 
 @router.post("/campaigns/{slug}/manage/status", dependencies=[CHECK_SLUG])
@@ -468,112 +491,68 @@ def change_settings(
     )
 
 
-def _held_assessor(
-    request: Request, session: SessionDep, slug: str, assessor_id: int, organizer: Principal
-) -> tuple[Campaign, Assessor] | Response:
-    campaign = _campaign(session, slug)
-    assessor = None if campaign is None else _assessor(session, campaign, assessor_id)
-    if campaign is None or assessor is None:
-        return _not_found(request, organizer, "no such assessor in this campaign")
-    return campaign, assessor
-
-
 @router.post(
     "/campaigns/{slug}/manage/assessors/{assessor_id}/set-aside", dependencies=[CHECK_SLUG]
 )
-def set_aside(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def set_aside(form: FormDep, action: OnAssessor) -> Response:
     """Set the assessor's judgments aside, once the form's confirmation box is ticked."""
-    found = _held_assessor(request, session, slug, assessor_id, organizer)
-    if isinstance(found, Response):
-        return found
-    campaign, assessor = found
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
     if form.get("confirm") != "yes":
         error = (
             f"Nothing was set aside: tick the box confirming that {assessor.name}'s "
             "judgments should be set aside."
         )
-        return _page(request, session, campaign, organizer, error=error, status_code=400)
-    report = assessor_actions.set_aside(session, campaign, assessor.id, organizer.actor)
+        return action.page(campaign, error=error, status_code=400)
+    actor = action.organizer.actor
+    report = assessor_actions.set_aside(action.session, campaign, assessor.id, actor)
     notice = (
         f"{report.summary()}. {assessor.name} is handed no more pairs; bring the judgments "
         "back at any time."
     )
-    return _page(request, session, campaign, organizer, notice=notice)
+    return action.page(campaign, notice=notice)
 
 
 @router.post(
     "/campaigns/{slug}/manage/assessors/{assessor_id}/bring-back", dependencies=[CHECK_SLUG]
 )
-def bring_back(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def bring_back(action: OnAssessor) -> Response:
     """Bring the assessor's set-aside judgments back where their pair has room."""
-    found = _held_assessor(request, session, slug, assessor_id, organizer)
-    if isinstance(found, Response):
-        return found
-    campaign, assessor = found
-    report = assessor_actions.bring_back(session, campaign, assessor.id, organizer.actor)
-    return _page(request, session, campaign, organizer, notice=f"{report.summary()}.")
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
+    actor = action.organizer.actor
+    report = assessor_actions.bring_back(action.session, campaign, assessor.id, actor)
+    return action.page(campaign, notice=f"{report.summary()}.")
 
 
 @router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/pause", dependencies=[CHECK_SLUG])
-def pause(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def pause(form: FormDep, action: OnAssessor) -> Response:
     """Hand the assessor no more pairs for now, with an optional message to them."""
-    found = _held_assessor(request, session, slug, assessor_id, organizer)
-    if isinstance(found, Response):
-        return found
-    campaign, assessor = found
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
+    message = form.get("message") or None
     try:
         report = assessor_actions.pause(
-            session, campaign, assessor.id, organizer.actor, form.get("message") or None
+            action.session, campaign, assessor.id, action.organizer.actor, message
         )
     except InvalidInput as exc:
-        return _page(
-            request,
-            session,
-            campaign,
-            organizer,
-            error=f"{assessor.name} was not paused: {exc.message}",
-            status_code=400,
-        )
+        error = f"{assessor.name} was not paused: {exc.message}"
+        return action.page(campaign, error=error, status_code=400)
     told = report.message or assessor_actions.DEFAULT_PAUSE_MESSAGE
-    notice = f"{assessor.name} is paused and is told: “{told}”"
-    return _page(request, session, campaign, organizer, notice=notice)
+    return action.page(campaign, notice=f"{assessor.name} is paused and is told: “{told}”")
 
 
 @router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/resume", dependencies=[CHECK_SLUG])
-def resume(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def resume(action: OnAssessor) -> Response:
     """The assessor may be handed pairs again."""
-    found = _held_assessor(request, session, slug, assessor_id, organizer)
-    if isinstance(found, Response):
-        return found
-    campaign, assessor = found
-    assessor_actions.resume(session, campaign, assessor.id, organizer.actor)
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
+    assessor_actions.resume(action.session, campaign, assessor.id, action.organizer.actor)
     notice = f"{assessor.name} may judge again."
     if assessor.set_aside_at is not None:
         notice += " Their judgments are still set aside: bring them back to hand them pairs."
-    return _page(request, session, campaign, organizer, notice=notice)
+    return action.page(campaign, notice=notice)
