@@ -20,7 +20,8 @@ from mtcjudge.ingest.loader import load_collection
 from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, PlanEntry, Query, System
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner import repository as planner_repository
-from mtcjudge.planner.service import Planner, Projector
+from mtcjudge.planner.projector import Projector
+from mtcjudge.planner.service import Planner
 from tests.factories import TEST_AUDIO, clips_for
 from tests.support import ORGANIZER_HEADERS as AUTH
 from tests.support import ORGANIZER_TOKEN as TOKEN

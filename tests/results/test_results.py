@@ -24,7 +24,8 @@ from mtcjudge.ingest.formats import Metadata, Runs
 from mtcjudge.main import create_app
 from mtcjudge.models import CampaignResults, TrajectoryPoint, utcnow
 from mtcjudge.mtc.synthetic import generate
-from mtcjudge.planner.service import Planner, Projector
+from mtcjudge.planner.projector import Projector
+from mtcjudge.planner.service import Planner
 from mtcjudge.results import read as results
 from tests.factories import TEST_AUDIO, PlanningClient, build_campaign, clips_for
 from tests.support import ORGANIZER_HEADERS as AUTH

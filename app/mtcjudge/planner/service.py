@@ -7,14 +7,13 @@ engine, ranks the pairs free to hand out and replaces the campaign's ``plan_entr
 and stores the figures the pages show (ranking confidence, whether judging can stop) and,
 after new judgments, the campaign's results document (:mod:`mtcjudge.results.document`) with a
 point of its confidence curve. The projection of the judgments still needed runs on a
-thread of its own (:class:`Projector`), at most every few seconds, so that a tick never
-waits for it. Nothing is shared between processes but the database, so the processes may
-run on different machines. See docs/reliability.md.
+thread of its own (:class:`~mtcjudge.planner.projector.Projector`), at most every few
+seconds, so that a tick never waits for it. Nothing is shared between processes but the
+database, so the processes may run on different machines. See docs/reliability.md.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 import os
@@ -22,13 +21,12 @@ import socket
 import threading
 import time
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.campaign_engine import repository as engine_repository
@@ -46,9 +44,9 @@ from mtcjudge.campaign_engine.document import (
 )
 from mtcjudge.db import session_scope
 from mtcjudge.models import Campaign, utcnow
-from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.projection import Projection, project
+from mtcjudge.mtc.projection import Projection
 from mtcjudge.planner import repository
+from mtcjudge.planner.projector import Projector
 from mtcjudge.planner.reliability import RELIABILITY_SECONDS, refresh_reliability
 from mtcjudge.pool import repository as pool_repository
 from mtcjudge.pool.service import ensure_pool, refresh_playable
@@ -56,7 +54,6 @@ from mtcjudge.pool.service import ensure_pool, refresh_playable
 __all__ = [
     "PLAN_SIZE",
     "Planner",
-    "Projector",
     "plan_campaign",
     "plan_in_session",
 ]
@@ -78,66 +75,6 @@ DISAGREEMENT_SECONDS = 5.0
 PROJECTION_INTERVAL_SECONDS = 10.0
 #: ... and at most one fifth of the time on projections, however long one takes
 PROJECTION_DUTY_FACTOR = 5.0
-
-
-class Projector:
-    """Projects the judgments still needed (:func:`mtcjudge.mtc.projection.project`) on a thread
-    of its own, one campaign at a time, so that the planner's ticks never wait for it.
-
-    It works on a copy of the engine taken by the planner's thread (:meth:`submit`), which
-    goes on judging its own engine meanwhile. ``inline`` projects in the caller's thread
-    instead (tests that want the projection in the next document)."""
-
-    def __init__(
-        self, *, runs: int = 16, max_seconds: float | None = 2.0, inline: bool = False
-    ) -> None:
-        self.runs = runs
-        self.max_seconds = max_seconds
-        self.inline = inline
-        self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-
-    def submit(
-        self,
-        engine: MTCEngine,
-        targets: list[float],
-        seed: int,
-        judgeable: NDArray[np.bool_] | None = None,
-    ) -> Future[Projection]:
-        # the collection and the relevance model are read-only: shared, not copied
-        memo: dict[int, object] = {id(engine.collection): engine.collection}
-        memo[id(engine.model)] = engine.model
-        snapshot = copy.deepcopy(engine, memo)
-        if self.inline:
-            done: Future[Projection] = Future()
-            done.set_result(self._project(snapshot, targets, seed, judgeable))
-            return done
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(1, thread_name_prefix="mtc-projection")
-            return self._executor.submit(self._project, snapshot, targets, seed, judgeable)
-
-    def _project(
-        self,
-        engine: MTCEngine,
-        targets: list[float],
-        seed: int,
-        judgeable: NDArray[np.bool_] | None,
-    ) -> Projection:
-        return project(
-            engine,
-            targets,
-            runs=self.runs,
-            seed=seed,
-            max_seconds=self.max_seconds,
-            judgeable=judgeable,
-        )
-
-    def close(self) -> None:
-        with self._lock:
-            if self._executor is not None:
-                self._executor.shutdown(wait=False, cancel_futures=True)
-                self._executor = None
 
 
 @dataclass
