@@ -237,34 +237,53 @@ def _manage_url(campaign: Campaign, done: str) -> str:
     return f"/campaigns/{campaign.slug}/manage?done={done}"
 
 
+@dataclass(frozen=True)
+class _ManageRequest:
+    """An organizer's request of a management page."""
+
+    request: Request
+    session: Session
+    organizer: Principal
+
+    def page(self, campaign: Campaign, **shown: Any) -> Response:
+        """The management page, with what the request did (``notice``, ``error``...)."""
+        return _page(self.request, self.session, campaign, self.organizer, **shown)
+
+
+@dataclass(frozen=True)
+class _OnCampaign(_ManageRequest):
+    """A request about the campaign its path names (``campaign`` None: there is none)."""
+
+    slug: str
+    campaign: Campaign | None
+
+    def not_found(self) -> Response:
+        return _not_found(self.request, self.organizer, f"no campaign {self.slug!r}")
+
+
+def _on_campaign(
+    slug: str, request: Request, session: SessionDep, organizer: CurrentOrganizer
+) -> _OnCampaign:
+    return _OnCampaign(request, session, organizer, slug, _campaign(session, slug))
+
+
+OnCampaign = Annotated[_OnCampaign, Depends(_on_campaign)]
+
+
 @router.get("/campaigns/{slug}/manage", name="manage_campaign", dependencies=[CHECK_SLUG])
-def manage(
-    slug: str,
-    request: Request,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-    done: str | None = None,
-) -> Response:
+def manage(on: OnCampaign, done: str | None = None) -> Response:
     """Assessors, status and the audit log of a campaign."""
-    campaign = _campaign(session, slug)
-    if campaign is None:
-        return _not_found(request, organizer, f"no campaign {slug!r}")
-    return _page(request, session, campaign, organizer, notice=_DONE.get(done or "", ""))
+    if on.campaign is None:
+        return on.not_found()
+    return on.page(on.campaign, notice=_DONE.get(done or "", ""))
 
 
 @router.post("/campaigns/{slug}/manage/invite", dependencies=[CHECK_SLUG])
-def invite(
-    slug: str,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def invite(form: FormDep, settings: SettingsDep, on: OnCampaign) -> Response:
     """Invite one assessor per line of ``names``; the answer shows their links, once."""
-    campaign = _campaign(session, slug)
-    if campaign is None:
-        return _not_found(request, organizer, f"no campaign {slug!r}")
+    if on.campaign is None:
+        return on.not_found()
+    campaign, session, organizer = on.campaign, on.session, on.organizer
     text = form.get("names", "")
     names = [line.strip() for line in text.splitlines() if line.strip()]
     problem = ""
@@ -293,16 +312,8 @@ def invite(
         else:
             invited = "1 assessor" if len(made) == 1 else f"{len(made)} assessors"
             notice = f"Invited {invited}. Copy the links now: they are shown only once."
-            return _page(request, session, campaign, organizer, notice=notice, new_links=made)
-    return _page(
-        request,
-        session,
-        campaign,
-        organizer,
-        names=text,
-        names_error=problem,
-        status_code=400,
-    )
+            return on.page(campaign, notice=notice, new_links=made)
+    return on.page(campaign, names=text, names_error=problem, status_code=400)
 
 
 def _invite_all(
@@ -331,22 +342,14 @@ def _assessor(session: SessionDep, campaign: Campaign, assessor_id: int) -> Asse
 
 
 @dataclass(frozen=True)
-class _OnAssessor:
-    """An organizer's action on one assessor of the management page: the request, and the
-    campaign and assessor its path names (``found`` is None when the campaign has no such
-    assessor)."""
+class _OnAssessor(_ManageRequest):
+    """An action on the assessor its path names, with their campaign (``found`` None: the
+    campaign has no such assessor)."""
 
-    request: Request
-    session: Session
-    organizer: Principal
     found: tuple[Campaign, Assessor] | None
 
     def not_found(self) -> Response:
         return _not_found(self.request, self.organizer, "no such assessor in this campaign")
-
-    def page(self, campaign: Campaign, **shown: Any) -> Response:
-        """The management page, with what the action did (``notice``, ``error``...)."""
-        return _page(self.request, self.session, campaign, self.organizer, **shown)
 
 
 def _on_assessor(
@@ -396,19 +399,13 @@ def relink(settings: SettingsDep, action: OnAssessor) -> Response:
 
 
 @router.post("/campaigns/{slug}/manage/status", dependencies=[CHECK_SLUG])
-def change_status(
-    slug: str,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def change_status(form: FormDep, on: OnCampaign) -> Response:
     """Open, pause (back to draft), close or reopen. Opening a campaign some of whose pairs
     cannot be played answers with a confirmation (409) that says which, and its "Open
     anyway" button sends ``confirm_unplayable``."""
-    campaign = _campaign(session, slug)
-    if campaign is None:
-        return _not_found(request, organizer, f"no campaign {slug!r}")
+    if on.campaign is None:
+        return on.not_found()
+    campaign = on.campaign
     new_status = form.get("status", "")
     allowed = [status for status, _label, _what in STATUS_ACTIONS.get(campaign.status, [])]
     if new_status not in allowed:
@@ -416,15 +413,15 @@ def change_status(
             f"A {campaign.status} campaign can change to {' or '.join(allowed)}, "
             f"not {new_status!r}."
         )
-        return _page(request, session, campaign, organizer, error=message, status_code=400)
+        return on.page(campaign, error=message, status_code=400)
     changes: dict[str, Any] = {"status": new_status}
     confirm = form.get("confirm_unplayable") == "yes"
     try:
         campaigns.update_campaign(
-            session, campaign, organizer.actor, confirm_unplayable=confirm, **changes
+            on.session, campaign, on.organizer.actor, confirm_unplayable=confirm, **changes
         )
     except UnplayableNotConfirmed:
-        return _page(request, session, campaign, organizer, confirm_open=True, status_code=409)
+        return on.page(campaign, confirm_open=True, status_code=409)
     return RedirectResponse(_manage_url(campaign, new_status), status_code=303)
 
 
@@ -456,34 +453,25 @@ def _settings_changes(form: dict[str, str]) -> tuple[dict[str, Any], dict[str, s
 
 
 @router.post("/campaigns/{slug}/manage/settings", dependencies=[CHECK_SLUG])
-def change_settings(
-    slug: str,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def change_settings(form: FormDep, on: OnCampaign) -> Response:
     """Name, description, target, lease time, judgments per pair, keep collecting, the
     listening rule, the share of quality trials and automatic pausing."""
-    campaign = _campaign(session, slug)
-    if campaign is None:
-        return _not_found(request, organizer, f"no campaign {slug!r}")
+    if on.campaign is None:
+        return on.not_found()
+    campaign = on.campaign
     changes, errors = _settings_changes(form)
     if not errors:
         try:
             # checked as a new campaign's settings are; nothing changes when one is wrong
-            campaigns.update_campaign(session, campaign, organizer.actor, **changes)
+            campaigns.update_campaign(on.session, campaign, on.organizer.actor, **changes)
         except InvalidInput as exc:
             field = exc.message.split(" ", 1)[0]
             errors[field if field in SETTINGS_FIELDS else "name"] = exc.message
         else:
             return RedirectResponse(_manage_url(campaign, "settings"), status_code=303)
     values = {**changes, **{k: form.get(k, "") for k in errors}}
-    return _page(
-        request,
-        session,
+    return on.page(
         campaign,
-        organizer,
         error="The settings were not saved: see the messages under the fields.",
         settings_values=values,
         settings_errors=errors,
