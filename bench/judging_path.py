@@ -71,7 +71,9 @@ def _database(kind: str, admin_url: str, workdir: Path) -> Any:
 
 def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir: Path) -> list[str]:
     """Create the campaign, plan it once, invite and consent the assessors; their tokens."""
-    from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+    from mtcjudge.campaigns.creation import create_campaign
+    from mtcjudge.campaigns.service import invite_assessor
+    from mtcjudge.campaigns.spec import CampaignSpec
     from mtcjudge.db import session_scope
     from mtcjudge.ingest.formats import read_metadata, read_runs
     from mtcjudge.planner.service import Planner
@@ -111,7 +113,8 @@ def _campaign(factory: sessionmaker[Session], args: argparse.Namespace, workdir:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
-    from mtcjudge.judging import repository, routes
+    from mtcjudge.judging import routes
+    from mtcjudge.judging.repository import leases
     from mtcjudge.judging.schemas import JudgmentIn
     from mtcjudge.planner.service import Planner
 
@@ -141,9 +144,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 break
             for which in ("query", "candidate"):  # what the clip route records
                 with session_scope(factory) as session:
-                    repository.add_served_bytes(
-                        session, answer.pair.lease_id, which, SILENT_CLIP_BYTES
-                    )
+                    leases.add_served_bytes(session, answer.pair.lease_id, which, SILENT_CLIP_BYTES)
             played = round(SILENT_CLIP_SECONDS * 1000)  # each clip played to its end
             body = JudgmentIn(
                 lease_id=answer.pair.lease_id,

@@ -46,7 +46,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.service import invite_assessor
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.exports.repository import recount_pairs
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs

@@ -88,7 +88,7 @@ def test_upgrading_keeps_every_row(scratch_url: str) -> None:
     from sqlalchemy import func, select, text
 
     from mtcjudge.db import make_sessionmaker
-    from mtcjudge.judging.repository import assessor_by_token
+    from mtcjudge.judging.repository.context import assessor_by_token
     from mtcjudge.models import Campaign, Judgment, Pair, Result
     from mtcjudge.pool.service import ensure_pool
 

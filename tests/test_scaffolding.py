@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mtcjudge.campaigns import service as campaigns
+from mtcjudge.campaigns import spec as campaigns
 from mtcjudge.exports import service as exports
 from mtcjudge.mtc import scales
 from mtcjudge.reports import service as reports

@@ -6,8 +6,8 @@ import base64
 import hashlib
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import anyio.to_thread
 from fastapi import Depends, FastAPI, Request
@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy import Engine
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -47,6 +48,29 @@ __all__ = ["create_app"]
 logger = logging.getLogger(__name__)
 
 
+#: every router of the app, in the order their routes are matched
+_ROUTERS = (
+    campaigns_router,
+    results_router,
+    judging_router,
+    pages_router,
+    organizers_router,
+    dashboard_router,
+    campaign_manage_router,
+    exports_router,
+    reuse_router,
+    reports_router,
+)
+#: the requests that upload a collection, allowed ``Settings.max_import_bytes``
+_IMPORTS = (
+    "/api/campaigns",
+    "/api/campaigns/preview",
+    "/api/campaigns/import",
+    "/api/campaigns/import-bundle",
+    "/api/campaigns/{slug}/runs",
+)
+
+
 def create_app(
     settings: Settings | None = None, *, session_factory: sessionmaker[Session] | None = None
 ) -> FastAPI:
@@ -68,26 +92,7 @@ def create_app(
         session_factory = make_sessionmaker(engine)
     # every process runs a planner; the database decides which one plans each campaign
     planner = Planner(session_factory, interval=settings.planner_interval)
-
-    @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        # Requests run their transactions on worker threads. Few threads, many requests
-        # waiting for one: a waiting request holds no connection and no row lock, whereas
-        # 40 threads contending for the GIL stretch every open transaction (and the row
-        # locks it holds) by the time the others take between two of its statements.
-        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
-        # MTCJUDGE_ADMIN_USERNAME/_PASSWORD: the first organizer of a container
-        await anyio.to_thread.run_sync(ensure_first_organizer, session_factory, settings)
-        if run_planner:
-            planner.start()
-        try:
-            yield
-        finally:
-            if run_planner:
-                planner.stop()
-            if engine is not None:
-                engine.dispose()
-
+    lifespan = _lifespan(settings, session_factory, planner if run_planner else None, engine)
     # the API's documentation is the organizer's: served by guarded routes below
     app = FastAPI(
         title="mtcjudge",
@@ -109,18 +114,7 @@ def create_app(
     # server process pays once but the test suite pays for every test. What this gives up:
     # app.dependency_overrides does not reach these routes (tests build an app on their own
     # session_factory instead).
-    for router in (
-        campaigns_router,
-        results_router,
-        judging_router,
-        pages_router,
-        organizers_router,
-        dashboard_router,
-        campaign_manage_router,
-        exports_router,
-        reuse_router,
-        reports_router,
-    ):
+    for router in _ROUTERS:
         app.router.routes.extend(router.routes)
 
     _register_error_handlers(app)
@@ -130,20 +124,42 @@ def create_app(
     app.add_middleware(
         BodySizeLimit,
         default_limit=MAX_BODY_BYTES,
-        limits={
-            ("POST", path): settings.max_import_bytes
-            for path in (
-                "/api/campaigns",
-                "/api/campaigns/preview",
-                "/api/campaigns/import",
-                "/api/campaigns/import-bundle",
-                "/api/campaigns/{slug}/runs",
-            )
-        },
+        limits={("POST", path): settings.max_import_bytes for path in _IMPORTS},
     )
     app.add_middleware(SecurityHeaders)
     install_access_log_redaction()
     return app
+
+
+def _lifespan(
+    settings: Settings,
+    session_factory: sessionmaker[Session],
+    planner: Planner | None,
+    engine: Engine | None,
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """What the app does when it starts and stops: the worker threads, the first organizer,
+    the ``planner`` (None: this app runs none), and the database ``engine`` it made."""
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        # Requests run their transactions on worker threads. Few threads, many requests
+        # waiting for one: a waiting request holds no connection and no row lock, whereas
+        # 40 threads contending for the GIL stretch every open transaction (and the row
+        # locks it holds) by the time the others take between two of its statements.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
+        # MTCJUDGE_ADMIN_USERNAME/_PASSWORD: the first organizer of a container
+        await anyio.to_thread.run_sync(ensure_first_organizer, session_factory, settings)
+        if planner is not None:
+            planner.start()
+        try:
+            yield
+        finally:
+            if planner is not None:
+                planner.stop()
+            if engine is not None:
+                engine.dispose()
+
+    return lifespan
 
 
 def _wants_json(request: Request) -> bool:

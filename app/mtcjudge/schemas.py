@@ -3,6 +3,7 @@ configuration of response schemas built from the domain's dataclasses."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, cast
 
@@ -69,12 +70,13 @@ def _in_utc(moment: datetime) -> datetime:
 UtcDateTime = Annotated[datetime, AfterValidator(_in_utc)]
 
 
-def domain_schema(**descriptions: str) -> ConfigDict:
+def domain_schema(order: Sequence[str] | None = None, /, **descriptions: str) -> ConfigDict:
     """Config of a response schema that is a pydantic dataclass over a domain dataclass.
 
-    The domain keeps its fields (names, types, order); ``descriptions`` document the ones an
-    API client needs told, and every property is required, as the response always has it
-    (a domain default is not an optional field of the answer).
+    The domain keeps its fields (names, types, order, or the ``order`` given: that of the
+    domain's JSON form when it differs); ``descriptions`` document the ones an API client
+    needs told, and every property is required, as the response always has it (a domain
+    default is not an optional field of the answer).
 
     Example: ``mtcjudge.judging.schemas.ProgressOut``, a ``pydantic.dataclasses.dataclass(
     frozen=True, config=domain_schema(assessor_judged="judgments of this assessor", ...))``
@@ -85,5 +87,9 @@ def domain_schema(**descriptions: str) -> ConfigDict:
         properties = cast(dict[str, JsonDict], schema["properties"])
         for name, text in descriptions.items():
             properties[name]["description"] = text
+        if order is not None:
+            required = cast(list[str], schema.get("required", []))
+            schema["properties"] = {name: properties[name] for name in order}
+            schema["required"] = [name for name in order if name in required]
 
     return ConfigDict(json_schema_extra=document, json_schema_serialization_defaults_required=True)

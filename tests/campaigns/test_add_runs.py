@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import func, select, update
 
 from mtcjudge import audit
-from mtcjudge.campaigns.service import CampaignSpec, add_runs, create_campaign
+from mtcjudge.campaigns.creation import add_runs, create_campaign
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.errors import InvalidInput
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
@@ -17,7 +18,8 @@ from mtcjudge.ingest.loader import load_collection
 from mtcjudge.models import AuditEvent, Campaign, Document, Judgment, Pair, Query, System
 from mtcjudge.mtc.synthetic import generate
 from mtcjudge.planner import repository as planner_repository
-from mtcjudge.planner.service import Planner, Projector
+from mtcjudge.planner.projector import Projector
+from mtcjudge.planner.service import Planner
 from tests.cli import run
 from tests.factories import TEST_AUDIO, clips_for
 from tests.support import ORGANIZER_HEADERS as AUTH

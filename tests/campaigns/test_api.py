@@ -325,13 +325,13 @@ def test_invite_validation(client: TestClient, body: dict[str, Any], status: int
 def test_a_failure_after_rows_were_written_saves_nothing(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mtcjudge.campaigns import service
+    from mtcjudge.campaigns import creation
     from mtcjudge.errors import InvalidInput
 
     def fail(*args: Any, **kwargs: Any) -> Any:
         raise InvalidInput("judgments: broken on purpose")
 
-    monkeypatch.setattr(service, "_judgment_rows", fail)  # after campaign, documents, results
+    monkeypatch.setattr(creation, "_judgment_rows", fail)  # after campaign, documents, results
     response = create(client, judgments_fine=FINE)
     assert response.status_code == 400
     monkeypatch.undo()

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge import audit
 from mtcjudge.campaigns import preview as previews
-from mtcjudge.campaigns.service import CampaignSpec
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.models import Assessor, AuditEvent, Campaign, Judgment, Pair
 from tests.factories import build_campaign
 from tests.support import ORGANIZER_HEADERS, session_csrf, write_tone

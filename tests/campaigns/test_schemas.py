@@ -17,7 +17,7 @@ from mtcjudge.campaigns.schemas import (
     CampaignOut,
     ImportReportOut,
 )
-from mtcjudge.campaigns.service import CampaignSpec
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.models import Campaign
 
 REPORT = ImportReport(

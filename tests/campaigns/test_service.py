@@ -11,18 +11,17 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, aliased
 
+from mtcjudge.campaigns.creation import create_campaign, slugify
 from mtcjudge.campaigns.service import (
-    CampaignSpec,
     assessor_link,
-    create_campaign,
     get_campaign,
     invite_assessor,
     list_campaigns,
     reissue_link,
     revoke_link,
-    slugify,
     update_campaign,
 )
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.config import Settings
 from mtcjudge.errors import CampaignNotFound, InvalidInput, UnplayableNotConfirmed
 from mtcjudge.ingest.formats import Metadata, Runs, read_judgments, read_runs
@@ -328,7 +327,7 @@ def test_invite_assessor(db_session: Session) -> None:
 
 
 def test_a_reissued_or_revoked_link_stops_working(db_session: Session) -> None:
-    from mtcjudge.judging.repository import assessor_by_token
+    from mtcjudge.judging.repository.context import assessor_by_token
 
     campaign, _ = create_campaign(db_session, CampaignSpec("x"), RUNS)
     alice, old = invite_assessor(db_session, campaign, "Alice")

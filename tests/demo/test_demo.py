@@ -22,7 +22,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from mtcjudge.campaigns import repository
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.config import Settings
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.demo.setup import DEMO_ORGANIZER, DEMO_SLUG, DemoInfo, demo_collection, ensure_demo

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.orm import Session
 
-from mtcjudge.exports.service import ENTRY_COLUMNS
+from mtcjudge.exports.estimate_files import ENTRY_COLUMNS
 from tests.browser import Site, chromium_page, needs_chromium, organizer_site, sign_in_on_page
 from tests.factories import make_campaign
 

@@ -19,7 +19,9 @@ from sqlalchemy import insert
 from mtcjudge.config import Settings
 from mtcjudge.errors import CampaignNotFound, InvalidInput
 from mtcjudge.exports import service
+from mtcjudge.exports.estimate_files import ESTIMATE_COLUMNS
 from mtcjudge.exports.formats import aggregate, round_half_up
+from mtcjudge.exports.judgment_files import JUDGMENT_COLUMNS
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Judgment, utcnow
 from tests.factories import PlanningClient, build_campaign, make_campaign
@@ -161,7 +163,7 @@ def test_judgments_columns_csv_and_jsonl(db_session, judged_campaign) -> None:
         csv.DictReader(io.StringIO(export(db_session, campaign.slug, "judgments").decode()))
     )
     columns = list(rows[0])
-    assert columns == list(service.JUDGMENT_COLUMNS)
+    assert columns == list(JUDGMENT_COLUMNS)
     assert len(rows) == len(judged_campaign.judged) + 1
     mine = [r for r in rows if r["assessor"]]
     assert len(mine) == 1
@@ -201,7 +203,7 @@ def test_partially_judged_campaign_exports_what_exists_and_says_so(
     qrels = parse_qrels(export(db_session, slug, "qrels").decode())
     assert {(q, d) for q, docs in qrels.items() for d in docs} == judged
     estimates = list(csv.DictReader(io.StringIO(export(db_session, slug, "estimates").decode())))
-    assert list(estimates[0]) == list(service.ESTIMATE_COLUMNS)
+    assert list(estimates[0]) == list(ESTIMATE_COLUMNS)
     pool = set(partial_campaign.synthetic.fine)
     assert {(e["query"], e["document"]) for e in estimates} == pool - judged
     for e in estimates:

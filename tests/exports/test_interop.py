@@ -16,6 +16,7 @@ from mtcjudge.config import Settings
 from mtcjudge.exports import service
 from mtcjudge.exports.empty import EmptyExport
 from mtcjudge.exports.formats import run_file_name
+from mtcjudge.exports.judgment_files import JUDGMENT_COLUMNS
 from mtcjudge.main import create_app
 from tests.cli import run
 from tests.factories import make_campaign, seed_judged_campaign
@@ -287,7 +288,7 @@ def test_service_refuses_or_writes_the_empty_export(db_session) -> None:
     )
     assert written.empty is not None
     assert written.empty.startswith("no judgments yet")
-    assert out.getvalue().decode().splitlines() == [",".join(service.JUDGMENT_COLUMNS)]
+    assert out.getvalue().decode().splitlines() == [",".join(JUDGMENT_COLUMNS)]
     full = service.write_export(db_session, slug, service.ExportSpec("runs"), io.BytesIO())
     assert full.empty is None
 

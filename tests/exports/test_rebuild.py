@@ -17,7 +17,7 @@ from collections import defaultdict
 import pytest
 from sqlalchemy import select
 
-from mtcjudge.exports import service
+from mtcjudge.exports.estimate_files import ENTRY_COLUMNS
 from mtcjudge.models import Document
 from mtcjudge.mtc.factory import CALIBRATED, ESTIMATOR_CHOICES, JOINT
 from tests.exports.rebuild import check_against_results, export, parse_entries, rebuild
@@ -131,7 +131,7 @@ def test_entries_agree_with_the_qrels_estimates_runs_and_judgments(db_session) -
     entries = parse_entries(export(db_session, slug, "entries"))
     assert list(
         csv.DictReader(io.StringIO(export(db_session, slug, "entries").decode())).fieldnames or []
-    ) == list(service.ENTRY_COLUMNS)
+    ) == list(ENTRY_COLUMNS)
     assert parse_entries(export(db_session, slug, "entries", format="jsonl"), "jsonl") == entries
     keys = [(e["query"], e["document"], e["system"]) for e in entries]
     assert keys == sorted(keys)

@@ -18,7 +18,8 @@ from mtcjudge.campaigns import service as campaigns
 from mtcjudge.config import Settings
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import service
-from mtcjudge.exports.restore import open_bundle, restore_campaign
+from mtcjudge.exports.bundle_read import open_bundle
+from mtcjudge.exports.restore import restore_campaign
 from mtcjudge.ingest.formats import InputError
 from mtcjudge.main import create_app
 from mtcjudge.models import Assessor, Campaign, Judgment, Lease, Pair, utcnow

@@ -20,7 +20,8 @@ from mtcjudge.assessors import actions as actions
 from mtcjudge.assessors import reliability as reliability
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.exports import service
-from mtcjudge.exports.restore import open_bundle, restore_campaign
+from mtcjudge.exports.bundle_read import open_bundle
+from mtcjudge.exports.restore import restore_campaign
 from mtcjudge.models import (
     Assessor,
     AssessorReliability,

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from mtcjudge.ingest import formats
 from mtcjudge.ingest.formats import (
     InputError,
     Judgments,
     Runs,
     check_judgments_cover_runs,
+    lines,
     read_judgments,
     read_metadata,
     read_runs,
@@ -312,7 +312,7 @@ def test_unreadable_file(tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(formats, "open", refuse, raising=False)
+    monkeypatch.setattr(lines, "open", refuse, raising=False)
     with pytest.raises(InputError, match="cannot read file: Permission denied") as info:
         read_runs(path)
     assert (info.value.path, info.value.line) == (str(path), None)

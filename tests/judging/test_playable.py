@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from mtcjudge.campaign_engine.build import playable_mask
 from mtcjudge.config import Settings
-from mtcjudge.judging import repository as judging
+from mtcjudge.judging.repository import leases as lease_queries
 from mtcjudge.main import create_app
 from mtcjudge.models import (
     Assessor,
@@ -208,8 +208,8 @@ def test_an_unplayable_pair_takes_no_lease_slot(db_session) -> None:
     expires = utcnow()
     assessor = db_session.scalars(select(Assessor.id)).first()
     assert assessor is not None
-    assert judging.take_slot(db_session, pair.id, 1, expires, assessor) is False
+    assert lease_queries.take_slot(db_session, pair.id, 1, expires, assessor) is False
     pair.playable = True
     db_session.flush()
-    assert judging.take_slot(db_session, pair.id, 1, expires, assessor) is True
+    assert lease_queries.take_slot(db_session, pair.id, 1, expires, assessor) is True
     assert fx.campaign.id == pair.campaign_id

@@ -21,8 +21,12 @@ from sqlalchemy.orm import aliased
 from mtcjudge import audit
 from mtcjudge.assessors import actions as actions
 from mtcjudge.campaign_engine import repository as engine_repository
-from mtcjudge.exports.service import qrels_lines
-from mtcjudge.judging import repository, trials
+from mtcjudge.exports.trec_files import qrels_lines
+from mtcjudge.judging import trials
+from mtcjudge.judging.repository import judgments as judgment_queries
+from mtcjudge.judging.repository import leases as lease_queries
+from mtcjudge.judging.repository import progress as progress_queries
+from mtcjudge.judging.repository import trials as trial_queries
 from mtcjudge.models import (
     Assessor,
     Campaign,
@@ -196,7 +200,7 @@ class Pool:
         self, who: int, query_id: int | None = None, *, per_pair: int = 1, salt: int = 0
     ) -> tuple[int, int, int] | None:
         query = self.pairs[0].query_id if query_id is None else query_id
-        return repository.second_opinion(
+        return trial_queries.second_opinion(
             self.session, self.fx.campaign.id, who, query, per_pair, salt
         )
 
@@ -312,10 +316,10 @@ def test_repeats_are_of_playable_pairs_only(db_session) -> None:
     ).first()
     db_session.flush()
     args = (db_session, pool.a, pair.query_id, trials.REPEAT_GAP, 0)
-    assert repository.repeat_judgment(*args) == (judgment.id, pair.query_id, pair.document_id)
+    assert trial_queries.repeat_judgment(*args) == (judgment.id, pair.query_id, pair.document_id)
     pair.playable = False
     db_session.flush()
-    assert repository.repeat_judgment(*args) is None
+    assert trial_queries.repeat_judgment(*args) is None
 
 
 # ---------------------------------------------------------------- through the API
@@ -342,7 +346,7 @@ def test_a_second_opinion_looks_like_a_pool_pair_and_counts_nowhere(db_session, 
     original = db_session.get(Judgment, lease.repeat_of)
     assert (original.assessor_id, original.kind, original.set_aside) == (a, "pool", False)
     assert (original.query_id, original.document_id) == (lease.query_id, lease.document_id)
-    pair = repository.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
+    pair = judgment_queries.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
     assert pair is not None
     assert pair.playable
     assert (lease.query_id, lease.document_id) not in judged_pairs(db_session, b)
@@ -355,7 +359,7 @@ def test_a_second_opinion_looks_like_a_pool_pair_and_counts_nowhere(db_session, 
     ).one()
     assert handed == 1  # this trial only
     # the assessor's current query when A1 judged a pair of it
-    current = repository.last_judged_query(db_session, b)
+    current = progress_queries.last_judged_query(db_session, b)
     if current in {q for q, _ in judged_pairs(db_session, a)}:
         assert lease.query_id == current
     # nothing in the JSON says what it is; a candidate number past the query's pool pairs
@@ -410,14 +414,14 @@ def test_a_pair_given_a_second_opinion_never_comes_back_to_them_as_a_pool_pair(
     campaign = db_session.get(Campaign, fx.campaign.id)
     actions.set_aside(db_session, campaign, assessor_id(db_session, first), ACTOR)
     db_session.flush()
-    pair = repository.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
+    pair = judgment_queries.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
     assert pair is not None
     db_session.refresh(pair)
     assert pair.judged == 0  # free again
     # the claim's conditional UPDATE refuses it to A2 (and the claim then leaves out every
     # pair they answered as a trial that is back in the pool)
-    assert repository.trial_pairs_back(db_session, b, 1) == {pair.id}
-    assert not repository.take_slot(db_session, pair.id, 1, utcnow(), b)
+    assert lease_queries.trial_pairs_back(db_session, b, 1) == {pair.id}
+    assert not lease_queries.take_slot(db_session, pair.id, 1, utcnow(), b)
     while True:
         body = next_body(client, second)
         if body["status"] != "pair":
@@ -482,7 +486,7 @@ def test_a_pool_answer_to_a_pair_they_gave_a_second_opinion_on_is_refused(
     second = fx.tokens[1]
     b = assessor_id(db_session, second)
     trial, lease = a_second_opinion(db_session, client, fx)
-    pair = repository.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
+    pair = judgment_queries.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
     assert pair is not None
 
     def pool_lease() -> Lease:
@@ -518,7 +522,7 @@ def test_a_late_second_opinion_of_a_pair_judged_since_as_pool_is_refused(
     _first, second = fx.tokens
     b = assessor_id(db_session, second)
     trial, lease = a_second_opinion(db_session, client, fx)
-    pair = repository.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
+    pair = judgment_queries.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
     assert pair is not None
     # the trial lapses; the original is set aside and A2 judges the pair as a pool pair
     db_session.execute(
@@ -563,7 +567,7 @@ def test_a_second_opinion_whose_pair_cannot_be_played_any_more_ends(
     refused = post(client, second, trial["lease_id"])
     assert refused.status_code == 409, refused.text
     assert refused.json()["error"] == "pair_unplayable"
-    pair = repository.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
+    pair = judgment_queries.pair_of(db_session, fx.campaign.id, lease.query_id, lease.document_id)
     assert pair is not None
     db_session.refresh(pair)
     assert pair.playable is False  # marked by the planner

@@ -17,8 +17,9 @@ import pytest
 from sqlalchemy import func, select, update
 
 from mtcjudge.campaign_engine import repository as engine_repository
-from mtcjudge.exports.service import qrels_lines
-from mtcjudge.judging import repository, trials
+from mtcjudge.exports.trec_files import qrels_lines
+from mtcjudge.judging import trials
+from mtcjudge.judging.repository import trials as trial_queries
 from mtcjudge.models import (
     Assessor,
     Campaign,
@@ -274,12 +275,12 @@ def test_anchors_are_clearly_unlike_the_query_and_never_retrieved_for_it(db_sess
     )
     query_docs = set(db_session.scalars(select(Query.document_id)))
     a = assessor_id(db_session, fx.tokens[0])
-    target = repository.trial_query(db_session, a, query.id)
+    target = trial_queries.trial_query(db_session, a, query.id)
     assert target is not None
     assert (target.genre, target.artist) == (query_doc.genre, query_doc.artist)
     found = set()
     for salt in range(0, 2**31, 2**31 // 40):
-        anchor = repository.anchor_document(db_session, fx.campaign.id, a, target, salt)
+        anchor = trial_queries.anchor_document(db_session, fx.campaign.id, a, target, salt)
         assert anchor is not None
         found.add(anchor)
     assert len(found) > 1  # the salt spreads the choice
@@ -293,9 +294,9 @@ def test_anchors_are_clearly_unlike_the_query_and_never_retrieved_for_it(db_sess
         assert document_id not in query_docs
     # without genres in the campaign there are no anchors
     no_genres(db_session, fx)
-    target = repository.trial_query(db_session, a, query.id)
+    target = trial_queries.trial_query(db_session, a, query.id)
     assert target is not None
-    assert repository.anchor_document(db_session, fx.campaign.id, a, target, 0) is None
+    assert trial_queries.anchor_document(db_session, fx.campaign.id, a, target, 0) is None
 
 
 def test_an_anchor_with_another_artist_only(db_session) -> None:
@@ -310,9 +311,9 @@ def test_an_anchor_with_another_artist_only(db_session) -> None:
         .values(artist=query_doc.artist)
     )
     db_session.flush()
-    target = repository.trial_query(db_session, a, query.id)
+    target = trial_queries.trial_query(db_session, a, query.id)
     assert target is not None
-    assert repository.anchor_document(db_session, fx.campaign.id, a, target, 0) is None
+    assert trial_queries.anchor_document(db_session, fx.campaign.id, a, target, 0) is None
 
 
 def test_repeats_are_of_judgments_made_long_enough_ago(db_session, client) -> None:
@@ -321,10 +322,10 @@ def test_repeats_are_of_judgments_made_long_enough_ago(db_session, client) -> No
     a = assessor_id(db_session, token)
     pools = judge_pool(db_session, client, token, trials.REPEAT_GAP - 1)
     # nine hand-outs: the coming tenth is not yet REPEAT_GAP after the first
-    assert repository.repeat_judgment(db_session, a, 0, trials.REPEAT_GAP, 0) is None
+    assert trial_queries.repeat_judgment(db_session, a, 0, trials.REPEAT_GAP, 0) is None
     pools += judge_pool(db_session, client, token, 1)
     first = db_session.scalars(select(Judgment).order_by(Judgment.id)).first()
-    found = repository.repeat_judgment(db_session, a, 0, trials.REPEAT_GAP, 0)
+    found = trial_queries.repeat_judgment(db_session, a, 0, trials.REPEAT_GAP, 0)
     assert found == (first.id, first.query_id, first.document_id)
     # the current query's when it has one
     pools += judge_pool(db_session, client, token, 3)
@@ -332,7 +333,7 @@ def test_repeats_are_of_judgments_made_long_enough_ago(db_session, client) -> No
     queries = {j.query_id for j in old}
     for query_id in queries:
         for salt in range(5):
-            found = repository.repeat_judgment(db_session, a, query_id, trials.REPEAT_GAP, salt)
+            found = trial_queries.repeat_judgment(db_session, a, query_id, trials.REPEAT_GAP, salt)
             assert found is not None
             assert found[1] == query_id
     # handed out as a trial: only repeats can be made (no genres; references used up)

@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 
 from mtcjudge import audit
 from mtcjudge.campaigns.changes import record_campaign_created
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.ingest.formats import Runs
 from tests.browser import chromium_page, needs_chromium, organizer_site
 from tests.factories import TEST_AUDIO, write_clips

@@ -12,7 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session, sessionmaker
 
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.service import invite_assessor
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.ingest.formats import Runs
 from mtcjudge.models import utcnow
 from mtcjudge.results import routes as results_routes

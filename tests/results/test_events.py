@@ -30,7 +30,8 @@ from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.config import Settings
 from mtcjudge.db import make_database_engine, make_sessionmaker
 from mtcjudge.main import create_app
-from mtcjudge.planner.service import Planner, Projector
+from mtcjudge.planner.projector import Projector
+from mtcjudge.planner.service import Planner
 from mtcjudge.results.events import ResultsFeeds
 from tests.factories import seed_open_campaign
 from tests.servers import running_servers, serve_in_thread

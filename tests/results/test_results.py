@@ -14,7 +14,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from mtcjudge.campaign_engine.build import build_engine, engine_from_rows
-from mtcjudge.campaigns.service import CampaignSpec, create_campaign, invite_assessor
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.service import invite_assessor
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.cli import main as cli_main
 from mtcjudge.config import Settings
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
@@ -22,7 +24,8 @@ from mtcjudge.ingest.formats import Metadata, Runs
 from mtcjudge.main import create_app
 from mtcjudge.models import CampaignResults, TrajectoryPoint, utcnow
 from mtcjudge.mtc.synthetic import generate
-from mtcjudge.planner.service import Planner, Projector
+from mtcjudge.planner.projector import Projector
+from mtcjudge.planner.service import Planner
 from mtcjudge.results import read as results
 from tests.factories import TEST_AUDIO, PlanningClient, build_campaign, clips_for
 from tests.support import ORGANIZER_HEADERS as AUTH

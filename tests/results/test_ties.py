@@ -18,7 +18,8 @@ from mtcjudge.config import Settings
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.main import create_app
 from mtcjudge.mtc.measures import MEASURES
-from mtcjudge.planner.service import Planner, Projector
+from mtcjudge.planner.projector import Projector
+from mtcjudge.planner.service import Planner
 from mtcjudge.results import read as results
 from mtcjudge.results.document import results_json
 from tests.factories import make_campaign

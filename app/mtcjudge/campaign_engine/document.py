@@ -18,6 +18,7 @@ import numpy as np
 
 from mtcjudge.campaign_engine.build import CampaignEngine
 from mtcjudge.models import Campaign
+from mtcjudge.mtc.measures import Evaluation
 from mtcjudge.mtc.projection import Projection
 from mtcjudge.mtc.significance import Outcome
 
@@ -232,40 +233,8 @@ def engine_results(
     seconds old: :class:`ProjectionInfo` says at how many judgments it was made)."""
     engine = state.engine
     evaluation = engine.evaluation()
-    n = evaluation.n_systems
-    names = state.system_names
-    order = evaluation.ranking()
-    rank = evaluation.ranks().tolist()
-    tied = evaluation.tied
-    has_tie = [bool(t) for t in evaluation.tied_systems]
-    mean, var = evaluation.mean.tolist(), evaluation.var.tolist()
-    low, high = evaluation.ci_low.tolist(), evaluation.ci_high.tolist()
-    systems = [
-        SystemResult(names[i], mean[i], var[i], low[i], high[i], rank[i], has_tie[i])
-        for i in order.tolist()
-    ]
-    a, b = np.triu_indices(n, 1)
-    confidence = evaluation.pair_confidence[a, b]
     target = float(campaign.target)
-    settled = confidence >= target
-    pair_tied = tied[a, b]
-    outcomes, rules, final = _verdicts(state, a.shape[0])
-    pairs = [
-        PairResult(names[i], names[j], dm, dv, c, s, o, r or None, f, t)
-        for i, j, dm, dv, c, s, o, r, f, t in zip(
-            a.tolist(),
-            b.tolist(),
-            evaluation.diff_mean[a, b].tolist(),
-            evaluation.diff_var[a, b].tolist(),
-            confidence.tolist(),
-            settled.tolist(),
-            outcomes,
-            rules,
-            final,
-            pair_tied.tolist(),
-            strict=True,
-        )
-    ]
+    pairs = _pair_results(state, evaluation, target)
     stop_reason = engine.stop_reason()
     projections = _projections(projection)
     return EngineResults(
@@ -281,9 +250,9 @@ def engine_results(
         ranking_confidence=float(evaluation.ranking_confidence),
         can_stop=stop_reason is not None,
         stop_reason=stop_reason,
-        system_pairs=int(a.shape[0]),
-        system_pairs_settled=int(settled.sum()),
-        system_pairs_tied=int(pair_tied.sum()),
+        system_pairs=len(pairs),
+        system_pairs_settled=sum(p.settled for p in pairs),
+        system_pairs_tied=sum(p.tied for p in pairs),
         projected_judgments_to_target=next(
             (p for p in projections if math.isclose(p.target, target)), None
         ),
@@ -293,7 +262,7 @@ def engine_results(
         else ProjectionInfo(
             projection.judged, projection.runs, projection.method, round(projection.seconds, 3)
         ),
-        systems=systems,
+        systems=_system_results(state, evaluation),
         pairs=pairs,
         assessor_disagreement=DisagreementInfo(
             measured=state.disagreement.measured,
@@ -302,6 +271,44 @@ def engine_results(
             degrees_of_freedom=state.disagreement.df,
         ),
     )
+
+
+def _system_results(state: CampaignEngine, evaluation: Evaluation) -> list[SystemResult]:
+    """The systems in the estimated ranking, best first."""
+    names = state.system_names
+    rank = evaluation.ranks().tolist()
+    has_tie = [bool(t) for t in evaluation.tied_systems]
+    mean, var = evaluation.mean.tolist(), evaluation.var.tolist()
+    low, high = evaluation.ci_low.tolist(), evaluation.ci_high.tolist()
+    return [
+        SystemResult(names[i], mean[i], var[i], low[i], high[i], rank[i], has_tie[i])
+        for i in evaluation.ranking().tolist()
+    ]
+
+
+def _pair_results(state: CampaignEngine, evaluation: Evaluation, target: float) -> list[PairResult]:
+    """Every pair of systems (``numpy.triu_indices`` order), settled at ``target``."""
+    names = state.system_names
+    a, b = np.triu_indices(evaluation.n_systems, 1)
+    confidence = evaluation.pair_confidence[a, b]
+    settled = confidence >= target
+    outcomes, rules, final = _verdicts(state, a.shape[0])
+    return [
+        PairResult(names[i], names[j], dm, dv, c, s, o, r or None, f, t)
+        for i, j, dm, dv, c, s, o, r, f, t in zip(
+            a.tolist(),
+            b.tolist(),
+            evaluation.diff_mean[a, b].tolist(),
+            evaluation.diff_var[a, b].tolist(),
+            confidence.tolist(),
+            settled.tolist(),
+            outcomes,
+            rules,
+            final,
+            evaluation.tied[a, b].tolist(),
+            strict=True,
+        )
+    ]
 
 
 def _verdicts(state: CampaignEngine, n_pairs: int) -> tuple[list[str], list[int], list[bool]]:

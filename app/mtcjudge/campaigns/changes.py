@@ -1,7 +1,7 @@
 """What a change to a campaign did, and the line it writes in the audit log.
 
-The campaign service returns these reports (:func:`mtcjudge.campaigns.service.create_campaign`,
-:func:`~mtcjudge.campaigns.service.add_runs`) and records the changes of
+The campaign service returns these reports (:func:`mtcjudge.campaigns.creation.create_campaign`,
+:func:`~mtcjudge.campaigns.creation.add_runs`) and records the changes of
 :func:`~mtcjudge.campaigns.service.update_campaign` with :func:`planned_changes`; the routes,
 the command line and the demo record a new campaign with :func:`record_campaign_created`.
 How a campaign's events read is decided here; :mod:`mtcjudge.audit` only stores and lists
@@ -34,7 +34,7 @@ _SHOWN_TEXT = 60  # a changed name is shown up to this length in the detail
 
 @dataclass(frozen=True)
 class ImportReport:
-    """What :func:`mtcjudge.campaigns.service.create_campaign` stored, and what it could not use.
+    """What :func:`mtcjudge.campaigns.creation.create_campaign` stored, and what it could not use.
 
     ``n_pool_pairs`` counts the distinct (query, document) pairs in the top ``k`` of the runs
     after the MIREX filtering (the query itself and same-artist clips), i.e. what the engine
@@ -85,7 +85,7 @@ def run_order_detail(order_by: str, conflicts: int) -> str:
 
 @dataclass(frozen=True)
 class AddRunsReport:
-    """What :func:`mtcjudge.campaigns.service.add_runs` stored.
+    """What :func:`mtcjudge.campaigns.creation.add_runs` stored.
 
     ``pool_pairs_before`` and ``pool_pairs`` count the stored pool before and after;
     ``new_pairs_judged`` counts the new pool pairs that were judged already (imported

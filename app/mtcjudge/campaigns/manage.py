@@ -19,15 +19,17 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Depends, Request
 from fastapi import Path as PathParameter
 from fastapi.responses import RedirectResponse, Response
+from sqlalchemy.orm import Session
 
 from mtcjudge import audit
 from mtcjudge.assessors import actions as assessor_actions
 from mtcjudge.assessors import overview as overview
 from mtcjudge.auth.principal import Principal
-from mtcjudge.campaigns import repository
+from mtcjudge.campaigns import creation, repository
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.routes import CHECK_SLUG
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
 from mtcjudge.errors import CampaignNotFound, InvalidInput, UnplayableNotConfirmed
 from mtcjudge.models import Assessor, Campaign, as_utc
@@ -130,7 +132,7 @@ def _choices(values: tuple[str, ...], labels: dict[str, str]) -> list[Choice]:
 @router.get("/new-campaign", name="new_campaign")
 def new_campaign(request: Request, settings: SettingsDep, organizer: CurrentOrganizer) -> Response:
     """The upload form: files, the audio folder, the settings; then the preview."""
-    defaults = {f.name: f.default for f in fields(campaigns.CampaignSpec)}
+    defaults = {f.name: f.default for f in fields(CampaignSpec)}
     return templates.TemplateResponse(
         request,
         "campaign_new.html",
@@ -170,7 +172,7 @@ def _page(
 ) -> Response:
     assessors = campaigns.list_assessors(session, campaign)
     # what cannot be played, shown beside Open (which then asks for a confirmation)
-    open_warning = None if campaign.status == "open" else campaigns.open_warning(session, campaign)
+    open_warning = None if campaign.status == "open" else creation.open_warning(session, campaign)
     events = [
         audit.ShownEvent(as_utc(e.created_at), e.actor, e.action, e.detail, None, None)
         for e in audit.events(session, campaign.id, limit=100)
@@ -235,34 +237,53 @@ def _manage_url(campaign: Campaign, done: str) -> str:
     return f"/campaigns/{campaign.slug}/manage?done={done}"
 
 
+@dataclass(frozen=True)
+class _ManageRequest:
+    """An organizer's request of a management page."""
+
+    request: Request
+    session: Session
+    organizer: Principal
+
+    def page(self, campaign: Campaign, **shown: Any) -> Response:
+        """The management page, with what the request did (``notice``, ``error``...)."""
+        return _page(self.request, self.session, campaign, self.organizer, **shown)
+
+
+@dataclass(frozen=True)
+class _OnCampaign(_ManageRequest):
+    """A request about the campaign its path names (``campaign`` None: there is none)."""
+
+    slug: str
+    campaign: Campaign | None
+
+    def not_found(self) -> Response:
+        return _not_found(self.request, self.organizer, f"no campaign {self.slug!r}")
+
+
+def _on_campaign(
+    slug: str, request: Request, session: SessionDep, organizer: CurrentOrganizer
+) -> _OnCampaign:
+    return _OnCampaign(request, session, organizer, slug, _campaign(session, slug))
+
+
+OnCampaign = Annotated[_OnCampaign, Depends(_on_campaign)]
+
+
 @router.get("/campaigns/{slug}/manage", name="manage_campaign", dependencies=[CHECK_SLUG])
-def manage(
-    slug: str,
-    request: Request,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-    done: str | None = None,
-) -> Response:
+def manage(on: OnCampaign, done: str | None = None) -> Response:
     """Assessors, status and the audit log of a campaign."""
-    campaign = _campaign(session, slug)
-    if campaign is None:
-        return _not_found(request, organizer, f"no campaign {slug!r}")
-    return _page(request, session, campaign, organizer, notice=_DONE.get(done or "", ""))
+    if on.campaign is None:
+        return on.not_found()
+    return on.page(on.campaign, notice=_DONE.get(done or "", ""))
 
 
 @router.post("/campaigns/{slug}/manage/invite", dependencies=[CHECK_SLUG])
-def invite(
-    slug: str,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    settings: SettingsDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def invite(form: FormDep, settings: SettingsDep, on: OnCampaign) -> Response:
     """Invite one assessor per line of ``names``; the answer shows their links, once."""
-    campaign = _campaign(session, slug)
-    if campaign is None:
-        return _not_found(request, organizer, f"no campaign {slug!r}")
+    if on.campaign is None:
+        return on.not_found()
+    campaign, session, organizer = on.campaign, on.session, on.organizer
     text = form.get("names", "")
     names = [line.strip() for line in text.splitlines() if line.strip()]
     problem = ""
@@ -291,16 +312,8 @@ def invite(
         else:
             invited = "1 assessor" if len(made) == 1 else f"{len(made)} assessors"
             notice = f"Invited {invited}. Copy the links now: they are shown only once."
-            return _page(request, session, campaign, organizer, notice=notice, new_links=made)
-    return _page(
-        request,
-        session,
-        campaign,
-        organizer,
-        names=text,
-        names_error=problem,
-        status_code=400,
-    )
+            return on.page(campaign, notice=notice, new_links=made)
+    return on.page(campaign, names=text, names_error=problem, status_code=400)
 
 
 def _invite_all(
@@ -328,63 +341,71 @@ def _assessor(session: SessionDep, campaign: Campaign, assessor_id: int) -> Asse
     return None
 
 
-@router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/revoke", dependencies=[CHECK_SLUG])
-def revoke(
+@dataclass(frozen=True)
+class _OnAssessor(_ManageRequest):
+    """An action on the assessor its path names, with their campaign (``found`` None: the
+    campaign has no such assessor)."""
+
+    found: tuple[Campaign, Assessor] | None
+
+    def not_found(self) -> Response:
+        return _not_found(self.request, self.organizer, "no such assessor in this campaign")
+
+
+def _on_assessor(
     slug: str,
     assessor_id: AssessorId,
     request: Request,
     session: SessionDep,
     organizer: CurrentOrganizer,
-) -> Response:
-    """The assessor's link stops working (their judgments stay)."""
+) -> _OnAssessor:
     campaign = _campaign(session, slug)
     assessor = None if campaign is None else _assessor(session, campaign, assessor_id)
-    if campaign is None or assessor is None:
-        return _not_found(request, organizer, "no such assessor in this campaign")
+    found = None if campaign is None or assessor is None else (campaign, assessor)
+    return _OnAssessor(request, session, organizer, found)
+
+
+OnAssessor = Annotated[_OnAssessor, Depends(_on_assessor)]
+
+
+@router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/revoke", dependencies=[CHECK_SLUG])
+def revoke(action: OnAssessor) -> Response:
+    """The assessor's link stops working (their judgments stay)."""
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
     if assessor.revoked_at is None:
-        campaigns.revoke_link(session, assessor)
-        audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_REVOKED, assessor.name)
+        campaigns.revoke_link(action.session, assessor)
+        actor = action.organizer.actor
+        audit.record(action.session, campaign.id, actor, audit.ASSESSOR_REVOKED, assessor.name)
     return RedirectResponse(_manage_url(campaign, "revoked"), status_code=303)
 
 
 @router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/relink", dependencies=[CHECK_SLUG])
-def relink(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    session: SessionDep,
-    settings: SettingsDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def relink(settings: SettingsDep, action: OnAssessor) -> Response:
     """A new link for the assessor (the old one stops working), shown once."""
-    campaign = _campaign(session, slug)
-    assessor = None if campaign is None else _assessor(session, campaign, assessor_id)
-    if campaign is None or assessor is None:
-        return _not_found(request, organizer, "no such assessor in this campaign")
-    token = campaigns.reissue_link(session, assessor)
-    audit.record(session, campaign.id, organizer.actor, audit.ASSESSOR_RELINKED, assessor.name)
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
+    token = campaigns.reissue_link(action.session, assessor)
+    actor = action.organizer.actor
+    audit.record(action.session, campaign.id, actor, audit.ASSESSOR_RELINKED, assessor.name)
     link = NewLink(assessor.name, campaigns.assessor_link(settings, token))
     notice = (
         f"{assessor.name} has a new link; the old one no longer works. "
         "Copy it now: it is shown only once."
     )
-    return _page(request, session, campaign, organizer, notice=notice, new_links=[link])
+    return action.page(campaign, notice=notice, new_links=[link])
 
 
 @router.post("/campaigns/{slug}/manage/status", dependencies=[CHECK_SLUG])
-def change_status(
-    slug: str,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def change_status(form: FormDep, on: OnCampaign) -> Response:
     """Open, pause (back to draft), close or reopen. Opening a campaign some of whose pairs
     cannot be played answers with a confirmation (409) that says which, and its "Open
     anyway" button sends ``confirm_unplayable``."""
-    campaign = _campaign(session, slug)
-    if campaign is None:
-        return _not_found(request, organizer, f"no campaign {slug!r}")
+    if on.campaign is None:
+        return on.not_found()
+    campaign = on.campaign
     new_status = form.get("status", "")
     allowed = [status for status, _label, _what in STATUS_ACTIONS.get(campaign.status, [])]
     if new_status not in allowed:
@@ -392,15 +413,15 @@ def change_status(
             f"A {campaign.status} campaign can change to {' or '.join(allowed)}, "
             f"not {new_status!r}."
         )
-        return _page(request, session, campaign, organizer, error=message, status_code=400)
+        return on.page(campaign, error=message, status_code=400)
     changes: dict[str, Any] = {"status": new_status}
     confirm = form.get("confirm_unplayable") == "yes"
     try:
         campaigns.update_campaign(
-            session, campaign, organizer.actor, confirm_unplayable=confirm, **changes
+            on.session, campaign, on.organizer.actor, confirm_unplayable=confirm, **changes
         )
     except UnplayableNotConfirmed:
-        return _page(request, session, campaign, organizer, confirm_open=True, status_code=409)
+        return on.page(campaign, confirm_open=True, status_code=409)
     return RedirectResponse(_manage_url(campaign, new_status), status_code=303)
 
 
@@ -432,34 +453,25 @@ def _settings_changes(form: dict[str, str]) -> tuple[dict[str, Any], dict[str, s
 
 
 @router.post("/campaigns/{slug}/manage/settings", dependencies=[CHECK_SLUG])
-def change_settings(
-    slug: str,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def change_settings(form: FormDep, on: OnCampaign) -> Response:
     """Name, description, target, lease time, judgments per pair, keep collecting, the
     listening rule, the share of quality trials and automatic pausing."""
-    campaign = _campaign(session, slug)
-    if campaign is None:
-        return _not_found(request, organizer, f"no campaign {slug!r}")
+    if on.campaign is None:
+        return on.not_found()
+    campaign = on.campaign
     changes, errors = _settings_changes(form)
     if not errors:
         try:
             # checked as a new campaign's settings are; nothing changes when one is wrong
-            campaigns.update_campaign(session, campaign, organizer.actor, **changes)
+            campaigns.update_campaign(on.session, campaign, on.organizer.actor, **changes)
         except InvalidInput as exc:
             field = exc.message.split(" ", 1)[0]
             errors[field if field in SETTINGS_FIELDS else "name"] = exc.message
         else:
             return RedirectResponse(_manage_url(campaign, "settings"), status_code=303)
     values = {**changes, **{k: form.get(k, "") for k in errors}}
-    return _page(
-        request,
-        session,
+    return on.page(
         campaign,
-        organizer,
         error="The settings were not saved: see the messages under the fields.",
         settings_values=values,
         settings_errors=errors,
@@ -467,112 +479,68 @@ def change_settings(
     )
 
 
-def _held_assessor(
-    request: Request, session: SessionDep, slug: str, assessor_id: int, organizer: Principal
-) -> tuple[Campaign, Assessor] | Response:
-    campaign = _campaign(session, slug)
-    assessor = None if campaign is None else _assessor(session, campaign, assessor_id)
-    if campaign is None or assessor is None:
-        return _not_found(request, organizer, "no such assessor in this campaign")
-    return campaign, assessor
-
-
 @router.post(
     "/campaigns/{slug}/manage/assessors/{assessor_id}/set-aside", dependencies=[CHECK_SLUG]
 )
-def set_aside(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def set_aside(form: FormDep, action: OnAssessor) -> Response:
     """Set the assessor's judgments aside, once the form's confirmation box is ticked."""
-    found = _held_assessor(request, session, slug, assessor_id, organizer)
-    if isinstance(found, Response):
-        return found
-    campaign, assessor = found
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
     if form.get("confirm") != "yes":
         error = (
             f"Nothing was set aside: tick the box confirming that {assessor.name}'s "
             "judgments should be set aside."
         )
-        return _page(request, session, campaign, organizer, error=error, status_code=400)
-    report = assessor_actions.set_aside(session, campaign, assessor.id, organizer.actor)
+        return action.page(campaign, error=error, status_code=400)
+    actor = action.organizer.actor
+    report = assessor_actions.set_aside(action.session, campaign, assessor.id, actor)
     notice = (
         f"{report.summary()}. {assessor.name} is handed no more pairs; bring the judgments "
         "back at any time."
     )
-    return _page(request, session, campaign, organizer, notice=notice)
+    return action.page(campaign, notice=notice)
 
 
 @router.post(
     "/campaigns/{slug}/manage/assessors/{assessor_id}/bring-back", dependencies=[CHECK_SLUG]
 )
-def bring_back(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def bring_back(action: OnAssessor) -> Response:
     """Bring the assessor's set-aside judgments back where their pair has room."""
-    found = _held_assessor(request, session, slug, assessor_id, organizer)
-    if isinstance(found, Response):
-        return found
-    campaign, assessor = found
-    report = assessor_actions.bring_back(session, campaign, assessor.id, organizer.actor)
-    return _page(request, session, campaign, organizer, notice=f"{report.summary()}.")
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
+    actor = action.organizer.actor
+    report = assessor_actions.bring_back(action.session, campaign, assessor.id, actor)
+    return action.page(campaign, notice=f"{report.summary()}.")
 
 
 @router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/pause", dependencies=[CHECK_SLUG])
-def pause(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    form: FormDep,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def pause(form: FormDep, action: OnAssessor) -> Response:
     """Hand the assessor no more pairs for now, with an optional message to them."""
-    found = _held_assessor(request, session, slug, assessor_id, organizer)
-    if isinstance(found, Response):
-        return found
-    campaign, assessor = found
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
+    message = form.get("message") or None
     try:
         report = assessor_actions.pause(
-            session, campaign, assessor.id, organizer.actor, form.get("message") or None
+            action.session, campaign, assessor.id, action.organizer.actor, message
         )
     except InvalidInput as exc:
-        return _page(
-            request,
-            session,
-            campaign,
-            organizer,
-            error=f"{assessor.name} was not paused: {exc.message}",
-            status_code=400,
-        )
+        error = f"{assessor.name} was not paused: {exc.message}"
+        return action.page(campaign, error=error, status_code=400)
     told = report.message or assessor_actions.DEFAULT_PAUSE_MESSAGE
-    notice = f"{assessor.name} is paused and is told: “{told}”"
-    return _page(request, session, campaign, organizer, notice=notice)
+    return action.page(campaign, notice=f"{assessor.name} is paused and is told: “{told}”")
 
 
 @router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/resume", dependencies=[CHECK_SLUG])
-def resume(
-    slug: str,
-    assessor_id: AssessorId,
-    request: Request,
-    session: SessionDep,
-    organizer: CurrentOrganizer,
-) -> Response:
+def resume(action: OnAssessor) -> Response:
     """The assessor may be handed pairs again."""
-    found = _held_assessor(request, session, slug, assessor_id, organizer)
-    if isinstance(found, Response):
-        return found
-    campaign, assessor = found
-    assessor_actions.resume(session, campaign, assessor.id, organizer.actor)
+    if action.found is None:
+        return action.not_found()
+    campaign, assessor = action.found
+    assessor_actions.resume(action.session, campaign, assessor.id, action.organizer.actor)
     notice = f"{assessor.name} may judge again."
     if assessor.set_aside_at is not None:
         notice += " Their judgments are still set aside: bring them back to hand them pairs."
-    return _page(request, session, campaign, organizer, notice=notice)
+    return action.page(campaign, notice=notice)

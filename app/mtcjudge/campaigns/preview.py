@@ -22,7 +22,7 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from mtcjudge.campaigns.service import CampaignSpec
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.clips.audio import scan_audio
 from mtcjudge.ingest.formats import (
     SCORE_CONFLICTS_SHOWN,
@@ -369,33 +369,13 @@ def build_preview(
 
     audio = None
     if audio_path is not None:
-        needed = sorted(
-            {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
-            | set(runs.queries)
-        )
-        try:
-            scan = scan_audio(audio_path, needed)
-        except (ValueError, OSError) as exc:
-            problems.append(Problem("audio_dir", str(exc), field="audio_dir"))
+        found = _audio_summary(audio_path, runs, loaded)
+        if isinstance(found, Problem):
+            problems.append(found)
         else:
-            playable = set(scan.found)
-            unplayable = sum(
-                1
-                for p in range(collection.n_pairs)
-                if loaded.queries[int(collection.pair_query[p])] not in playable
-                or loaded.docs[int(collection.pair_doc[p])] not in playable
-            )
-            audio = AudioSummary(
-                directory=str(audio_path),
-                needed=len(needed),
-                found=len(scan.found),
-                missing=len(scan.missing),
-                missing_examples=scan.missing[:MISSING_SHOWN],
-                unreadable=scan.unreadable[:MISSING_SHOWN],
-                unplayable_pairs=unplayable,
-            )
-            if unplayable:
-                notes.append(_unplayable_note(unplayable, collection.n_pairs))
+            audio = found
+            if audio.unplayable_pairs:
+                notes.append(_unplayable_note(audio.unplayable_pairs, collection.n_pairs))
     elif audio_problem is None:
         notes.append(_unplayable_note(collection.n_pairs, collection.n_pairs, folder=False))
 
@@ -421,6 +401,38 @@ def build_preview(
         notes=notes,
         warnings=warnings,
         order_by=runs.order_by,
+    )
+
+
+def _audio_summary(
+    audio_path: Path, runs: Runs, loaded: LoadedCollection
+) -> AudioSummary | Problem:
+    """The clips of the runs' documents and queries found in ``audio_path``, and the pool
+    pairs they leave unplayable (a problem when the folder cannot be read)."""
+    needed = sorted(
+        {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
+        | set(runs.queries)
+    )
+    try:
+        scan = scan_audio(audio_path, needed)
+    except (ValueError, OSError) as exc:
+        return Problem("audio_dir", str(exc), field="audio_dir")
+    playable = set(scan.found)
+    collection = loaded.collection
+    unplayable = sum(
+        1
+        for p in range(collection.n_pairs)
+        if loaded.queries[int(collection.pair_query[p])] not in playable
+        or loaded.docs[int(collection.pair_doc[p])] not in playable
+    )
+    return AudioSummary(
+        directory=str(audio_path),
+        needed=len(needed),
+        found=len(scan.found),
+        missing=len(scan.missing),
+        missing_examples=scan.missing[:MISSING_SHOWN],
+        unreadable=scan.unreadable[:MISSING_SHOWN],
+        unplayable_pairs=unplayable,
     )
 
 

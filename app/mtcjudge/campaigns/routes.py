@@ -19,8 +19,8 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from mtcjudge import audit
 from mtcjudge.assessors import actions as assessor_actions
 from mtcjudge.assessors import overview as overview
+from mtcjudge.campaigns import creation, repository, service
 from mtcjudge.campaigns import preview as previews
-from mtcjudge.campaigns import repository, service
 from mtcjudge.campaigns.changes import record_campaign_created
 from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.schemas import (
@@ -38,6 +38,7 @@ from mtcjudge.campaigns.schemas import (
     PauseOut,
     SetAsideOut,
 )
+from mtcjudge.campaigns.spec import SLUG_MAX, SLUG_PATTERN, CampaignSpec
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
 from mtcjudge.errors import InvalidInput, NotFound
 from mtcjudge.ingest.formats import (
@@ -65,7 +66,7 @@ router = APIRouter(
 
 
 def _slug(
-    slug: Annotated[str, PathParameter(pattern=service.SLUG_PATTERN, max_length=service.SLUG_MAX)],
+    slug: Annotated[str, PathParameter(pattern=SLUG_PATTERN, max_length=SLUG_MAX)],
 ) -> None:
     """A slug no campaign can have is a 404 (see ``mtcjudge.main``), without a query."""
 
@@ -92,7 +93,7 @@ def create_campaign(
     warnings = previews.score_order_problems(runs)
     audio_dir = Path(body.audio_dir) if body.audio_dir else None
     try:
-        campaign, report = service.create_campaign(
+        campaign, report = creation.create_campaign(
             session,
             spec,
             runs,
@@ -230,7 +231,7 @@ def _decimal(name: str, default: float) -> Any:
 
 class CampaignUpload(BaseModel):
     """A new campaign as the browser's form sends it: the settings of
-    :class:`~mtcjudge.campaigns.service.CampaignSpec` and the files by name (several run files,
+    :class:`~mtcjudge.campaigns.spec.CampaignSpec` and the files by name (several run files,
     one per system, as TREC runs often come)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -238,21 +239,19 @@ class CampaignUpload(BaseModel):
     name: str = ""
     slug: str | None = None
     description: str = ""
-    scale: str = service.CampaignSpec.scale
-    k: int = _setting("k", service.CampaignSpec.k)
-    measure: str = service.CampaignSpec.measure
-    estimator: str = service.CampaignSpec.estimator
-    policy: str = service.CampaignSpec.policy
-    target: float = service.CampaignSpec.target
-    lease_minutes: int = _setting("lease_minutes", service.CampaignSpec.lease_minutes)
-    judgments_per_pair: int = _setting(
-        "judgments_per_pair", service.CampaignSpec.judgments_per_pair
-    )
-    seed: int = _setting("seed", service.CampaignSpec.seed)
+    scale: str = CampaignSpec.scale
+    k: int = _setting("k", CampaignSpec.k)
+    measure: str = CampaignSpec.measure
+    estimator: str = CampaignSpec.estimator
+    policy: str = CampaignSpec.policy
+    target: float = CampaignSpec.target
+    lease_minutes: int = _setting("lease_minutes", CampaignSpec.lease_minutes)
+    judgments_per_pair: int = _setting("judgments_per_pair", CampaignSpec.judgments_per_pair)
+    seed: int = _setting("seed", CampaignSpec.seed)
     keep_collecting: bool = False
     status: str = "draft"
-    listen_seconds: float = _decimal("listen_seconds", service.CampaignSpec.listen_seconds)
-    quality_rate: float = _decimal("quality_rate", service.CampaignSpec.quality_rate)
+    listen_seconds: float = _decimal("listen_seconds", CampaignSpec.listen_seconds)
+    quality_rate: float = _decimal("quality_rate", CampaignSpec.quality_rate)
     auto_pause: bool = False
     confirm_unplayable: bool = Field(
         default=False,
@@ -269,13 +268,13 @@ class CampaignUpload(BaseModel):
 
     def values(self) -> dict[str, Any]:
         """The settings by name (an empty slug: none)."""
-        values = {f.name: getattr(self, f.name) for f in fields(service.CampaignSpec)}
+        values = {f.name: getattr(self, f.name) for f in fields(CampaignSpec)}
         values["slug"] = self.slug or None
         return values
 
-    def spec(self) -> service.CampaignSpec:
+    def spec(self) -> CampaignSpec:
         """The settings; ``ValueError`` when one is out of range."""
-        return service.CampaignSpec(**self.values())
+        return CampaignSpec(**self.values())
 
     def upload(self) -> previews.Upload:
         def file(uploaded: UploadedFileIn | None) -> previews.UploadedFile | None:
@@ -305,10 +304,10 @@ class PreviewOut(previews.Preview):
 _PREVIEW_JSON = TypeAdapter(PreviewOut)
 
 
-def _preview_spec(body: CampaignUpload) -> tuple[list[previews.Problem], service.CampaignSpec]:
+def _preview_spec(body: CampaignUpload) -> tuple[list[previews.Problem], CampaignSpec]:
     """The settings to preview with: each wrong one is a problem and its default stands in,
     so the preview still shows the collection at the chosen cut-off."""
-    defaults = {f.name: f.default for f in fields(service.CampaignSpec)}
+    defaults = {f.name: f.default for f in fields(CampaignSpec)}
     defaults["name"] = "preview"  # a preview needs no name yet
     values = body.values()
     if not body.name.strip():
@@ -316,21 +315,21 @@ def _preview_spec(body: CampaignUpload) -> tuple[list[previews.Problem], service
     problems: list[previews.Problem] = []
     for _ in range(len(values)):
         try:
-            return problems, service.CampaignSpec(**values)
+            return problems, CampaignSpec(**values)
         except ValueError as exc:
             problem = _setting_problem(exc)
             problems.append(problem)
             if problem.input not in values or values[problem.input] == defaults[problem.input]:
                 break
             values[problem.input] = defaults[problem.input]
-    return problems, service.CampaignSpec(name="preview")
+    return problems, CampaignSpec(name="preview")
 
 
 def _setting_problem(exc: ValueError) -> previews.Problem:
     """A setting out of range, named by the field the message starts with."""
     message = str(exc)
     first = message.split(" ", 1)[0]
-    known = {f.name for f in fields(service.CampaignSpec)}
+    known = {f.name for f in fields(CampaignSpec)}
     return previews.Problem(first if first in known else "settings", message, field=first)
 
 
@@ -381,7 +380,7 @@ def import_campaign(
     if problems or parsed.runs is None:
         raise InvalidInput("; ".join(str(p) for p in problems))
     try:
-        campaign, report = service.create_campaign(
+        campaign, report = creation.create_campaign(
             session,
             spec,
             parsed.runs,

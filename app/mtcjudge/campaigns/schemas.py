@@ -3,7 +3,7 @@
 The integer settings carry their ranges (:data:`~mtcjudge.campaigns.limits.INT_SETTINGS`): the
 OpenAPI schema documents them, and a value outside is a 422 like any other malformed payload
 (wrong types, unknown or missing fields). The other checks of
-:class:`~mtcjudge.campaigns.service.CampaignSpec` (choices, the slug's form, the target, texts)
+:class:`~mtcjudge.campaigns.spec.CampaignSpec` (choices, the slug's form, the target, texts)
 and those of the files are a 400 ``invalid_input`` like any other domain error.
 """
 
@@ -32,7 +32,7 @@ from mtcjudge.campaigns.changes import ImportReport
 from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.preview import Problem
 from mtcjudge.campaigns.repository import CampaignCounts
-from mtcjudge.campaigns.service import CampaignSpec
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.ingest.formats import Runs
 from mtcjudge.models import Campaign
 from mtcjudge.schemas import CleanText, UtcDateTime, domain_schema

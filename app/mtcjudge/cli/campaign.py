@@ -1,4 +1,5 @@
-"""``mtcjudge campaign create|list|open|close|set``: thin over mtcjudge.campaigns.service.
+"""``mtcjudge campaign create|list|open|close|set``: thin over mtcjudge.campaigns.creation and
+mtcjudge.campaigns.service.
 
 The other actions of the group have modules of their own: ``add-runs`` and ``import-bundle``
 in :mod:`mtcjudge.cli.campaign_import`, ``status`` in :mod:`mtcjudge.cli.campaign_status`.
@@ -118,6 +119,20 @@ def _add_create(actions: SubParsers) -> None:
         "from an export bundle, use 'mtcjudge campaign import-bundle'.",
     )
     create.add_argument("--name", required=True, help="the campaign's name, shown to assessors")
+    _add_collection_files(create)
+    create.add_argument("--slug", help="URL name (default: made from --name)")
+    create.add_argument("--description", default="", help="a longer text about the campaign")
+    _add_engine_settings(create)
+    _add_judging_settings(create)
+    add_quality_options(create, defaults=True)
+    create.add_argument("--open", action="store_true", help="open it to assessors at once")
+    add_confirm_unplayable(create)
+    add_database_option(create)
+    create.set_defaults(run=run_create)
+
+
+def _add_collection_files(create: argparse.ArgumentParser) -> None:
+    """The runs, and the metadata, judgments and clips of a new campaign."""
     create.add_argument(
         "--runs",
         required=True,
@@ -139,8 +154,10 @@ def _add_create(actions: SubParsers) -> None:
     create.add_argument(
         "--audio", type=Path, metavar="DIR", help="directory of <doc_id>.<ext> clips"
     )
-    create.add_argument("--slug", help="URL name (default: made from --name)")
-    create.add_argument("--description", default="", help="a longer text about the campaign")
+
+
+def _add_engine_settings(create: argparse.ArgumentParser) -> None:
+    """What the campaign's engine measures and estimates, and when it may stop."""
     create.add_argument(
         "--scale", choices=("broad", "fine"), default="fine", help="scale the MTC loop runs on"
     )
@@ -165,6 +182,10 @@ def _add_create(actions: SubParsers) -> None:
         default=0.95,
         help="ranking confidence at which to stop",
     )
+
+
+def _add_judging_settings(create: argparse.ArgumentParser) -> None:
+    """How pairs are handed out to assessors."""
     create.add_argument(
         "--lease-minutes",
         type=int_setting("lease_minutes"),
@@ -187,16 +208,12 @@ def _add_create(actions: SubParsers) -> None:
         action="store_true",
         help="keep handing out pairs once the target confidence is reached",
     )
-    add_quality_options(create, defaults=True)
-    create.add_argument("--open", action="store_true", help="open it to assessors at once")
-    add_confirm_unplayable(create)
-    add_database_option(create)
-    create.set_defaults(run=run_create)
 
 
 def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.campaigns import service
     from mtcjudge.campaigns.changes import record_campaign_created
+    from mtcjudge.campaigns.creation import create_campaign
+    from mtcjudge.campaigns.spec import CampaignSpec
 
     settings_for(args.database_url)  # a bad URL fails before the files are read
     # read every file before touching the database: a bad line costs nothing
@@ -205,7 +222,7 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     metadata = read_metadata(args.metadata) if args.metadata else None
     fine = read_judgments(args.judgments, "fine") if args.judgments else None
     broad = read_judgments(args.judgments_broad, "broad") if args.judgments_broad else None
-    spec = service.CampaignSpec(
+    spec = CampaignSpec(
         name=args.name,
         slug=args.slug,
         description=args.description,
@@ -226,14 +243,14 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     )
 
     def create(session: Session, _settings: Settings) -> None:
-        campaign, report = service.create_campaign(
+        campaign, report = create_campaign(
             session,
             spec,
             runs,
             metadata,
-            fine,
-            broad,
-            args.audio,
+            judgments_fine=fine,
+            judgments_broad=broad,
+            audio_dir=args.audio,
             confirm_unplayable=args.confirm_unplayable,
         )
         record_campaign_created(session, campaign, audit.command_line_actor(), report, runs)

@@ -1,5 +1,5 @@
 """``mtcjudge campaign add-runs|import-bundle``: a campaign's data brought in from files after
-``campaign create``: new systems' runs (thin over mtcjudge.campaigns.service), or a whole
+``campaign create``: new systems' runs (thin over mtcjudge.campaigns.creation), or a whole
 campaign from an export bundle (thin over mtcjudge.exports.restore)."""
 
 from __future__ import annotations
@@ -96,7 +96,8 @@ def _add_import_bundle(actions: SubParsers) -> None:
 
 
 def run_import_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from mtcjudge.exports.restore import open_bundle, restore_campaign
+    from mtcjudge.exports.bundle_read import open_bundle
+    from mtcjudge.exports.restore import restore_campaign
     from mtcjudge.pool.service import unplayable_summary
 
     settings_for(args.database_url)
@@ -142,6 +143,7 @@ def run_import_bundle(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
 
 def run_add_runs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.campaigns import service
+    from mtcjudge.campaigns.creation import add_runs
 
     settings_for(args.database_url)
     runs = read_runs(args.runs, order_by=args.order_by)
@@ -150,7 +152,7 @@ def run_add_runs(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     def add(session: Session, _settings: Settings) -> None:
         campaign = service.get_campaign(session, args.slug)
-        report = service.add_runs(
+        report = add_runs(
             session, campaign, runs, metadata, args.audio, actor=audit.command_line_actor()
         )
         out.write(format_add_runs_report(campaign, report) + "\n")

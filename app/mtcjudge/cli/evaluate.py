@@ -17,7 +17,7 @@ from mtcjudge.cli.common import (
 )
 from mtcjudge.cli.docs import doc_link
 from mtcjudge.cli.run_order import add_order_by, warn_score_order
-from mtcjudge.evaluation.service import MAX_K
+from mtcjudge.evaluation.service import MAX_K, OfflineEvaluation
 
 __all__ = ["register"]
 
@@ -46,6 +46,15 @@ def register(sub: SubParsers) -> None:
         "of the qrels a system did not answer scores 0 (trec_eval -c). Columns and "
         f"definitions: {doc_link('evaluate')}.",
     )
+    _add_files(evaluate)
+    _add_measures(evaluate)
+    _add_output(evaluate)
+    _add_analyses(evaluate)
+    evaluate.set_defaults(run=run_evaluate)
+
+
+def _add_files(evaluate: argparse.ArgumentParser) -> None:
+    """The runs, and the judgments or ground truth they are scored against."""
     evaluate.add_argument(
         "--runs",
         required=True,
@@ -76,6 +85,9 @@ def register(sub: SubParsers) -> None:
         choices=("fine", "broad"),
         help="scale of the judgments (default: BROAD when every grade is 0, 1 or 2, else FINE)",
     )
+
+
+def _add_measures(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument(
         "--k", type=integer("k", 1, MAX_K), default=5, help="cut-off of the @k measures"
     )
@@ -89,6 +101,9 @@ def register(sub: SubParsers) -> None:
     evaluate.add_argument(
         "--per-query", action="store_true", help="also a row for every system and query"
     )
+
+
+def _add_output(evaluate: argparse.ArgumentParser) -> None:
     evaluate.add_argument(
         "--format",
         choices=_FORMATS,
@@ -102,6 +117,10 @@ def register(sub: SubParsers) -> None:
         help="write to this file instead of stdout; with csv, --mirex and --significance go "
         "to PATH's stem + '-mirex.csv' and '-significance.csv'",
     )
+
+
+def _add_analyses(evaluate: argparse.ArgumentParser) -> None:
+    """The MIREX analysis and the significance rules of the 2012 paper."""
     evaluate.add_argument(
         "--mirex",
         action="store_true",
@@ -126,7 +145,6 @@ def register(sub: SubParsers) -> None:
         default=0.05,
         help="level of the Tukey HSD and of the t-tests of the significance rules",
     )
-    evaluate.set_defaults(run=run_evaluate)
 
 
 def _sidecar(path: Path, what: str) -> Path:
@@ -141,29 +159,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from mtcjudge.evaluation import formats
     from mtcjudge.evaluation.service import evaluate_files, mirex_analysis, significance_rules
 
-    if args.judgments is None and args.ground_truth is None:
-        raise UsageError(
-            "give --judgments, --ground-truth or both: there is nothing to score against"
-        )
-    if args.significance and args.judgments is None:
-        raise UsageError("--significance works on cg@k: it needs --judgments")
-    if args.measure is not None and not args.mirex:
-        raise UsageError("--measure chooses the measure of the MIREX analysis: add --mirex")
-    if not 0.0 < args.alpha < 1.0:
-        raise UsageError(f"--alpha must be between 0 and 1, found {args.alpha:g}")
-    fmt = args.format or (
-        _SUFFIX_FORMATS.get(args.out.suffix.lower(), "table") if args.out else "table"
-    )
-    sidecars = fmt == "csv" and (args.mirex or args.significance)
-    if sidecars and args.out is None:
-        raise UsageError(
-            "CSV holds one table: with --mirex or --significance give --out PATH (the "
-            "analyses go to PATH-mirex.csv and PATH-significance.csv) or use --format "
-            "table or json"
-        )
-    if args.out is not None:
-        check_output_file("--out", args.out)
-
+    fmt = _checked_format(args)
     result = evaluate_files(
         args.runs,
         args.judgments,
@@ -179,18 +175,7 @@ def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         column = args.measure or (f"cg@{args.k}" if args.judgments is not None else "adr")
         mirex = mirex_analysis(result, column, alpha=args.alpha)
     significance = significance_rules(result, alpha=args.alpha) if args.significance else None
-
-    if result.scale_detected and result.scale is not None:
-        err.write(
-            f"{args.judgments}: {result.scale.upper()} scale, detected from the grades "
-            "(--scale to say otherwise)\n"
-        )
-    if result.ignored_queries:
-        ignored = len(result.ignored_queries)
-        err.write(
-            f"{args.runs}: {ignored} {'query' if ignored == 1 else 'queries'} of the runs "
-            f"{'is' if ignored == 1 else 'are'} in no judgment file and not evaluated\n"
-        )
+    _tell_what_was_read(err, args, result)
 
     if fmt == "json":
         sources = {
@@ -228,3 +213,45 @@ def run_evaluate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         written.append(_sidecar(args.out, "significance"))
     err.write(f"wrote {', '.join(map(str, written))}\n")
     return 0
+
+
+def _checked_format(args: argparse.Namespace) -> str:
+    """The output format, once the options are checked to go together."""
+    if args.judgments is None and args.ground_truth is None:
+        raise UsageError(
+            "give --judgments, --ground-truth or both: there is nothing to score against"
+        )
+    if args.significance and args.judgments is None:
+        raise UsageError("--significance works on cg@k: it needs --judgments")
+    if args.measure is not None and not args.mirex:
+        raise UsageError("--measure chooses the measure of the MIREX analysis: add --mirex")
+    if not 0.0 < args.alpha < 1.0:
+        raise UsageError(f"--alpha must be between 0 and 1, found {args.alpha:g}")
+    fmt: str = args.format or (
+        _SUFFIX_FORMATS.get(args.out.suffix.lower(), "table") if args.out else "table"
+    )
+    sidecars = fmt == "csv" and (args.mirex or args.significance)
+    if sidecars and args.out is None:
+        raise UsageError(
+            "CSV holds one table: with --mirex or --significance give --out PATH (the "
+            "analyses go to PATH-mirex.csv and PATH-significance.csv) or use --format "
+            "table or json"
+        )
+    if args.out is not None:
+        check_output_file("--out", args.out)
+    return fmt
+
+
+def _tell_what_was_read(err: TextIO, args: argparse.Namespace, result: OfflineEvaluation) -> None:
+    """The scale detected from the grades, and the queries of the runs left out."""
+    if result.scale_detected and result.scale is not None:
+        err.write(
+            f"{args.judgments}: {result.scale.upper()} scale, detected from the grades "
+            "(--scale to say otherwise)\n"
+        )
+    if result.ignored_queries:
+        ignored = len(result.ignored_queries)
+        err.write(
+            f"{args.runs}: {ignored} {'query' if ignored == 1 else 'queries'} of the runs "
+            f"{'is' if ignored == 1 else 'are'} in no judgment file and not evaluated\n"
+        )

@@ -40,6 +40,11 @@ _PLOT_SUFFIXES = (".png", ".svg")
 
 
 def register(sub: SubParsers) -> None:
+    _add_simulate(sub)
+    _add_synthetic(sub)
+
+
+def _add_simulate(sub: SubParsers) -> None:
     sim = add_parser(
         sub,
         "simulate",
@@ -50,6 +55,24 @@ def register(sub: SubParsers) -> None:
             "the effort and how accurate the ranking was at the stop."
         ),
     )
+    _add_collection(sim)
+    _add_engine(sim)
+    _add_replay(sim)
+    sim.add_argument(
+        "--json", type=Path, metavar="FILE", help="write every figure to this JSON file"
+    )
+    sim.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE",
+        help="draw confidence and accuracy against judgments (.png or .svg)",
+    )
+    sim.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    sim.set_defaults(run=run_simulate)
+
+
+def _add_collection(sim: argparse.ArgumentParser) -> None:
+    """The judged collection the loop is replayed on, and how it is measured."""
     sim.add_argument(
         "--runs",
         required=True,
@@ -83,6 +106,10 @@ def register(sub: SubParsers) -> None:
         "normalised by the ideal ordering of the pool; rbp = RBP (p = 0.8) normalised by the "
         "ideal ordering",
     )
+
+
+def _add_engine(sim: argparse.ArgumentParser) -> None:
+    """The engine a campaign with these settings runs."""
     sim.add_argument(
         "--model",
         choices=ESTIMATOR_CHOICES,
@@ -117,6 +144,10 @@ def register(sub: SubParsers) -> None:
         help="stopping rule: the target confidence, score intervals narrow enough (absolute), "
         "or every pair judged (complete)",
     )
+
+
+def _add_replay(sim: argparse.ArgumentParser) -> None:
+    """How the replay judges: pairs a round, its seed, when it gives up, the artist filter."""
     sim.add_argument(
         "--batch",
         type=integer("batch", 1),
@@ -144,18 +175,9 @@ def register(sub: SubParsers) -> None:
         + ", ".join(sorted(DEFAULT_VARIOUS_ARTISTS))
         + ")",
     )
-    sim.add_argument(
-        "--json", type=Path, metavar="FILE", help="write every figure to this JSON file"
-    )
-    sim.add_argument(
-        "--plot",
-        type=Path,
-        metavar="FILE",
-        help="draw confidence and accuracy against judgments (.png or .svg)",
-    )
-    sim.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    sim.set_defaults(run=run_simulate)
 
+
+def _add_synthetic(sub: SubParsers) -> None:
     syn = add_parser(
         sub,
         "synthetic",

@@ -23,13 +23,9 @@ from mtcjudge import audit
 from mtcjudge.assessors import repository as assessors_repository
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.changes import record_campaign_created
-from mtcjudge.campaigns.service import (
-    CampaignSpec,
-    assessor_link,
-    create_campaign,
-    invite_assessor,
-    reissue_link,
-)
+from mtcjudge.campaigns.creation import create_campaign
+from mtcjudge.campaigns.service import assessor_link, invite_assessor, reissue_link
+from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.config import Settings
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.demo.audio import artist_style, genre_style, render_clip, write_wav

@@ -74,7 +74,13 @@ def measure_definitions(result: OfflineEvaluation) -> dict[str, dict[str, str]]:
     """The definition of every output column, with its trec_eval and ir_measures names."""
     k = result.k
     relevant = f"relevant = {_threshold_text(result)}" if result.threshold is not None else ""
-    graded: dict[str, dict[str, str]] = {
+    everything = _graded_definitions(k) | _classic_definitions(k, relevant) | _ADR_DEFINITION
+    return {column: everything[column] for column in result.columns}
+
+
+def _graded_definitions(k: int) -> dict[str, dict[str, str]]:
+    """The measures of the campaign's results, as an evaluation of files computes them."""
+    return {
         f"cg@{k}": {
             **MEASURE_DEFINITIONS["cg"],
             "trec_eval": "none",
@@ -98,7 +104,11 @@ def measure_definitions(result: OfflineEvaluation) -> dict[str, dict[str, str]]:
             "ir_measures": "none (RBP there is Moffat and Zobel's, unnormalised)",
         },
     }
-    classic: dict[str, dict[str, str]] = {
+
+
+def _classic_definitions(k: int, relevant: str) -> dict[str, dict[str, str]]:
+    """The binary measures of trec_eval, on the judgments at least the threshold."""
+    return {
         f"p@{k}": {
             "name": f"precision@{k}",
             "definition": f"relevant documents in the top {k} / {k} ({relevant})",
@@ -149,21 +159,22 @@ def measure_definitions(result: OfflineEvaluation) -> dict[str, dict[str, str]]:
             "ir_measures": f"Judged@{k}",
         },
     }
-    adr = {
-        "adr": {
-            "name": "Average Dynamic Recall (Typke, Veltkamp and Wiering)",
-            "definition": (
-                "for a ground truth of ordered groups with n documents: the mean over the "
-                "ranks i = 1..n of r_i = (documents of the top i that belong to the groups up "
-                "to the one holding the i-th ground-truth document) / i; the first n ranks of "
-                "the list count, documents outside the ground truth are false positives"
-            ),
-            "trec_eval": "none",
-            "ir_measures": "none",
-        }
+
+
+#: Average Dynamic Recall, on a ground truth of ordered groups
+_ADR_DEFINITION = {
+    "adr": {
+        "name": "Average Dynamic Recall (Typke, Veltkamp and Wiering)",
+        "definition": (
+            "for a ground truth of ordered groups with n documents: the mean over the "
+            "ranks i = 1..n of r_i = (documents of the top i that belong to the groups up "
+            "to the one holding the i-th ground-truth document) / i; the first n ranks of "
+            "the list count, documents outside the ground truth are false positives"
+        ),
+        "trec_eval": "none",
+        "ir_measures": "none",
     }
-    everything = graded | classic | adr
-    return {column: everything[column] for column in result.columns}
+}
 
 
 def _json_number(value: float) -> float | None:

@@ -298,67 +298,102 @@ def evaluate_files(
     if scale is not None:
         get_scale(scale)
     runs = read_runs(runs_path, order_by=order_by)
-    judgments = None
     qrels: dict[str, dict[str, float]] = {}
     used_scale: Scale | None = None
     detected = False
     if qrels_path is not None:
-        judgments, scale_name, detected = _read_qrels(os.fspath(qrels_path), scale)
-        used_scale = get_scale(scale_name)
-        qrels = _qrels_values(judgments, scale_name)
-        threshold = _check_threshold(
-            DEFAULT_THRESHOLDS[scale_name] if threshold is None else threshold, used_scale
-        )
+        qrels, used_scale, detected, threshold = _read_judged(qrels_path, scale, threshold)
     truth = read_ground_truth(ground_truth_path) if ground_truth_path is not None else None
     qrels_queries = sorted(qrels)
-    truth_queries = truth.queries if truth is not None else []
-    queries = sorted(set(qrels_queries) | set(truth_queries))
-    evaluated = set(queries)
-    for system in runs.systems:
-        if not evaluated & set(runs.lists[system]):
-            files = " and ".join(
-                os.fspath(p) for p in (qrels_path, ground_truth_path) if p is not None
-            )
-            raise InputError(
-                os.fspath(runs_path),
-                None,
-                f"system {system} answers none of the {len(queries)} queries of {files}: "
-                "are the query ids of the same collection?",
-            )
-    systems = runs.systems
-    column_of = {q: i for i, q in enumerate(queries)}
-    per_query: dict[str, FloatArray] = {}
-    best_cg = None
-    if used_scale is not None and threshold is not None:
-        scores, best_cg = _qrels_scores(runs, qrels, qrels_queries, used_scale, k, threshold)
-        where = [column_of[q] for q in qrels_queries]
-        for name, values in scores.items():
-            full = np.full((len(systems), len(queries)), np.nan)
-            full[:, where] = values
-            per_query[name] = full
-    if truth is not None:
-        full = np.full((len(systems), len(queries)), np.nan)
-        full[:, [column_of[q] for q in truth_queries]] = _adr_scores(runs, truth)
-        per_query["adr"] = full
-    answered = np.array([[q in runs.lists[s] for q in queries] for s in systems], dtype=bool)
+    queries = sorted(set(qrels_queries) | set(truth.queries if truth is not None else []))
+    files = " and ".join(os.fspath(p) for p in (qrels_path, ground_truth_path) if p is not None)
+    _refuse_systems_of_other_queries(runs, queries, os.fspath(runs_path), files)
+    per_query, best_cg = _per_query_scores(runs, qrels, truth, queries, used_scale, k, threshold)
+    answered = np.array([[q in runs.lists[s] for q in queries] for s in runs.systems], dtype=bool)
     return OfflineEvaluation(
-        systems=systems,
+        systems=runs.systems,
         queries=queries,
         columns=list(per_query),
         per_query=per_query,
-        answered=answered.reshape(len(systems), len(queries)),
+        answered=answered.reshape(len(runs.systems), len(queries)),
         k=k,
         scale=used_scale.name if used_scale is not None else None,
         scale_detected=detected,
         threshold=threshold,
         qrels_queries=qrels_queries,
-        ground_truth_queries=truth_queries,
-        ignored_queries=sorted(set(runs.queries) - evaluated),
+        ground_truth_queries=truth.queries if truth is not None else [],
+        ignored_queries=sorted(set(runs.queries) - set(queries)),
         best_cg=best_cg,
         order_by=runs.order_by,
         score_conflicts=runs.score_conflicts,
         n_lists=runs.n_lists,
     )
+
+
+def _read_judged(
+    qrels_path: str | os.PathLike[str], scale: str | None, threshold: float | None
+) -> tuple[dict[str, dict[str, float]], Scale, bool, float]:
+    """The qrels' grades by query and document, their scale (and whether it was detected),
+    and the smallest relevant judgment on it."""
+    judgments, scale_name, detected = _read_qrels(os.fspath(qrels_path), scale)
+    used_scale = get_scale(scale_name)
+    threshold = _check_threshold(
+        DEFAULT_THRESHOLDS[scale_name] if threshold is None else threshold, used_scale
+    )
+    return _qrels_values(judgments, scale_name), used_scale, detected, threshold
+
+
+def _per_query_scores(
+    runs: Runs,
+    qrels: dict[str, dict[str, float]],
+    truth: GroundTruth | None,
+    queries: list[str],
+    scale: Scale | None,
+    k: int,
+    threshold: float | None,
+) -> tuple[dict[str, FloatArray], FloatArray | None]:
+    """Every measure's (system, query) scores over the evaluated ``queries`` (NaN where a
+    query has no qrels or no ground truth), and the best CG of each qrels query."""
+    per_query: dict[str, FloatArray] = {}
+    best_cg = None
+    qrels_queries = sorted(qrels)
+    if scale is not None and threshold is not None:
+        scores, best_cg = _qrels_scores(runs, qrels, qrels_queries, scale, k, threshold)
+        per_query.update(_over_queries(scores, qrels_queries, queries, len(runs.systems)))
+    if truth is not None:
+        adr = {"adr": _adr_scores(runs, truth)}
+        per_query.update(_over_queries(adr, truth.queries, queries, len(runs.systems)))
+    return per_query, best_cg
+
+
+def _refuse_systems_of_other_queries(
+    runs: Runs, queries: list[str], runs_path: str, files: str
+) -> None:
+    """Every system answers at least one of the evaluated ``queries`` (of ``files``)."""
+    evaluated = set(queries)
+    for system in runs.systems:
+        if not evaluated & set(runs.lists[system]):
+            raise InputError(
+                runs_path,
+                None,
+                f"system {system} answers none of the {len(queries)} queries of {files}: "
+                "are the query ids of the same collection?",
+            )
+
+
+def _over_queries(
+    scores: dict[str, FloatArray], scored: list[str], queries: list[str], n_systems: int
+) -> dict[str, FloatArray]:
+    """Each measure's (system, query) scores of the ``scored`` queries placed among every
+    evaluated query (NaN for the others)."""
+    column_of = {q: i for i, q in enumerate(queries)}
+    where = [column_of[q] for q in scored]
+    placed = {}
+    for name, values in scores.items():
+        full = np.full((n_systems, len(queries)), np.nan)
+        full[:, where] = values
+        placed[name] = full
+    return placed
 
 
 # ------------------------------------------------------------------ the MIREX analysis

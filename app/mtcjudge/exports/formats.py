@@ -1,40 +1,86 @@
-"""What the exported files say about themselves: the grades, the measures, the aggregation of
-several judgments of a pair, and the streaming writers (CSV, JSON Lines, TREC, hashing)."""
+"""What the exported files say about themselves: the kinds of export and their file formats,
+the grades, the measures, the aggregation of several judgments of a pair, and the streaming
+writers (lines, CSV, JSON Lines, JSON, zip members, hashing)."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import json
 import math
 import re
 import statistics
-from collections.abc import Sequence
-from typing import Any, BinaryIO
+import zipfile
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import IO, Any, BinaryIO
+
+from mtcjudge.errors import InvalidInput
+from mtcjudge.models import as_utc
 
 __all__ = [
     "AGGREGATES",
+    "EXTENSIONS",
     "GRADES",
+    "KINDS",
     "MEASURE_DEFINITIONS",
+    "MEDIA_TYPES",
     "WHATS",
+    "ExportKind",
     "HashingWriter",
     "aggregate",
+    "csv_lines",
     "grades_markdown",
+    "iso_time",
+    "json_text",
+    "record_lines",
     "round_half_up",
     "run_file_name",
+    "trec_id",
+    "write_lines",
+    "zip_member",
+    "zip_stamp",
 ]
 
 AGGREGATES = ("mean", "median")
+
+
+@dataclass(frozen=True)
+class ExportKind:
+    """One kind of export: its file formats (the first is the default) and whether it is of
+    one scale (which its file name then names)."""
+
+    formats: tuple[str, ...]
+    scaled: bool = False
+
+
+#: every export ``mtcjudge export --what`` and the export API write, in the order they list them
+KINDS: dict[str, ExportKind] = {
+    "qrels": ExportKind(("trec",), scaled=True),
+    "judgments": ExportKind(("csv", "jsonl")),
+    "estimates": ExportKind(("csv", "jsonl"), scaled=True),
+    "entries": ExportKind(("csv", "jsonl"), scaled=True),
+    "offsets": ExportKind(("json",), scaled=True),
+    "results": ExportKind(("json",), scaled=True),
+    "runs": ExportKind(("trec", "zip")),
+    "assessors": ExportKind(("csv", "json")),
+    "bundle": ExportKind(("zip",)),
+}
 #: what ``mtcjudge export --what`` and the export API can write
-WHATS = (
-    "qrels",
-    "judgments",
-    "estimates",
-    "entries",
-    "offsets",
-    "results",
-    "runs",
-    "assessors",
-    "bundle",
-)
+WHATS = tuple(KINDS)
+#: the media type of each file format, and its file name's extension
+MEDIA_TYPES = {
+    "trec": "text/plain; charset=utf-8",
+    "csv": "text/csv; charset=utf-8",
+    "jsonl": "application/jsonl",
+    "json": "application/json",
+    "zip": "application/zip",
+}
+EXTENSIONS = {"trec": "txt", "csv": "csv", "jsonl": "jsonl", "json": "json", "zip": "zip"}
+#: characters handed to the stream at a time
+_PIECE = 1 << 16
 
 
 #: the characters a system's name keeps in its run file's name
@@ -188,3 +234,72 @@ class HashingWriter:
         self.bytes += len(data)
         self.target.write(data)
         return len(data)
+
+
+def write_lines(out: Any, lines: Iterable[str]) -> None:
+    """Hand ``lines`` to ``out`` as UTF-8, in pieces of about :data:`_PIECE` characters."""
+    batch: list[str] = []
+    size = 0
+    for line in lines:
+        batch.append(line)
+        size += len(line)
+        if size >= _PIECE:
+            out.write("".join(batch).encode())
+            batch.clear()
+            size = 0
+    if batch:
+        out.write("".join(batch).encode())
+
+
+def csv_lines(columns: tuple[str, ...], records: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """A CSV file of ``records`` (None as an empty field), its header first, in pieces."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for record in records:
+        writer.writerow(["" if record[c] is None else record[c] for c in columns])
+        if buffer.tell() >= _PIECE:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def record_lines(
+    fmt: str, columns: tuple[str, ...], records: Iterable[dict[str, Any]]
+) -> Iterator[str]:
+    """``records`` as JSON Lines (``fmt`` "jsonl"), else as CSV of ``columns``."""
+    if fmt == "jsonl":
+        return (json.dumps(record, allow_nan=False) + "\n" for record in records)
+    return csv_lines(columns, records)
+
+
+def json_text(document: Any) -> str:
+    """A JSON file of ``document``: indented, no NaN."""
+    return json.dumps(document, allow_nan=False, indent=1) + "\n"
+
+
+def trec_id(value: str, what: str) -> str:
+    """``value`` as a column of a TREC file, whose columns are separated by white space."""
+    if not value or any(c.isspace() for c in value):
+        raise InvalidInput(
+            f"the {what} id {value!r} is empty or holds white space: it cannot be written in "
+            "a TREC file, whose columns are separated by white space"
+        )
+    return value
+
+
+def iso_time(moment: datetime | None) -> str | None:
+    return None if moment is None else as_utc(moment).isoformat()
+
+
+def zip_stamp(now: datetime) -> tuple[int, ...]:
+    """The time of a zip's members: ``now`` in UTC, to the second."""
+    return as_utc(now).astimezone(UTC).timetuple()[:6]
+
+
+def zip_member(archive: zipfile.ZipFile, name: str, stamp: tuple[int, ...]) -> IO[bytes]:
+    """A deflated member of ``archive`` open for writing."""
+    info = zipfile.ZipInfo(name, date_time=stamp)  # type: ignore[arg-type]
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return archive.open(info, "w", force_zip64=True)

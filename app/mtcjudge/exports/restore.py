@@ -1,9 +1,8 @@
 """A campaign from an export bundle: ``mtcjudge campaign import-bundle`` and
 ``POST /api/campaigns/import-bundle`` (docs/exports.md, "Importing a bundle").
 
-The bundle is checked whole before anything is stored: a zip with the manifest of an mtcjudge
-bundle of this format version, every member listed in it with the SHA-256 it gives, nothing
-else. The campaign is then rebuilt from the manifest's settings and the ``state/`` members
+The bundle is checked whole before anything is stored (:mod:`mtcjudge.exports.bundle_read`).
+The campaign is then rebuilt from the manifest's settings and the ``state/`` members
 (:mod:`mtcjudge.exports.state`) in the caller's transaction, so a problem found halfway (a row
 naming a system the bundle does not hold) leaves nothing behind. Exporting the restored
 campaign gives the same bytes, the manifest's ``created_at`` aside.
@@ -15,18 +14,12 @@ pseudonym a working link). Audio is not in a bundle: give the clips' directory a
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
 import json
-import math
-import re
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
@@ -35,12 +28,12 @@ from sqlalchemy.orm import Session
 from mtcjudge import audit
 from mtcjudge.assessors.actions import PAUSE_MESSAGE_MAX
 from mtcjudge.campaigns import repository as campaigns_repository
-from mtcjudge.campaigns import service as campaigns
-from mtcjudge.clips.audio import AudioScan, scan_audio
+from mtcjudge.campaigns.creation import scan_clips
+from mtcjudge.campaigns.spec import CampaignSpec
+from mtcjudge.clips.audio import AudioScan
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository
-from mtcjudge.exports.service import BUNDLE_FORMAT, BUNDLE_FORMAT_VERSION
-from mtcjudge.exports.state import ADDED_COLUMNS, OPTIONAL_STATE, STATE_COLUMNS
+from mtcjudge.exports.bundle_read import Bundle, Fields
 from mtcjudge.ingest.formats import InputError
 from mtcjudge.models import (
     JUDGMENT_KINDS,
@@ -60,9 +53,8 @@ from mtcjudge.planner import repository as planner_repository
 from mtcjudge.pool import repository as pool_repository
 from mtcjudge.pool.service import ensure_pool
 from mtcjudge.security import hash_token, new_token
-from mtcjudge.validation import DECIMAL, INTEGER, NAME_MAX
 
-__all__ = ["Bundle", "RestoreReport", "open_bundle", "restore_campaign"]
+__all__ = ["RestoreReport", "restore_campaign"]
 
 _SOURCES = ("assessor", "import")
 #: settings of a bundle made before they existed: the values a migrated campaign has
@@ -72,245 +64,6 @@ _EARLIER_SETTINGS: dict[str, Any] = {
     "auto_pause": False,
 }
 _SELECTION_RULES = ("plan", "own_query", "any_free", "audit")
-_PSEUDONYM = re.compile(r"A[1-9][0-9]*")
-_HASH_CHUNK = 1 << 20
-
-
-@dataclass(frozen=True)
-class Bundle:
-    """An export bundle whose manifest and checksums were verified (:func:`open_bundle`)."""
-
-    name: str
-    archive: zipfile.ZipFile
-    manifest: dict[str, Any]
-
-    @property
-    def settings(self) -> dict[str, Any]:
-        return dict(self.manifest["campaign"])
-
-    def rows(self, member: str) -> Iterator[tuple[int, dict[str, str]]]:
-        """(line, record) of a ``state/`` member, its header checked."""
-        where = f"{self.name}/{member}"
-        columns = STATE_COLUMNS[member]
-        with self.archive.open(member) as raw:
-            text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
-            reader = csv.reader(text)
-            try:
-                header = next(reader, None)
-                added = ADDED_COLUMNS.get(member, ())
-                earlier = columns[: len(columns) - len(added)]
-                if header is None or tuple(header) not in (columns, earlier):
-                    raise InputError(
-                        where, 1, f"expected the columns {','.join(columns)}, found {header}"
-                    )
-                # a member written by an earlier version lacks the columns added since
-                present = tuple(header)
-                missing = dict.fromkeys(columns[len(present) :], "")
-                for record in reader:
-                    line = reader.line_num
-                    if len(record) != len(present):
-                        raise InputError(
-                            where, line, f"expected {len(present)} fields, found {len(record)}"
-                        )
-                    yield line, {**dict(zip(present, record, strict=True)), **missing}
-            except UnicodeDecodeError as exc:
-                raise InputError(where, None, f"not UTF-8 text ({exc.reason})") from exc
-            except csv.Error as exc:
-                raise InputError(where, reader.line_num, f"not CSV: {exc}") from exc
-
-
-def _refuse(name: str, message: str) -> InputError:
-    return InputError(name, None, message)
-
-
-def open_bundle(source: str | Path | BinaryIO, name: str | None = None) -> Bundle:
-    """Open ``source`` (a path or a binary file) as an export bundle and verify it: a zip,
-    an mtcjudge manifest of this format version, every listed member present with its
-    SHA-256 and size, and no member the manifest does not list.
-
-    Raises
-    ------
-    InputError
-        Naming the bundle (and the member) and what is wrong.
-    """
-    shown = name or (str(source) if isinstance(source, str | Path) else "bundle")
-    try:
-        archive = zipfile.ZipFile(source)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile) as exc:
-        raise _refuse(
-            shown,
-            "not a zip file: an export bundle is the zip 'mtcjudge export SLUG --what bundle' "
-            "writes",
-        ) from exc
-    except FileNotFoundError as exc:
-        raise _refuse(shown, "no such file") from exc
-    except IsADirectoryError as exc:
-        raise _refuse(shown, "is a directory, expected a zip file") from exc
-    try:
-        manifest = _manifest(archive, shown)
-        _verify_members(archive, manifest, shown)
-    except BaseException:
-        archive.close()
-        raise
-    return Bundle(shown, archive, manifest)
-
-
-def _manifest(archive: zipfile.ZipFile, name: str) -> dict[str, Any]:
-    if "manifest.json" not in archive.namelist():
-        raise _refuse(name, "no manifest.json: not an mtcjudge export bundle")
-    where = f"{name}/manifest.json"
-    try:
-        manifest = json.loads(archive.read("manifest.json").decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(where, None, "not UTF-8 text") from exc
-    except json.JSONDecodeError as exc:
-        raise InputError(where, exc.lineno, f"not JSON: {exc.msg}") from exc
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise InputError(where, None, f"cannot be read: {exc}") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
-        found = manifest.get("format") if isinstance(manifest, dict) else None
-        raise InputError(
-            where, None, f"format is {found!r}, not {BUNDLE_FORMAT!r}: not an mtcjudge bundle"
-        )
-    version = manifest.get("format_version")
-    if version != BUNDLE_FORMAT_VERSION:
-        hint = (
-            ": it holds no state/ members (it was made before bundles could be imported); "
-            "export the campaign again"
-            if version == 1
-            else ""
-        )
-        raise InputError(
-            where,
-            None,
-            f"format_version is {version!r}; this mtcjudge imports {BUNDLE_FORMAT_VERSION}{hint}",
-        )
-    files = manifest.get("files")
-    if (
-        not isinstance(files, list)
-        or not all(isinstance(f, dict) for f in files)
-        or not isinstance(manifest.get("campaign"), dict)
-    ):
-        raise InputError(where, None, "files must be a list of members and campaign an object")
-    return manifest
-
-
-def _verify_members(archive: zipfile.ZipFile, manifest: dict[str, Any], name: str) -> None:
-    listed: dict[str, dict[str, Any]] = {}
-    for entry in manifest["files"]:
-        member = entry.get("name")
-        if not isinstance(member, str) or not isinstance(entry.get("sha256"), str):
-            raise InputError(f"{name}/manifest.json", None, f"files: a malformed entry {entry!r}")
-        listed[member] = entry
-    present = [n for n in archive.namelist() if n != "manifest.json"]
-    unlisted = sorted(set(present) - set(listed))
-    if unlisted:
-        raise _refuse(
-            name,
-            f"{unlisted[0]} is not listed in manifest.json: the bundle was changed after it "
-            "was made (or is not an mtcjudge bundle)",
-        )
-    if len(present) != len(set(present)):
-        raise _refuse(name, "a member is in the zip twice")
-    missing = [m for m in STATE_COLUMNS if m not in listed and m not in OPTIONAL_STATE]
-    missing += sorted(m for m in listed if m not in present)
-    if missing:
-        raise _refuse(name, f"{missing[0]} is missing: the bundle is incomplete")
-    for member, entry in listed.items():
-        digest = hashlib.sha256()
-        size = 0
-        try:
-            with archive.open(member) as stream:
-                while chunk := stream.read(_HASH_CHUNK):
-                    digest.update(chunk)
-                    size += len(chunk)
-        except (zipfile.BadZipFile, OSError, EOFError) as exc:
-            raise _refuse(f"{name}/{member}", f"cannot be read: {exc}") from exc
-        if digest.hexdigest() != entry["sha256"] or size != entry.get("bytes", size):
-            raise _refuse(
-                f"{name}/{member}",
-                "its SHA-256 is not the one manifest.json gives: the file was changed or "
-                "damaged after the bundle was made",
-            )
-
-
-# ------------------------------------------------------------------ fields
-
-
-class _Fields:
-    """Parses the fields of one record, naming the member, line and field in every error."""
-
-    def __init__(self, where: str, line: int, record: dict[str, str]) -> None:
-        self.where, self.line, self.record = where, line, record
-
-    def error(self, field: str, message: str) -> InputError:
-        return InputError(self.where, self.line, f"{field}: {message}", field=field)
-
-    def text(self, field: str, *, optional: bool = False) -> str | None:
-        value = self.record[field]
-        if value == "":
-            if optional:
-                return None
-            raise self.error(field, "is empty")
-        if len(value) > NAME_MAX:
-            raise self.error(field, f"is longer than {NAME_MAX} characters")
-        return value
-
-    def name(self, field: str) -> str:
-        value = self.text(field)
-        assert value is not None
-        return value
-
-    def integer(self, field: str, *, optional: bool = False, minimum: int = 0) -> int | None:
-        value = self.record[field]
-        if value == "" and optional:
-            return None
-        if not INTEGER.fullmatch(value) or int(value) < minimum or int(value) > 2**31 - 1:
-            raise self.error(field, f"must be an integer of at least {minimum}, found {value!r}")
-        return int(value)
-
-    def number(
-        self, field: str, *, optional: bool = False, low: float = -math.inf, high: float = math.inf
-    ) -> float | None:
-        value = self.record[field]
-        if value == "" and optional:
-            return None
-        if not DECIMAL.fullmatch(value) or not low <= float(value) <= high:
-            raise self.error(field, f"must be a number from {low:g} to {high:g}, found {value!r}")
-        return float(value)
-
-    def time(self, field: str, *, optional: bool = False) -> datetime | None:
-        value = self.record[field]
-        if value == "" and optional:
-            return None
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            moment = None
-        if moment is None or moment.tzinfo is None:
-            raise self.error(field, f"must be a time in ISO 8601 with its offset, found {value!r}")
-        return moment
-
-    def choice(self, field: str, allowed: tuple[str, ...], *, optional: bool = False) -> str | None:
-        value = self.record[field]
-        if value == "" and optional:
-            return None
-        if value not in allowed:
-            raise self.error(field, f"must be one of {', '.join(allowed)}, found {value!r}")
-        return value
-
-    def known(self, field: str, value: str, known: dict[str, Any] | set[str], what: str) -> None:
-        if value not in known:
-            raise self.error(field, f"{value!r} is not {what} of the bundle")
-
-
-def _records(bundle: Bundle, member: str) -> Iterator[_Fields]:
-    where = f"{bundle.name}/{member}"
-    for line, record in bundle.rows(member):
-        yield _Fields(where, line, record)
-
-
-# ------------------------------------------------------------------ restore
 
 
 @dataclass(frozen=True)
@@ -343,31 +96,18 @@ class RestoreReport:
         )
 
 
-#: settings a bundle exported before they existed does not hold, and their value then
-_SETTINGS_BEFORE_TRIALS: dict[str, Any] = {
-    "listen_seconds": 0.0,
-    "quality_rate": 0.0,
-    "auto_pause": False,
-}
-
-
-def _spec(bundle: Bundle, slug: str | None) -> tuple[campaigns.CampaignSpec, dict[str, Any]]:
+def _spec(bundle: Bundle, slug: str | None) -> tuple[CampaignSpec, dict[str, Any]]:
     settings = bundle.settings
     where = f"{bundle.name}/manifest.json"
     # settings a bundle made by an earlier version lacks: off, as migrated campaigns have them
     settings = {**_EARLIER_SETTINGS, **settings}
-    values: dict[str, Any] = {f.name: settings.get(f.name) for f in fields(campaigns.CampaignSpec)}
+    values: dict[str, Any] = {f.name: settings.get(f.name) for f in fields(CampaignSpec)}
     values["slug"] = slug if slug is not None else settings.get("slug")
-    # a bundle from before the listening rule and quality trials: they stay off, as they do
-    # for a campaign migrated from then
-    for name, before in _SETTINGS_BEFORE_TRIALS.items():
-        if name not in settings:
-            values[name] = before
     missing = [n for n, v in values.items() if v is None and n != "slug"]
     if missing:
         raise InputError(where, None, f"campaign: {missing[0]} is missing")
     try:
-        spec = campaigns.CampaignSpec(**values)
+        spec = CampaignSpec(**values)
     except ValueError as exc:
         raise InputError(where, None, f"campaign: {exc}") from exc
     extra: dict[str, Any] = {}
@@ -412,6 +152,51 @@ def restore_campaign(
     InvalidInput
         The slug is taken, or the audio directory does not exist.
     """
+    campaign = _store_campaign(session, bundle, slug)
+    cid = campaign.id
+    system_ids = _restore_systems(session, bundle, cid)
+    document_ids, query_ids, scan = _restore_documents(session, bundle, cid, audio_dir)
+    n_results = _restore_lists(session, bundle, cid, system_ids, query_ids, document_ids)
+    n_pool = ensure_pool(session, campaign)
+    assessor_ids = _restore_assessors(session, bundle, cid)
+    lease_repeats: dict[int, int] = {}
+    lease_ids = _restore_leases(
+        session, bundle, campaign, query_ids, document_ids, assessor_ids, lease_repeats
+    )
+    judgment_repeats: dict[int, int] = {}
+    n_judgments = _restore_judgments(
+        session, bundle, cid, query_ids, document_ids, assessor_ids, lease_ids, judgment_repeats
+    )
+    _restore_repeats(session, bundle, cid, lease_ids, lease_repeats, judgment_repeats)
+    _restore_reliability(session, bundle, cid, assessor_ids)
+    repository.recount_pairs(session, cid)
+    _restore_audit(session, bundle, cid, query_ids, document_ids)
+    n_points = _restore_trajectory(session, bundle, cid)
+    session.flush()
+    report = RestoreReport(
+        slug=campaign.slug,
+        source_slug=str(bundle.settings.get("slug")),
+        exported_at=bundle.manifest.get("created_at"),
+        software=_software(bundle),
+        n_systems=len(system_ids),
+        n_queries=len(query_ids),
+        n_documents=len(document_ids),
+        n_results=n_results,
+        n_pool_pairs=n_pool,
+        n_assessors=len(assessor_ids),
+        n_leases=len(lease_ids),
+        n_judgments=n_judgments,
+        n_trajectory_points=n_points,
+        audio_found=len(scan.found),
+        audio_missing=len(scan.missing),
+    )
+    if actor is not None:
+        audit.record(session, cid, actor, audit.CAMPAIGN_CREATED, report.summary())
+    return campaign, report
+
+
+def _store_campaign(session: Session, bundle: Bundle, slug: str | None) -> Campaign:
+    """The campaign row of the bundle's settings (``slug`` replacing its slug), stored."""
     spec, extra = _spec(bundle, slug)
     if campaigns_repository.campaign_by_slug(session, spec.slug or "") is not None:
         raise InvalidInput(
@@ -433,52 +218,15 @@ def restore_campaign(
             campaigns_repository.add(session, campaign)
     except IntegrityError as exc:
         raise InvalidInput(f"slug {campaign.slug!r} is already taken") from exc
-    cid = campaign.id
+    return campaign
 
-    system_ids = _restore_systems(session, bundle, cid)
-    document_ids, query_ids, scan = _restore_documents(session, bundle, cid, audio_dir)
-    n_results = _restore_lists(session, bundle, cid, system_ids, query_ids, document_ids)
-    n_pool = ensure_pool(session, campaign)
-    assessor_ids = _restore_assessors(session, bundle, cid)
-    lease_repeats: dict[int, int] = {}
-    lease_ids = _restore_leases(
-        session, bundle, campaign, query_ids, document_ids, assessor_ids, lease_repeats
-    )
-    judgment_repeats: dict[int, int] = {}
-    n_judgments = _restore_judgments(
-        session, bundle, cid, query_ids, document_ids, assessor_ids, lease_ids, judgment_repeats
-    )
-    _restore_repeats(session, bundle, cid, lease_ids, lease_repeats, judgment_repeats)
-    _restore_reliability(session, bundle, cid, assessor_ids)
-    repository.recount_pairs(session, cid)
-    _restore_audit(session, bundle, cid, query_ids, document_ids)
-    n_points = _restore_trajectory(session, bundle, cid)
-    session.flush()
+
+def _software(bundle: Bundle) -> str | None:
+    """The software that made the bundle, as its manifest names it."""
     software = bundle.manifest.get("software")
-    report = RestoreReport(
-        slug=campaign.slug,
-        source_slug=str(bundle.settings.get("slug")),
-        exported_at=bundle.manifest.get("created_at"),
-        software=(
-            f"{software.get('name')} {software.get('version')}"
-            if isinstance(software, dict)
-            else None
-        ),
-        n_systems=len(system_ids),
-        n_queries=len(query_ids),
-        n_documents=len(document_ids),
-        n_results=n_results,
-        n_pool_pairs=n_pool,
-        n_assessors=len(assessor_ids),
-        n_leases=len(lease_ids),
-        n_judgments=n_judgments,
-        n_trajectory_points=n_points,
-        audio_found=len(scan.found),
-        audio_missing=len(scan.missing),
-    )
-    if actor is not None:
-        audit.record(session, cid, actor, audit.CAMPAIGN_CREATED, report.summary())
-    return campaign, report
+    if not isinstance(software, dict):
+        return None
+    return f"{software.get('name')} {software.get('version')}"
 
 
 def _insert(session: Session, model: Any, rows: list[dict[str, Any]]) -> None:
@@ -488,7 +236,7 @@ def _insert(session: Session, model: Any, rows: list[dict[str, Any]]) -> None:
 def _restore_systems(session: Session, bundle: Bundle, cid: int) -> dict[str, int]:
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for f in _records(bundle, "state/systems.csv"):
+    for f in bundle.records("state/systems.csv"):
         name = f.name("system")
         if name in seen:
             raise f.error("system", f"{name!r} is listed twice")
@@ -504,7 +252,7 @@ def _restore_documents(
     documents: list[tuple[str, str | None, str | None]] = []
     queries: list[str] = []
     seen: set[str] = set()
-    for f in _records(bundle, "state/documents.csv"):
+    for f in bundle.records("state/documents.csv"):
         doc = f.name("document")
         if doc in seen:
             raise f.error("document", f"{doc!r} is listed twice")
@@ -512,12 +260,7 @@ def _restore_documents(
         documents.append((doc, f.text("artist", optional=True), f.text("genre", optional=True)))
         if f.choice("query", ("0", "1")) == "1":
             queries.append(doc)
-    scan = AudioScan({}, [], [])
-    if audio_dir is not None:
-        try:
-            scan = scan_audio(audio_dir, sorted(seen))
-        except ValueError as exc:
-            raise InvalidInput(f"audio directory: {exc}") from exc
+    scan = scan_clips(audio_dir, sorted(seen))
     rows = []
     for doc, artist, genre in documents:
         audio = scan.found.get(doc)
@@ -564,7 +307,7 @@ def _restore_lists(
     listed: set[tuple[str, str, str]] = set()
 
     def rows() -> Iterator[dict[str, Any]]:
-        for f in _records(bundle, "state/lists.csv"):
+        for f in bundle.records("state/lists.csv"):
             system, query, document = f.name("system"), f.name("query"), f.name("document")
             f.known("system", system, system_ids, "a system")
             f.known("query", query, query_ids, "a query")
@@ -588,7 +331,7 @@ def _restore_lists(
 
 def _restore_assessors(session: Session, bundle: Bundle, cid: int) -> dict[str, int]:
     rows = []
-    for n, f in enumerate(_records(bundle, "state/assessors.csv"), start=1):
+    for n, f in enumerate(bundle.records("state/assessors.csv"), start=1):
         pseudonym = f.name("assessor")
         if pseudonym != f"A{n}":
             raise f.error("assessor", f"expected A{n} (in the order invited), found {pseudonym!r}")
@@ -614,7 +357,7 @@ def _restore_assessors(session: Session, bundle: Bundle, cid: int) -> dict[str, 
 
 
 def _pool_pair(
-    f: _Fields,
+    f: Fields,
     pairs: dict[tuple[int, int], int],
     query_ids: dict[str, int],
     document_ids: dict[str, int],
@@ -647,7 +390,7 @@ def _restore_leases(
 
     def rows() -> Iterator[dict[str, Any]]:
         nonlocal n
-        for f in _records(bundle, "state/leases.csv"):
+        for f in bundle.records("state/leases.csv"):
             n += 1
             number = f.integer("lease", minimum=1)
             if number != n:
@@ -711,7 +454,7 @@ def _restore_judgments(
 
     def rows() -> Iterator[dict[str, Any]]:
         nonlocal n
-        for f in _records(bundle, "state/judgments.csv"):
+        for f in bundle.records("state/judgments.csv"):
             n += 1
             kind = f.choice("kind", JUDGMENT_KINDS, optional=True) or "pool"
             repeat = f.integer("repeat_of", optional=True, minimum=1)
@@ -760,7 +503,7 @@ def _restore_judgments(
     return _batched(session, Judgment, rows())
 
 
-def _clips(f: _Fields, query_ids: dict[str, int], document_ids: dict[str, int]) -> tuple[int, int]:
+def _clips(f: Fields, query_ids: dict[str, int], document_ids: dict[str, int]) -> tuple[int, int]:
     """(query id, document id) of a quality trial's clips (not necessarily a pool pair)."""
     query, document = f.name("query"), f.name("document")
     f.known("query", query, query_ids, "a query")
@@ -768,7 +511,7 @@ def _clips(f: _Fields, query_ids: dict[str, int], document_ids: dict[str, int]) 
     return query_ids[query], document_ids[document]
 
 
-def _message(f: _Fields, field: str) -> str | None:
+def _message(f: Fields, field: str) -> str | None:
     value = f.record[field]
     if value == "":
         return None
@@ -827,7 +570,7 @@ def _restore_reliability(
         return
     rows = []
     seen: set[str] = set()
-    for f in _records(bundle, "state/reliability.csv"):
+    for f in bundle.records("state/reliability.csv"):
         assessor = f.name("assessor")
         f.known("assessor", assessor, assessor_ids, "an assessor")
         if assessor in seen:
@@ -852,7 +595,7 @@ def _restore_reliability(
     _insert(session, AssessorReliability, rows)
 
 
-def _json_field(f: _Fields, field: str, kind: type) -> Any:
+def _json_field(f: Fields, field: str, kind: type) -> Any:
     try:
         value = json.loads(f.record[field])
     except ValueError:
@@ -874,15 +617,14 @@ def _restore_audit(
         return
     pairs = pool_repository.pair_ids(session, cid)
     drawn = [
-        _pool_pair(f, pairs, query_ids, document_ids)[0]
-        for f in _records(bundle, "state/audit.csv")
+        _pool_pair(f, pairs, query_ids, document_ids)[0] for f in bundle.records("state/audit.csv")
     ]
     planner_repository.mark_audit(session, drawn)
 
 
 def _restore_trajectory(session: Session, bundle: Bundle, cid: int) -> int:
     def rows() -> Iterator[dict[str, Any]]:
-        for f in _records(bundle, "state/trajectory.csv"):
+        for f in bundle.records("state/trajectory.csv"):
             yield {
                 "campaign_id": cid,
                 "judged_pairs": f.integer("judged_pairs"),

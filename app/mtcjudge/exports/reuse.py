@@ -17,14 +17,16 @@ from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from mtcjudge import audit
+from mtcjudge.campaigns import creation, repository, service
 from mtcjudge.campaigns import preview as previews
-from mtcjudge.campaigns import repository, service
 from mtcjudge.campaigns.changes import AddRunsReport
 from mtcjudge.campaigns.routes import CHECK_SLUG, UploadedFileIn
 from mtcjudge.campaigns.schemas import ORDER_BY_HELP, InputWarningOut, warnings_field
+from mtcjudge.campaigns.spec import SLUG_MAX, SLUG_PATTERN
 from mtcjudge.deps import CurrentOrganizer, SessionDep
 from mtcjudge.errors import InvalidInput
-from mtcjudge.exports.restore import open_bundle, restore_campaign
+from mtcjudge.exports.bundle_read import open_bundle
+from mtcjudge.exports.restore import restore_campaign
 from mtcjudge.ingest.formats import InputError
 from mtcjudge.schemas import CleanText, error_responses
 
@@ -80,8 +82,8 @@ def import_bundle(
     slug: Annotated[
         str | None,
         Query(
-            pattern=service.SLUG_PATTERN,
-            max_length=service.SLUG_MAX,
+            pattern=SLUG_PATTERN,
+            max_length=SLUG_MAX,
             description="the new campaign's slug (default: the exported campaign's)",
         ),
     ] = None,
@@ -183,7 +185,7 @@ def add_runs_from_upload(
     problems = parsed.problems + ([audio_problem] if audio_problem else [])
     if problems or parsed.runs is None:
         raise InvalidInput("; ".join(str(p) for p in problems) or "runs: no run file")
-    report = service.add_runs(
+    report = creation.add_runs(
         session, campaign, parsed.runs, parsed.metadata, directory, actor=actor
     )
     return report, previews.score_order_problems(parsed.runs)

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
-from typing import IO, Annotated, Literal
+from typing import IO, Annotated, Literal, TypeAlias
 
 import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.db import session_scope
 from mtcjudge.deps import CurrentOrganizer
 from mtcjudge.exports import service
+from mtcjudge.exports.formats import MEDIA_TYPES, WHATS
 from mtcjudge.schemas import error_responses
 
 __all__ = ["router"]
@@ -36,17 +38,27 @@ _EXPORTS = anyio.CapacityLimiter(1)
 SPOOL_BYTES = 1 << 20
 CHUNK_BYTES = 1 << 16
 
-What = Literal[
-    "qrels",
-    "judgments",
-    "estimates",
-    "entries",
-    "offsets",
-    "results",
-    "runs",
-    "assessors",
-    "bundle",
-]
+# FastAPI reads the choices of these annotations at run time: the kinds of export and the file
+# formats, each listed once (mtcjudge.exports.formats); to mypy they are plain values
+What: TypeAlias = Literal[WHATS]  # type: ignore[valid-type]
+FileFormat: TypeAlias = Literal[tuple(MEDIA_TYPES)]  # type: ignore[valid-type]
+
+
+def _spooled(
+    factory: sessionmaker[Session], slug: str, spec: service.ExportSpec
+) -> tuple[IO[bytes], str]:
+    """The export written to a spooled file in one transaction (one snapshot), rewound; and
+    its file name."""
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
+    try:
+        with session_scope(factory) as session:
+            service.begin_snapshot(session)
+            written = service.write_export(session, slug, spec, spool)  # type: ignore[arg-type]
+    except BaseException:
+        spool.close()
+        raise
+    spool.seek(0)
+    return spool, written.name
 
 
 def _chunks(spool: IO[bytes]) -> Iterator[bytes]:
@@ -63,7 +75,7 @@ def _chunks(spool: IO[bytes]) -> Iterator[bytes]:
     responses={
         200: {
             "description": "the export, as an attachment",
-            "content": {media: {} for media in sorted(set(service.MEDIA_TYPES.values()))},
+            "content": {media: {} for media in sorted(set(MEDIA_TYPES.values()))},
         }
     },
 )
@@ -90,7 +102,7 @@ async def export_campaign(
         ),
     ] = None,
     format: Annotated[
-        Literal["trec", "csv", "jsonl", "json", "zip"] | None,
+        FileFormat | None,
         Query(
             description="qrels: trec; runs: trec (default: every system in one file, told "
             "apart by the tag column, which trec_eval, ir_measures, pytrec_eval and ranx read "
@@ -130,20 +142,7 @@ async def export_campaign(
     unless ``allow_empty=true``."""
     spec = service.ExportSpec(what, scale, format, aggregate, allow_empty)
     factory = request.app.state.session_factory
-
-    def produce() -> tuple[IO[bytes], str]:
-        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
-        try:
-            with session_scope(factory) as session:
-                service.begin_snapshot(session)
-                written = service.write_export(session, slug, spec, spool)  # type: ignore[arg-type]
-        except BaseException:
-            spool.close()
-            raise
-        spool.seek(0)
-        return spool, written.name
-
-    spool, name = await anyio.to_thread.run_sync(produce, limiter=_EXPORTS)
+    spool, name = await anyio.to_thread.run_sync(_spooled, factory, slug, spec, limiter=_EXPORTS)
     return StreamingResponse(
         _chunks(spool),
         media_type=spec.media_type,

@@ -29,8 +29,9 @@ from mtcjudge.clips.excerpt import another_excerpt
 from mtcjudge.db import read_only
 from mtcjudge.deps import SessionDep, transaction
 from mtcjudge.errors import InvalidInput, NotFound
-from mtcjudge.judging import repository
 from mtcjudge.judging.params import CHECK_LEASE_ID, CHECK_TOKEN
+from mtcjudge.judging.repository import context as context_queries
+from mtcjudge.judging.repository import leases as lease_queries
 from mtcjudge.models import Assessor, Campaign
 from mtcjudge.web import templates
 
@@ -48,7 +49,7 @@ SECONDS_PER_JUDGMENT = 30
 
 
 def _assessor(session: Session, token: str) -> Assessor:
-    assessor = repository.assessor_by_token(session, token)
+    assessor = context_queries.assessor_by_token(session, token)
     if assessor is None:
         raise NotFound(UNKNOWN_LINK)
     return assessor
@@ -101,7 +102,7 @@ def consent(
     assessor = _assessor(session, token)
     if not given:
         return _welcome_page(request, session, assessor, token, consent_missing=True)
-    repository.mark_consented(session, assessor)
+    context_queries.mark_consented(session, assessor)
     return RedirectResponse(request.url_for("judging_page", token=token).path, status_code=303)
 
 
@@ -190,14 +191,14 @@ async def _record_served(request: Request, lease_id: int, which: str, n: int) ->
     response is gone already), so it is logged, not raised."""
     try:
         await transaction(
-            request, partial(repository.add_served_bytes, lease_id=lease_id, which=which, n=n)
+            request, partial(lease_queries.add_served_bytes, lease_id=lease_id, which=which, n=n)
         )
     except Exception:
         logger.warning("could not record %d bytes sent for lease %d", n, lease_id, exc_info=True)
 
 
 def _lease_clip(session: Session, token: str, lease_id: int, which: str) -> tuple[Path, str]:
-    found = repository.lease_clip(session, token, lease_id, which)
+    found = context_queries.lease_clip(session, token, lease_id, which)
     if found is None:
         raise NotFound(UNKNOWN_LINK)
     if found.lease_id is None or not found.audio_path:

@@ -10,8 +10,9 @@ from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 
 from mtcjudge.deps import transaction
-from mtcjudge.judging import repository, service
+from mtcjudge.judging import service
 from mtcjudge.judging.params import CHECK_JUDGMENT_ID, CHECK_TOKEN
+from mtcjudge.judging.repository import progress as progress_queries
 from mtcjudge.judging.schemas import (
     ClipOut,
     JudgmentIn,
@@ -35,7 +36,7 @@ router = APIRouter(
 _BODY_ERRORS = error_responses(400, 409, 413)
 
 
-def _clip(token: str, lease_id: int | None, which: str, clip: repository.Clip) -> ClipOut:
+def _clip(token: str, lease_id: int | None, which: str, clip: progress_queries.Clip) -> ClipOut:
     """A clip as the assessor sees it: its URL names the lease, never the document, so
     nothing tells a quality trial from a pool pair (docs/web-architecture.md)."""
     if not clip.has_audio or lease_id is None:
@@ -48,9 +49,9 @@ def _clip(token: str, lease_id: int | None, which: str, clip: repository.Clip) -
 
 
 def _judgment_out(session: Session, token: str, judgment: Judgment | Any) -> JudgmentOut:
-    """A stored judgment (an object, or a row of ``repository.JUDGMENT_COLUMNS``); its clips
+    """A stored judgment (an object, or a row of ``judgment_queries.JUDGMENT_COLUMNS``); its clips
     are those of the lease it answered."""
-    view = repository.pair_view(
+    view = progress_queries.pair_view(
         session,
         judgment.campaign_id,
         judgment.query_id,
@@ -82,7 +83,7 @@ def _next(session: Session, token: str) -> NextOut:
     pair = None
     if result.lease is not None:
         lease = result.lease
-        view = repository.pair_view(
+        view = progress_queries.pair_view(
             session,
             lease.campaign_id,
             lease.query_id,

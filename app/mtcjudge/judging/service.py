@@ -29,8 +29,12 @@ from mtcjudge.errors import (
     PairNotLeased,
     PairUnplayable,
 )
-from mtcjudge.judging import repository, trials
+from mtcjudge.judging import trials
 from mtcjudge.judging.listening import ClipEvidence, check_listening
+from mtcjudge.judging.repository import context as context_queries
+from mtcjudge.judging.repository import judgments as judgment_queries
+from mtcjudge.judging.repository import leases as lease_queries
+from mtcjudge.judging.repository import progress as progress_queries
 from mtcjudge.models import Assessor, Campaign, Judgment, utcnow
 from mtcjudge.pool import repository as pool_repository
 
@@ -82,7 +86,7 @@ class NextPair:
     """What the assessor should do next: judge ``lease``, or stop ("done"), or wait."""
 
     status: str  # "pair" | "done" | "wait"
-    lease: repository.LeaseInfo | None
+    lease: lease_queries.LeaseInfo | None
     same_query_as_previous: bool
     progress: Progress
     message: str = ""
@@ -95,7 +99,7 @@ def assessor_for_token(
 ) -> tuple[Assessor, Campaign]:
     """The assessor of an invitation token and their campaign; with ``consent``, refuses
     assessors who have not given their consent (the API enforces it, not only the page)."""
-    found = repository.assessor_and_campaign(session, token)
+    found = context_queries.assessor_and_campaign(session, token)
     if found is None:
         raise NotFound("this invitation link is not valid (unknown token)")
     assessor, campaign = found
@@ -106,7 +110,7 @@ def assessor_for_token(
     return assessor, campaign
 
 
-def _progress(counts: repository.ProgressCounts) -> Progress:
+def _progress(counts: progress_queries.ProgressCounts) -> Progress:
     return Progress(
         assessor_judged=counts.assessor_judged,
         campaign_judged=counts.campaign_judged,
@@ -119,7 +123,7 @@ def _progress(counts: repository.ProgressCounts) -> Progress:
 
 def progress_of(session: Session, campaign_id: int, assessor_id: int) -> Progress:
     """The progress shown to an assessor (who is already known: after a judgment)."""
-    return _progress(repository.progress_counts(session, campaign_id, assessor_id))
+    return _progress(progress_queries.progress_counts(session, campaign_id, assessor_id))
 
 
 def progress(session: Session, token: str) -> Progress:
@@ -136,7 +140,7 @@ def _closed_message(status: str) -> str | None:
     return None
 
 
-def _checked(context: repository.Context | None) -> repository.Context:
+def _checked(context: context_queries.Context | None) -> context_queries.Context:
     """The request's context, refused as :func:`assessor_for_token` refuses it."""
     if context is None:
         raise NotFound("this invitation link is not valid (unknown token)")
@@ -147,7 +151,7 @@ def _checked(context: repository.Context | None) -> repository.Context:
     return context
 
 
-def _paused_message(context: repository.Context) -> str | None:
+def _paused_message(context: context_queries.Context) -> str | None:
     """What a set-aside or paused assessor is told (None: they may judge)."""
     if not (context.set_aside or context.paused):
         return None
@@ -159,7 +163,7 @@ def _paused_message(context: repository.Context) -> str | None:
 def next_pair(session: Session, token: str) -> NextPair:
     """The assessor's current lease, or a new lease: a hidden quality trial when this
     hand-out draws one, else the most useful free pair."""
-    context = _checked(repository.next_context(session, token))
+    context = _checked(context_queries.next_context(session, token))
     assert context.progress is not None  # read with the context of a ``next``
     prog = _progress(context.progress)
     now = utcnow()
@@ -206,10 +210,10 @@ def next_pair(session: Session, token: str) -> NextPair:
 
 def _claim(
     session: Session,
-    context: repository.Context,
+    context: context_queries.Context,
     now: datetime,
     previous_query: int | None,
-) -> repository.LeaseInfo | None:
+) -> lease_queries.LeaseInfo | None:
     """Lease the best free pair: the planner's next one, or one of the assessor's query
     when it is worth at least ``LOCALITY`` of it. A pair another request took meanwhile
     fails the conditional UPDATE and the next candidate is tried."""
@@ -219,15 +223,15 @@ def _claim(
     looked_back = False
     for _ in range(MAX_CLAIM_ATTEMPTS):
         args = (session, context.campaign_id, context.assessor_id, per_pair, now)
-        best = repository.candidate(*args, planned=True, skip=frozenset(skip))
+        best = lease_queries.candidate(*args, planned=True, skip=frozenset(skip))
         planned = best is not None
         if best is None:  # the plan is used up or not made yet: any free pair will do
-            best = repository.candidate(*args, planned=False, skip=frozenset(skip))
+            best = lease_queries.candidate(*args, planned=False, skip=frozenset(skip))
         if best is None:
             return None
         chosen, rule = best, "plan" if planned else "any_free"
         if previous_query is not None and best.query_id != previous_query:
-            own = repository.candidate(
+            own = lease_queries.candidate(
                 *args, planned=planned, query_id=previous_query, skip=frozenset(skip)
             )
             if own is not None and own.weight >= LOCALITY * best.weight:
@@ -236,15 +240,15 @@ def _claim(
             # a random draw of the audit, not chosen for a weight (docs/method.md §8.2)
             rule = "audit"
         if chosen.lapsed_leases:
-            repository.release_expired(session, chosen.pair_id, now)
-        if not repository.take_slot(
+            lease_queries.release_expired(session, chosen.pair_id, now)
+        if not lease_queries.take_slot(
             session, chosen.pair_id, per_pair, expires_at, context.assessor_id
         ):
             skip.add(chosen.pair_id)
             if not looked_back:
                 # taken meanwhile, or a pair the assessor answered as a hidden trial that
                 # came back to the pool (its original set aside): leave all of those out
-                skip |= repository.trial_pairs_back(session, context.assessor_id, per_pair)
+                skip |= lease_queries.trial_pairs_back(session, context.assessor_id, per_pair)
                 looked_back = True
             continue
         values = {
@@ -261,12 +265,12 @@ def _claim(
             "selection_weight": chosen.weight if planned and rule != "audit" else None,
             "selection_rule": rule,
         }
-        lease_id = repository.insert_lease(session, values)
+        lease_id = lease_queries.insert_lease(session, values)
         if lease_id is None:
             # a concurrent request of the same assessor leased a pair first: keep that one
-            repository.give_back_slot(session, chosen.pair_id)
-            return repository.live_lease_of(session, context.assessor_id)
-        return repository.LeaseInfo(
+            lease_queries.give_back_slot(session, chosen.pair_id)
+            return lease_queries.live_lease_of(session, context.assessor_id)
+        return lease_queries.LeaseInfo(
             lease_id,
             chosen.pair_id,
             context.campaign_id,
@@ -277,9 +281,11 @@ def _claim(
     return None
 
 
-def _nothing_to_hand_out(session: Session, context: repository.Context, prog: Progress) -> NextPair:
+def _nothing_to_hand_out(
+    session: Session, context: context_queries.Context, prog: Progress
+) -> NextPair:
     """Say honestly why there is no pair: all judged, none playable, or all with others."""
-    open_pairs, open_to_me, playable_to_me, pool = repository.pairs_left(
+    open_pairs, open_to_me, playable_to_me, pool = progress_queries.pairs_left(
         session, context.campaign_id, context.assessor_id, context.judgments_per_pair
     )
     if pool == 0:
@@ -331,12 +337,12 @@ def submit_judgment(
     candidate_listen_ms: int | None = None,
 ) -> tuple[Any, bool]:
     """Store a judgment of a leased pair. Returns (judgment, created): the judgment as a
-    row of :data:`repository.JUDGMENT_COLUMNS`.
+    row of :data:`judgment_queries.JUDGMENT_COLUMNS`.
 
     The same ``client_id`` again returns the stored judgment (created = False). A lease
     that ran out is still honoured when nobody else holds the pair and it needs judgments.
     """
-    context = _checked(repository.submit_context(session, token, lease_id, client_id))
+    context = _checked(context_queries.submit_context(session, token, lease_id, client_id))
     if context.stored_judgment is not None:
         return _stored(session, context, client_id), False
     closed = _closed_message(context.status)
@@ -349,27 +355,7 @@ def submit_judgment(
     lease = context.lease
     if lease is None:
         raise PairNotLeased("this pair is not leased to you: load the next pair")
-    assert context.query_clip is not None  # read with the lease
-    assert context.candidate_clip is not None
-    check_listening(
-        context.listen_seconds,
-        (
-            ClipEvidence(
-                "query",
-                context.query_clip.audio_path,
-                context.query_clip.duration_seconds,
-                query_listen_ms,
-                lease.served_query_bytes,
-            ),
-            ClipEvidence(
-                "candidate",
-                context.candidate_clip.audio_path,
-                context.candidate_clip.duration_seconds,
-                candidate_listen_ms,
-                lease.served_candidate_bytes,
-            ),
-        ),
-    )
+    _check_listened(context, lease, query_listen_ms, candidate_listen_ms)
     now = utcnow()
     values = {
         "campaign_id": context.campaign_id,
@@ -393,22 +379,68 @@ def submit_judgment(
     }
     if lease.pair_id is None:
         return _submit_trial(session, context, lease, values, client_id)
+    return _submit_pool_pair(session, context, lease, values, client_id, now)
+
+
+def _check_listened(
+    context: context_queries.Context,
+    lease: lease_queries.LeaseInfo,
+    query_listen_ms: int | None,
+    candidate_listen_ms: int | None,
+) -> None:
+    """The campaign's listening rule, on what the client says it played and what the server
+    sent of each clip of the lease."""
+    assert context.query_clip is not None  # read with the lease
+    assert context.candidate_clip is not None
+    check_listening(
+        context.listen_seconds,
+        (
+            ClipEvidence(
+                "query",
+                context.query_clip.audio_path,
+                context.query_clip.duration_seconds,
+                query_listen_ms,
+                lease.served_query_bytes,
+            ),
+            ClipEvidence(
+                "candidate",
+                context.candidate_clip.audio_path,
+                context.candidate_clip.duration_seconds,
+                candidate_listen_ms,
+                lease.served_candidate_bytes,
+            ),
+        ),
+    )
+
+
+def _submit_pool_pair(
+    session: Session,
+    context: context_queries.Context,
+    lease: lease_queries.LeaseInfo,
+    values: dict[str, Any],
+    client_id: str,
+    now: datetime,
+) -> tuple[Any, bool]:
+    """Store the judgment of a pool pair under its row's lock, counted on the pair: refused
+    when the pair cannot be played, the assessor was set aside, another assessor holds the
+    pair since the lease ran out, or the assessor answered it as a hidden trial."""
+    assert lease.pair_id is not None
     pair = pool_repository.lock_pair(session, lease.pair_id)
     assert pair is not None  # a pool pair's lease
     _refuse_unplayable(pair)
     # after the pair's row, as an organizer setting the assessor aside locks them: either
     # the set-aside sees this judgment, or this submission sees the set-aside
-    if repository.assessor_hold(session, context.assessor_id, shared_lock=True).set_aside:
+    if context_queries.assessor_hold(session, context.assessor_id, shared_lock=True).set_aside:
         raise AssessorPaused(SET_ASIDE_MESSAGE)
     # under the pair's lock the lease's state cannot change any more
-    lease_now = repository.lease_state(session, lease.id)
+    lease_now = lease_queries.lease_state(session, lease.id)
     per_pair = context.judgments_per_pair
     live = lease_now.state == "live"
     held = live and lease_now.expires_at > now
     if (
         lease_now.state != "done"
         and not held
-        and pair.judged + repository.live_leases_of_others(session, lease, now) >= per_pair
+        and pair.judged + lease_queries.live_leases_of_others(session, lease, now) >= per_pair
     ):
         raise LeaseExpired(
             "your time on this pair ran out and it was given to someone else: here is a new one"
@@ -417,16 +449,16 @@ def submit_judgment(
         # they answered it as a hidden trial (a second opinion whose lease had lapsed,
         # answered late): one assessor never gives a pair both a trial's and a pool answer
         raise Conflict("you have already judged this pair: revise it from your recent judgments")
-    judgment = repository.insert_judgment(session, values)
+    judgment = judgment_queries.insert_judgment(session, values)
     if judgment is None:  # a unique key said no: this client_id, or this pair, is stored
-        existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
+        existing = judgment_queries.judgment_by_client_id(session, context.assessor_id, client_id)
         if existing is not None:
             return existing, False
         raise Conflict("you have already judged this pair: revise it from your recent judgments")
-    if not repository.record_judgment(session, pair.id, per_pair, ends_lease=live):
+    if not judgment_queries.record_judgment(session, pair.id, per_pair, ends_lease=live):
         # the pair has all its judgments: the error rolls the insert back with the request
         raise LeaseExpired("this pair has all the judgments it needs: here is a new one")
-    repository.mark_lease(session, lease.id, "done")
+    lease_queries.mark_lease(session, lease.id, "done")
     return judgment, True
 
 
@@ -444,8 +476,8 @@ def _refuse_unplayable(pair: pool_repository.LockedPair) -> None:
 
 def _submit_trial(
     session: Session,
-    context: repository.Context,
-    lease: repository.LeaseInfo,
+    context: context_queries.Context,
+    lease: lease_queries.LeaseInfo,
     values: dict[str, Any],
     client_id: str,
 ) -> tuple[Any, bool]:
@@ -463,24 +495,24 @@ def _submit_trial(
     )
     if pair is not None:
         _refuse_unplayable(pair)
-        if lease.kind == "second" and repository.answered_otherwise(
+        if lease.kind == "second" and lease_queries.answered_otherwise(
             session, pair.id, lease, context.assessor_id
         ):
             raise Conflict(
                 "you have already judged this pair: revise it from your recent judgments"
             )
-    judgment = repository.insert_judgment(session, values)
+    judgment = judgment_queries.insert_judgment(session, values)
     if judgment is None:
-        existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
+        existing = judgment_queries.judgment_by_client_id(session, context.assessor_id, client_id)
         if existing is not None:
             return existing, False
         raise Conflict("you have already judged this pair: revise it from your recent judgments")
-    repository.mark_lease(session, lease.id, "done")
+    lease_queries.mark_lease(session, lease.id, "done")
     return judgment, True
 
 
-def _stored(session: Session, context: repository.Context, client_id: str) -> Any:
-    existing = repository.judgment_by_client_id(session, context.assessor_id, client_id)
+def _stored(session: Session, context: context_queries.Context, client_id: str) -> Any:
+    existing = judgment_queries.judgment_by_client_id(session, context.assessor_id, client_id)
     assert existing is not None  # seen by the context's read in this transaction
     return existing
 
@@ -494,7 +526,9 @@ def revise_judgment(
     if closed is not None:
         raise CampaignClosed(closed)
     _check_scores(broad, fine)
-    recent_ids = {j.id for j in repository.recent_judgments(session, assessor.id, HISTORY_SIZE)}
+    recent_ids = {
+        j.id for j in judgment_queries.recent_judgments(session, assessor.id, HISTORY_SIZE)
+    }
     judgment = session.get(Judgment, judgment_id)
     if judgment is None or judgment.assessor_id != assessor.id:
         raise NotFound("no such judgment of yours")
@@ -503,7 +537,9 @@ def revise_judgment(
     # a quality trial's answer touches no pair: the planner never reads it
     pool = judgment.kind == "pool"
     if pool:
-        pair = repository.pair_of(session, campaign.id, judgment.query_id, judgment.document_id)
+        pair = judgment_queries.pair_of(
+            session, campaign.id, judgment.query_id, judgment.document_id
+        )
         if pair is not None:
             pool_repository.lock_pair(session, pair.id)
     judgment.broad = broad
@@ -512,19 +548,21 @@ def revise_judgment(
     judgment.updated_at = utcnow()
     session.flush()
     if pool:
-        repository.record_revision(session, campaign.id, judgment.query_id, judgment.document_id)
+        judgment_queries.record_revision(
+            session, campaign.id, judgment.query_id, judgment.document_id
+        )
     return judgment
 
 
 def recent(session: Session, token: str) -> list[Judgment]:
     assessor, _ = assessor_for_token(session, token)
-    return repository.recent_judgments(session, assessor.id, HISTORY_SIZE)
+    return judgment_queries.recent_judgments(session, assessor.id, HISTORY_SIZE)
 
 
 def pause(session: Session, token: str) -> None:
     """Give the assessor's current pair back to the pool."""
     assessor, _ = assessor_for_token(session, token)
-    lease = repository.live_lease_of(session, assessor.id)
+    lease = lease_queries.live_lease_of(session, assessor.id)
     if lease is not None:
         pool_repository.lock_pair(session, lease.pair_id)
         pool_repository.release_lease(session, lease, "released")

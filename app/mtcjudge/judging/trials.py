@@ -35,7 +35,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
-from mtcjudge.judging import repository
+from mtcjudge.judging.repository import context as context_queries
+from mtcjudge.judging.repository import leases as lease_queries
+from mtcjudge.judging.repository import trials as trial_queries
 from mtcjudge.models import TRIAL_KINDS
 
 __all__ = [
@@ -81,8 +83,8 @@ def trial_due(rate: float, handouts: int, last_was_trial: bool, draw: float) -> 
 
 
 def hand_out(
-    session: Session, context: repository.Context, now: datetime
-) -> repository.LeaseInfo | None:
+    session: Session, context: context_queries.Context, now: datetime
+) -> lease_queries.LeaseInfo | None:
     """Lease a quality trial to the assessor if this hand-out is one and one can be made;
     None otherwise (the caller claims a pool pair). When a concurrent request of the same
     assessor leased something first, that lease."""
@@ -92,7 +94,7 @@ def hand_out(
         return None
     if context.last_query is None:
         return None  # trials are made on the query the assessor is on
-    query = repository.trial_query(session, context.assessor_id, context.last_query)
+    query = trial_queries.trial_query(session, context.assessor_id, context.last_query)
     if query is None or not query.has_audio:
         return None
     salt = int(unit_draw(context.seed, context.assessor_id, context.handouts, "salt") * 2**31)
@@ -114,9 +116,9 @@ def hand_out(
             "expires_at": expires_at,
             "selection_rule": "quality",
         }
-        lease_id = repository.insert_trial_lease(session, values)
+        lease_id = trial_queries.insert_trial_lease(session, values)
         if lease_id is not None:
-            return repository.LeaseInfo(
+            return lease_queries.LeaseInfo(
                 lease_id,
                 None,
                 context.campaign_id,
@@ -127,7 +129,7 @@ def hand_out(
                 repeat_of,
             )
         # a concurrent request of this assessor leased something, or this very trial
-        live = repository.live_lease_of(session, context.assessor_id)
+        live = lease_queries.live_lease_of(session, context.assessor_id)
         if live is not None:
             return live
     return None
@@ -135,8 +137,8 @@ def hand_out(
 
 def _choose(
     session: Session,
-    context: repository.Context,
-    query: repository.TrialQuery,
+    context: context_queries.Context,
+    query: trial_queries.TrialQuery,
     kind: str,
     salt: int,
 ) -> tuple[int, int, int | None] | None:
@@ -147,16 +149,16 @@ def _choose(
             return None
         return query.document_id, query.query_id, None
     if kind == "anchor":
-        found = repository.anchor_document(
+        found = trial_queries.anchor_document(
             session, context.campaign_id, context.assessor_id, query, salt
         )
         return None if found is None else (found, query.query_id, None)
     if kind == "repeat":
-        found_pair = repository.repeat_judgment(
+        found_pair = trial_queries.repeat_judgment(
             session, context.assessor_id, query.query_id, REPEAT_GAP, salt
         )
     else:
-        found_pair = repository.second_opinion(
+        found_pair = trial_queries.second_opinion(
             session,
             context.campaign_id,
             context.assessor_id,

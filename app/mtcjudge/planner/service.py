@@ -7,14 +7,13 @@ engine, ranks the pairs free to hand out and replaces the campaign's ``plan_entr
 and stores the figures the pages show (ranking confidence, whether judging can stop) and,
 after new judgments, the campaign's results document (:mod:`mtcjudge.results.document`) with a
 point of its confidence curve. The projection of the judgments still needed runs on a
-thread of its own (:class:`Projector`), at most every few seconds, so that a tick never
-waits for it. Nothing is shared between processes but the database, so the processes may
-run on different machines. See docs/judging-at-scale.md.
+thread of its own (:class:`~mtcjudge.planner.projector.Projector`), at most every few
+seconds, so that a tick never waits for it. Nothing is shared between processes but the
+database, so the processes may run on different machines. See docs/judging-at-scale.md.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 import os
@@ -22,12 +21,12 @@ import socket
 import threading
 import time
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.campaign_engine import repository as engine_repository
@@ -37,12 +36,17 @@ from mtcjudge.campaign_engine.build import (
     build_engine,
     settings_key,
 )
-from mtcjudge.campaign_engine.document import engine_results, projection_targets, stored_json
+from mtcjudge.campaign_engine.document import (
+    EngineResults,
+    engine_results,
+    projection_targets,
+    stored_json,
+)
 from mtcjudge.db import session_scope
 from mtcjudge.models import Campaign, utcnow
-from mtcjudge.mtc.engine import MTCEngine
-from mtcjudge.mtc.projection import Projection, project
+from mtcjudge.mtc.projection import Projection
 from mtcjudge.planner import repository
+from mtcjudge.planner.projector import Projector
 from mtcjudge.planner.reliability import RELIABILITY_SECONDS, refresh_reliability
 from mtcjudge.pool import repository as pool_repository
 from mtcjudge.pool.service import ensure_pool, refresh_playable
@@ -50,7 +54,6 @@ from mtcjudge.pool.service import ensure_pool, refresh_playable
 __all__ = [
     "PLAN_SIZE",
     "Planner",
-    "Projector",
     "plan_campaign",
     "plan_in_session",
 ]
@@ -72,66 +75,6 @@ DISAGREEMENT_SECONDS = 5.0
 PROJECTION_INTERVAL_SECONDS = 10.0
 #: ... and at most one fifth of the time on projections, however long one takes
 PROJECTION_DUTY_FACTOR = 5.0
-
-
-class Projector:
-    """Projects the judgments still needed (:func:`mtcjudge.mtc.projection.project`) on a thread
-    of its own, one campaign at a time, so that the planner's ticks never wait for it.
-
-    It works on a copy of the engine taken by the planner's thread (:meth:`submit`), which
-    goes on judging its own engine meanwhile. ``inline`` projects in the caller's thread
-    instead (tests that want the projection in the next document)."""
-
-    def __init__(
-        self, *, runs: int = 16, max_seconds: float | None = 2.0, inline: bool = False
-    ) -> None:
-        self.runs = runs
-        self.max_seconds = max_seconds
-        self.inline = inline
-        self._executor: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
-
-    def submit(
-        self,
-        engine: MTCEngine,
-        targets: list[float],
-        seed: int,
-        judgeable: NDArray[np.bool_] | None = None,
-    ) -> Future[Projection]:
-        # the collection and the relevance model are read-only: shared, not copied
-        memo: dict[int, object] = {id(engine.collection): engine.collection}
-        memo[id(engine.model)] = engine.model
-        snapshot = copy.deepcopy(engine, memo)
-        if self.inline:
-            done: Future[Projection] = Future()
-            done.set_result(self._project(snapshot, targets, seed, judgeable))
-            return done
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(1, thread_name_prefix="mtc-projection")
-            return self._executor.submit(self._project, snapshot, targets, seed, judgeable)
-
-    def _project(
-        self,
-        engine: MTCEngine,
-        targets: list[float],
-        seed: int,
-        judgeable: NDArray[np.bool_] | None,
-    ) -> Projection:
-        return project(
-            engine,
-            targets,
-            runs=self.runs,
-            seed=seed,
-            max_seconds=self.max_seconds,
-            judgeable=judgeable,
-        )
-
-    def close(self) -> None:
-        with self._lock:
-            if self._executor is not None:
-                self._executor.shutdown(wait=False, cancel_futures=True)
-                self._executor = None
 
 
 @dataclass
@@ -371,94 +314,177 @@ def _plan_step(
     Every ``audio_check_seconds`` (and on the first plan) the campaign's clips are looked at
     again (:func:`mtcjudge.pool.service.refresh_playable`); when pairs became unplayable or
     playable again, the engine is rebuilt on the pairs that can be played."""
-    bad_clips: frozenset[int] | None = None
-    if cached is None or time.monotonic() - cached.audio_checked_at >= audio_check_seconds:
-        change = refresh_playable(session_factory, campaign_id)
-        bad_clips = change.bad_documents
-        if change.changed:
-            if cached is not None and cached.pending is not None:
-                cached.pending.cancel()
-            cached = None  # the engine's playable pairs changed: build it again
-            log.info(
-                "campaign %s: %d pair(s) became unplayable, %d playable again (%d lease(s) ended)",
-                campaign_id,
-                change.turned_off,
-                change.turned_on,
-                change.leases_ended,
-            )
-        elif cached is not None:
-            cached.bad_clips = bad_clips
-            cached.audio_checked_at = time.monotonic()
+    cached, bad_clips = _look_at_clips(session_factory, campaign_id, cached, audio_check_seconds)
     now = utcnow()
     with session_scope(session_factory) as session:
         campaign = session.get(Campaign, campaign_id)
         if campaign is None:
             return None
         ensure_pool(session, campaign)
-        changes = repository.pair_changes(session, campaign.id)
-        key = settings_key(campaign)
-        rebuilt = cached is None or cached.state.settings_key != key
-        if rebuilt:
-            cached = _new_plan(session, campaign)
-            cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
-            if bad_clips is not None:
-                cached.bad_clips = bad_clips
-                cached.audio_checked_at = time.monotonic()
-            fresh: dict[tuple[int, int], float] = {}
-        else:
-            assert cached is not None
-            moved = {pid: v for pid, v in changes.items() if cached.seen.get(pid) != v[2]}
-            fresh = engine_repository.pair_means(
-                session, campaign.id, campaign.scale, [(q, d) for q, d, _ in moved.values()]
-            )
-            for pid, (_, _, n) in moved.items():
-                cached.seen[pid] = n
-            if _unjudged(cached, moved, fresh):
-                # a pair's every judgment was set aside: the engine cannot forget a
-                # judgment, so it is rebuilt from the rows (rare: an organizer's action)
-                cached = _new_plan(session, campaign)
-                cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
-                fresh = {}
-                rebuilt = True
-        disagreement = None  # rows to measure the disagreement from again, if it changed
-        if rebuilt or time.monotonic() - cached.disagreement_checked_at >= disagreement_seconds:
-            cached.disagreement_checked_at = time.monotonic()
-            rows = engine_repository.disagreement_rows(session, campaign.id, campaign.scale)
-            measured = tuple(tuple(r) for r in rows)
-            if measured != cached.disagreement_key:
-                cached.disagreement_key = measured
-                disagreement = None if rebuilt else rows  # a new engine has it already
-        landed = cached.projection_landed()
+        read = _read_changes(session, campaign, cached, bad_clips, disagreement_seconds)
         idle = (
-            not rebuilt
-            and not fresh
-            and disagreement is None
-            and not landed
-            and time.monotonic() - cached.planned_at < IDLE_REPLAN_SECONDS
+            not read.rebuilt
+            and not read.fresh
+            and read.disagreement is None
+            and not read.landed
+            and time.monotonic() - read.plan.planned_at < IDLE_REPLAN_SECONDS
         )
         if idle and not force:
-            return cached
+            return read.plan
         busy = repository.busy_pairs(session, campaign.id, campaign.judgments_per_pair, now)
         session.expunge(campaign)
-    state = cached.state
-    if fresh:
-        state.apply(fresh)
-    if disagreement is not None:
-        apply_disagreement(state, disagreement)
-    rows = _plan_rows(cached, busy, campaign_id, plan_size)
-    audit_rows = _unsaved_audit(cached)
-    figures = _figures(cached, campaign, utcnow())
-    part = None
-    if rebuilt or fresh or landed or disagreement is not None:
-        part = engine_results(state, campaign, projection=cached.projection)
-        document = stored_json(part, state.settings_key)
+    cached, state = read.plan, read.plan.state
+    if read.fresh:
+        state.apply(read.fresh)
+    if read.disagreement is not None:
+        apply_disagreement(state, read.disagreement)
+    written = _Written(
+        rows=_plan_rows(cached, busy, campaign_id, plan_size),
+        audit_rows=_unsaved_audit(cached),
+        figures=_figures(cached, campaign, utcnow()),
+        part=(
+            engine_results(state, campaign, projection=cached.projection)
+            if read.rebuilt or read.fresh or read.landed or read.disagreement is not None
+            else None
+        ),
+    )
+    if not _write_plan(session_factory, campaign_id, owner, state, written, rebuilt=read.rebuilt):
+        return None  # another process took over while we computed
+    cached.audit_saved.update(cached.row_index[pid] for pid in written.audit_rows)
+    cached.planned_at = time.monotonic()
+    if projector is not None:
+        _ask_projection(cached, campaign, projector)
+    return cached
+
+
+def _look_at_clips(
+    session_factory: sessionmaker[Session],
+    campaign_id: int,
+    cached: _CampaignPlan | None,
+    audio_check_seconds: float,
+) -> tuple[_CampaignPlan | None, frozenset[int] | None]:
+    """Look at the campaign's clips again when it is time (on the first plan too): the plan
+    to keep (None when pairs became unplayable or playable again: the engine is built again)
+    and the documents whose clip cannot be played (None when not looked at)."""
+    if cached is not None and time.monotonic() - cached.audio_checked_at < audio_check_seconds:
+        return cached, None
+    change = refresh_playable(session_factory, campaign_id)
+    if change.changed:
+        if cached is not None and cached.pending is not None:
+            cached.pending.cancel()
+        log.info(
+            "campaign %s: %d pair(s) became unplayable, %d playable again (%d lease(s) ended)",
+            campaign_id,
+            change.turned_off,
+            change.turned_on,
+            change.leases_ended,
+        )
+        return None, change.bad_documents  # the engine's playable pairs changed
+    if cached is not None:
+        cached.bad_clips = change.bad_documents
+        cached.audio_checked_at = time.monotonic()
+    return cached, change.bad_documents
+
+
+@dataclass
+class _Read:
+    """What a planning step read: the plan (built again when ``rebuilt``), the judged values
+    of pairs whose judgments changed since (``fresh``), the rows to measure the disagreement
+    from again if it changed, and whether a projection landed."""
+
+    plan: _CampaignPlan
+    rebuilt: bool
+    fresh: dict[tuple[int, int], float]
+    disagreement: list[Any] | None
+    landed: bool
+
+
+def _read_changes(
+    session: Session,
+    campaign: Campaign,
+    cached: _CampaignPlan | None,
+    bad_clips: frozenset[int] | None,
+    disagreement_seconds: float,
+) -> _Read:
+    changes = repository.pair_changes(session, campaign.id)
+    rebuilt = cached is None or cached.state.settings_key != settings_key(campaign)
+    fresh: dict[tuple[int, int], float] = {}
+    if rebuilt:
+        cached = _new_plan(session, campaign)
+        cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
+        if bad_clips is not None:
+            cached.bad_clips = bad_clips
+            cached.audio_checked_at = time.monotonic()
+    else:
+        assert cached is not None
+        moved = {pid: v for pid, v in changes.items() if cached.seen.get(pid) != v[2]}
+        fresh = engine_repository.pair_means(
+            session, campaign.id, campaign.scale, [(q, d) for q, d, _ in moved.values()]
+        )
+        for pid, (_, _, n) in moved.items():
+            cached.seen[pid] = n
+        if _unjudged(cached, moved, fresh):
+            # a pair's every judgment was set aside: the engine cannot forget a
+            # judgment, so it is rebuilt from the rows (rare: an organizer's action)
+            cached = _new_plan(session, campaign)
+            cached.seen = {pid: n for pid, (_, _, n) in changes.items()}
+            fresh = {}
+            rebuilt = True
+    disagreement = _changed_disagreement(session, campaign, cached, rebuilt, disagreement_seconds)
+    return _Read(cached, rebuilt, fresh, disagreement, cached.projection_landed())
+
+
+def _changed_disagreement(
+    session: Session,
+    campaign: Campaign,
+    plan: _CampaignPlan,
+    rebuilt: bool,
+    disagreement_seconds: float,
+) -> list[Any] | None:
+    """The rows to measure the disagreement from again when it is time and they changed
+    (None otherwise, and for an engine just built, which has it already)."""
+    if not rebuilt and time.monotonic() - plan.disagreement_checked_at < disagreement_seconds:
+        return None
+    plan.disagreement_checked_at = time.monotonic()
+    rows = engine_repository.disagreement_rows(session, campaign.id, campaign.scale)
+    measured = tuple(tuple(r) for r in rows)
+    if measured == plan.disagreement_key:
+        return None
+    plan.disagreement_key = measured
+    return None if rebuilt else rows
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What a planning step writes: the plan's rows, the audit draws not stored yet, the
+    planner's figures and (after changes) the engine's part of the results document."""
+
+    rows: list[dict[str, object]]
+    audit_rows: list[int]
+    figures: dict[str, object]
+    part: EngineResults | None
+
+
+def _write_plan(
+    session_factory: sessionmaker[Session],
+    campaign_id: int,
+    owner: str | None,
+    state: CampaignEngine,
+    written: _Written,
+    *,
+    rebuilt: bool,
+) -> bool:
+    """Write the step's plan, audit draws, figures and document; False when another process
+    took the campaign over while this one computed (nothing is written)."""
+    part = written.part
+    document = None if part is None else stored_json(part, state.settings_key)
     with session_scope(session_factory) as session:
         if owner is not None and not repository.still_planner(session, campaign_id, owner):
-            return None  # another process took over while we computed
-        repository.replace_plan(session, campaign_id, rows)
-        repository.mark_audit(session, audit_rows)
-        repository.save_figures(session, campaign_id, figures)
-        if part is not None:
+            return False
+        repository.replace_plan(session, campaign_id, written.rows)
+        repository.mark_audit(session, written.audit_rows)
+        repository.save_figures(session, campaign_id, written.figures)
+        if part is not None and document is not None:
             engine_repository.save_results(
                 session,
                 campaign_id,
@@ -470,19 +496,23 @@ def _plan_step(
             )
         if rebuilt:  # the first plan of this process: the tables have just changed a lot
             repository.refresh_statistics(session)
-    cached.audit_saved.update(cached.row_index[pid] for pid in audit_rows)
-    cached.planned_at = time.monotonic()
+    return True
+
+
+def _ask_projection(plan: _CampaignPlan, campaign: Campaign, projector: Projector) -> None:
+    """Ask for a projection of the judgments still needed, when one is due."""
+    state = plan.state
     stop_reason = state.engine.stop_reason()
-    if projector is not None and cached.projection_due(stop_reason):
-        cached.projection_asked_at = time.monotonic()
-        cached.projection_judged = state.engine.n_judged
-        cached.projection_stop = stop_reason
-        # the simulated continuations judge only the pairs that can be played
-        judgeable = None if state.playable.all() else state.playable.copy()
-        cached.pending = projector.submit(
-            state.engine, projection_targets(campaign.target), campaign.seed, judgeable
-        )
-    return cached
+    if not plan.projection_due(stop_reason):
+        return
+    plan.projection_asked_at = time.monotonic()
+    plan.projection_judged = state.engine.n_judged
+    plan.projection_stop = stop_reason
+    # the simulated continuations judge only the pairs that can be played
+    judgeable = None if state.playable.all() else state.playable.copy()
+    plan.pending = projector.submit(
+        state.engine, projection_targets(campaign.target), campaign.seed, judgeable
+    )
 
 
 class Planner:

@@ -138,8 +138,8 @@ def judgment_counts(session: Session, campaign_id: int) -> dict[tuple[int, int],
     return {(q, d): int(n) for q, d, n in rows}
 
 
-def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
-    """External ids of the clips (queries or candidates) that keep pairs from being played."""
+def _clips_of_unplayable_pairs(campaign_id: int) -> Any:
+    """The documents (queries or candidates) of the campaign's pairs that cannot be played."""
     in_pairs = (
         select(Pair.document_id.label("doc"))
         .where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
@@ -150,10 +150,16 @@ def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
         )
         .subquery()
     )
+    return select(in_pairs.c.doc)
+
+
+def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
+    """External ids of the clips (queries or candidates) that keep pairs from being played."""
+    unplayable = _clips_of_unplayable_pairs(campaign_id)
     return list(
         session.scalars(
             select(Document.external_id)
-            .where(Document.id.in_(select(in_pairs.c.doc)), Document.audio_path.is_(None))
+            .where(Document.id.in_(unplayable), Document.audio_path.is_(None))
             .order_by(Document.external_id)
         )
     )
@@ -162,19 +168,10 @@ def unplayable_clips(session: Session, campaign_id: int) -> list[str]:
 def unplayable_clip_paths(session: Session, campaign_id: int) -> list[tuple[str, str]]:
     """(external id, path) of the clips with a stored path in pairs that cannot be played:
     those whose file may have gone since the import (or the other clip of their pair)."""
-    in_pairs = (
-        select(Pair.document_id.label("doc"))
-        .where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
-        .union(
-            select(Query.document_id)
-            .join(Pair, Pair.query_id == Query.id)
-            .where(Pair.campaign_id == campaign_id, Pair.playable.is_(False))
-        )
-        .subquery()
-    )
+    unplayable = _clips_of_unplayable_pairs(campaign_id)
     rows = session.execute(
         select(Document.external_id, Document.audio_path).where(
-            Document.id.in_(select(in_pairs.c.doc)), Document.audio_path.is_not(None)
+            Document.id.in_(unplayable), Document.audio_path.is_not(None)
         )
     ).all()
     return [(str(ext), str(path)) for ext, path in rows]

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.campaign_engine import repository as engine_repository
@@ -57,9 +59,22 @@ def ensure_pool(session: Session, campaign: Campaign) -> int:
     pairs = pool_pairs(session, campaign)
     playable = playable_mask(session, campaign.id, pairs)
     counts = pool_repository.judgment_counts(session, campaign.id)
-    rows = [
+    if pairs:
+        pool_repository.insert_pairs(session, _pair_rows(campaign.id, pairs, playable, counts))
+    return pool_repository.pair_count(session, campaign.id)
+
+
+def _pair_rows(
+    campaign_id: int,
+    pairs: list[tuple[int, int]],
+    playable: NDArray[np.bool_],
+    counts: dict[tuple[int, int], int],
+) -> list[dict[str, object]]:
+    """The rows of new pool pairs (query id, document id): whether they can be played, and
+    the judgments they hold already (imported ones) as their judged count and changes."""
+    return [
         {
-            "campaign_id": campaign.id,
+            "campaign_id": campaign_id,
             "query_id": q,
             "document_id": d,
             "playable": bool(playable[i]),
@@ -69,9 +84,6 @@ def ensure_pool(session: Session, campaign: Campaign) -> int:
         }
         for i, (q, d) in enumerate(pairs)
     ]
-    if rows:
-        pool_repository.insert_pairs(session, rows)
-    return pool_repository.pair_count(session, campaign.id)
 
 
 @dataclass(frozen=True)
@@ -95,21 +107,7 @@ def grow_pool(session: Session, campaign: Campaign) -> PoolGrowth:
     playable = playable_mask(session, campaign.id, pairs)
     # a new pair may hold judgments already: imported ones outside the old pool
     counts = pool_repository.judgment_counts(session, campaign.id)
-    pool_repository.insert_pairs(
-        session,
-        [
-            {
-                "campaign_id": campaign.id,
-                "query_id": q,
-                "document_id": d,
-                "playable": bool(playable[i]),
-                "judged": counts.get((q, d), 0),
-                "leased": 0,
-                "changes": counts.get((q, d), 0),
-            }
-            for i, (q, d) in enumerate(pairs)
-        ],
-    )
+    pool_repository.insert_pairs(session, _pair_rows(campaign.id, pairs, playable, counts))
     return PoolGrowth(
         added=len(pairs),
         judged=sum(1 for ids in pairs if counts.get(ids)),

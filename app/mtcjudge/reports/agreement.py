@@ -65,27 +65,19 @@ def agreement(scale: str, values_by_pair: Mapping[_Unit, Sequence[float]]) -> Ag
             f"no pair has been judged more than once on {name}: agreement needs several "
             "assessors on the same pairs (the campaign's judgments per pair)",
         )
+
+    def undefined(reason: str) -> Agreement:
+        return Agreement(scale, level, None, len(units), n_judgments, reason)
+
     domain = sorted({value for values in units for value in values})
     if len(domain) < 2:
-        return Agreement(
-            scale,
-            level,
-            None,
-            len(units),
-            n_judgments,
+        return undefined(
             f"every judgment of the {len(units)} pairs judged more than once is {domain[0]:g}: "
-            "with no variation alpha is undefined",
+            "with no variation alpha is undefined"
         )
     alpha = _alpha(units, domain, level)
     if not math.isfinite(alpha):
-        return Agreement(
-            scale,
-            level,
-            None,
-            len(units),
-            n_judgments,
-            "the expected disagreement is zero: alpha is undefined",
-        )
+        return undefined("the expected disagreement is zero: alpha is undefined")
     return Agreement(scale, level, alpha, len(units), n_judgments, None)
 
 

@@ -167,6 +167,64 @@ def _colour(confidence: float) -> tuple[str, float]:
     return f"#{r:02x}{g:02x}{b:02x}", t
 
 
+def _rank_numbers(
+    systems: Sequence[dict[str, Any]], n: int, cell: float, left: float, top: float
+) -> list[str]:
+    """The heatmap's ``n`` column heads: each system's rank (as many as there is room for)."""
+    heads = []
+    for j in range(n):
+        if cell >= 14 or j % max(1, round(14 / cell)) == 0:
+            rank = systems[j]
+            heads.append(
+                _text(
+                    left + cell * j + cell / 2,
+                    top - 8,
+                    f"{rank['rank']}{'=' if rank.get('tied') else ''}",
+                    anchor="middle",
+                    size=10,
+                    fill=_MUTED,
+                )
+            )
+    return heads
+
+
+def _heatmap_cell(
+    x: float, y: float, cell: float, pair: tuple[str, str], value: float | None, tied: bool
+) -> list[str]:
+    """One cell of the heatmap: blank (the diagonal), a tied pair, or the pair's confidence
+    (written in the cell when it is large enough)."""
+    box = f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
+    if value is None:
+        return [box + f'fill="#ffffff" stroke="{_GRID}" stroke-width="0.5"/>']
+    names = f"{escape(pair[0])} and {escape(pair[1])}"
+    if tied:
+        drawn = [
+            box + f'fill="{_TIED}" stroke="#ffffff" stroke-width="0.5"><title>'
+            f"{names}: tied (known to be equal; no order is claimed)</title></rect>"
+        ]
+        if cell >= 10:
+            drawn.append(_text(x + cell / 2, y + cell / 2 + 4, "=", anchor="middle", size=11))
+        return drawn
+    fill, darkness = _colour(value)
+    drawn = [
+        box + f'fill="{fill}" stroke="#ffffff" stroke-width="0.5"><title>'
+        f"{names}: {value:.4f}</title></rect>"
+    ]
+    if cell >= 28:
+        shown = f"{value:.2f}".removeprefix("0")  # .97; 1.00 stays
+        drawn.append(
+            _text(
+                x + cell / 2,
+                y + cell / 2 + 4,
+                shown,
+                anchor="middle",
+                size=10,
+                fill="#ffffff" if darkness > 0.55 else _INK,
+            )
+        )
+    return drawn
+
+
 def heatmap(section: dict[str, Any]) -> Markup:
     """The confidence of every system pair, systems in ranking order on both axes (rows are
     named, columns numbered by rank); the diagonal is blank, a tied pair marked ``=``."""
@@ -185,21 +243,7 @@ def heatmap(section: dict[str, Any]) -> Markup:
         return _svg(640, 30, label, [_text(10, 20, "fewer than two systems")])
     cell = max(6.0, min(34.0, 520.0 / n))
     left, top = 170.0, 26.0
-    numbers = cell >= 28
-    body: list[str] = []
-    for j in range(n):
-        if cell >= 14 or j % max(1, round(14 / cell)) == 0:
-            rank = systems[j]
-            body.append(
-                _text(
-                    left + cell * j + cell / 2,
-                    top - 8,
-                    f"{rank['rank']}{'=' if rank.get('tied') else ''}",
-                    anchor="middle",
-                    size=10,
-                    fill=_MUTED,
-                )
-            )
+    body = _rank_numbers(systems, n, cell, left, top)
     for i, name in enumerate(names):
         y = top + cell * i
         if cell >= 12 or i % max(1, round(12 / cell)) == 0:
@@ -214,44 +258,8 @@ def heatmap(section: dict[str, Any]) -> Markup:
                 )
             )
         for j in range(n):
-            x = left + cell * j
-            value = values[i][j]
-            if value is None:
-                body.append(
-                    f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
-                    f'fill="#ffffff" stroke="{_GRID}" stroke-width="0.5"/>'
-                )
-                continue
-            if tied[i][j]:
-                body.append(
-                    f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
-                    f'fill="{_TIED}" stroke="#ffffff" stroke-width="0.5"><title>'
-                    f"{escape(name)} and {escape(names[j])}: tied (known to be equal; no order "
-                    "is claimed)</title></rect>"
-                )
-                if cell >= 10:
-                    body.append(
-                        _text(x + cell / 2, y + cell / 2 + 4, "=", anchor="middle", size=11)
-                    )
-                continue
-            fill, darkness = _colour(value)
-            body.append(
-                f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(cell)}" height="{_f(cell)}" '
-                f'fill="{fill}" stroke="#ffffff" stroke-width="0.5"><title>'
-                f"{escape(name)} and {escape(names[j])}: {value:.4f}</title></rect>"
-            )
-            if numbers:
-                shown = f"{value:.2f}".removeprefix("0")  # .97; 1.00 stays
-                body.append(
-                    _text(
-                        x + cell / 2,
-                        y + cell / 2 + 4,
-                        shown,
-                        anchor="middle",
-                        size=10,
-                        fill="#ffffff" if darkness > 0.55 else _INK,
-                    )
-                )
+            pair = (name, names[j])
+            body += _heatmap_cell(left + cell * j, y, cell, pair, values[i][j], tied[i][j])
     legend_y = top + cell * n + 18
     ties = any(map(any, tied))
     body += _legend(left, legend_y, float(section["target"]), ties)

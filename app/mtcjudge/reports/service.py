@@ -28,13 +28,13 @@ from typing import Any, BinaryIO
 
 from sqlalchemy.orm import Session
 
-from mtcjudge.assessors.overview import assessor_overview
+from mtcjudge.assessors.overview import AssessorOverview, assessor_overview
 from mtcjudge.campaign_engine.build import engine_from_rows, load_rows
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository as export_repository
 from mtcjudge.exports.formats import MEASURE_DEFINITIONS
-from mtcjudge.exports.service import campaign_summary, completeness, package_version
+from mtcjudge.exports.manifest import campaign_summary, completeness, package_version
 from mtcjudge.models import Campaign, as_utc, utcnow
 from mtcjudge.mtc.factory import ESTIMATOR_SUMMARIES
 from mtcjudge.mtc.measures import MEASURES, per_query_scores
@@ -280,54 +280,61 @@ def _judgment_summaries(
         if row.assessor_id is None or row.assessor_id not in per_assessor:
             imported += 1
             continue
-        summary = per_assessor[row.assessor_id]
-        summary["judgments"] += 1
-        created = as_utc(row.created_at)
-        last = as_utc(row.updated_at) if row.revision else created
-        summary["revised"] += 1 if row.revision else 0
-        summary["first"] = created if summary["first"] is None else min(summary["first"], created)
-        summary["last"] = last if summary["last"] is None else max(summary["last"], last)
-        if row.leased_at is not None:
-            summary["seconds"].append(max(0.0, (created - as_utc(row.leased_at)).total_seconds()))
-        if row.query_listen_ms is not None:
-            summary["query_ms"].append(float(row.query_listen_ms))
-        if row.candidate_listen_ms is not None:
-            summary["candidate_ms"].append(float(row.candidate_listen_ms))
+        _count_judgment(per_assessor[row.assessor_id], row)
     overview = {o.id: o for o in assessor_overview(session, campaign)}
-    assessors = []
-    for assessor_id, pseudonym in pseudonyms.items():
-        s = per_assessor[assessor_id]
-        o = overview[assessor_id]
-        r = o.reliability
-        listened = math.fsum(s["query_ms"]) + math.fsum(s["candidate_ms"])
-        assessors.append(
-            {
-                "pseudonym": pseudonym,
-                "judgments": s["judgments"],
-                "revised": s["revised"],
-                "first_judgment_at": None if s["first"] is None else s["first"].isoformat(),
-                "last_judgment_at": None if s["last"] is None else s["last"].isoformat(),
-                "median_seconds_per_judgment": _median(s["seconds"]),
-                "total_judging_seconds": round(math.fsum(s["seconds"]), 3),
-                "median_query_listen_ms": _median(s["query_ms"]),
-                "median_candidate_listen_ms": _median(s["candidate_ms"]),
-                "total_listen_seconds": round(listened / 1000.0, 3),
-                "counted_judgments": o.judgments,
-                "set_aside_judgments": o.set_aside_judgments,
-                "quality_trials": o.quality_trials,
-                "trials_by_kind": dict(o.trials_by_kind),
-                "set_aside": o.set_aside,
-                "paused": o.paused,
-                "reliability": {
-                    "assessed": r.assessed,
-                    "flagged": r.flagged,
-                    "reasons": list(r.reasons),
-                    "metrics": dict(r.metrics),
-                    "computed_at": None if r.computed_at is None else r.computed_at.isoformat(),
-                },
-            }
-        )
+    assessors = [
+        _assessor_summary(pseudonym, per_assessor[assessor_id], overview[assessor_id])
+        for assessor_id, pseudonym in pseudonyms.items()
+    ]
     return {"assessors": assessors, "imported_judgments": imported}, values
+
+
+def _count_judgment(summary: dict[str, Any], row: Any) -> None:
+    """Add an assessor's judgment (a row of the judgments export) to their summary."""
+    summary["judgments"] += 1
+    created = as_utc(row.created_at)
+    last = as_utc(row.updated_at) if row.revision else created
+    summary["revised"] += 1 if row.revision else 0
+    summary["first"] = created if summary["first"] is None else min(summary["first"], created)
+    summary["last"] = last if summary["last"] is None else max(summary["last"], last)
+    if row.leased_at is not None:
+        summary["seconds"].append(max(0.0, (created - as_utc(row.leased_at)).total_seconds()))
+    if row.query_listen_ms is not None:
+        summary["query_ms"].append(float(row.query_listen_ms))
+    if row.candidate_listen_ms is not None:
+        summary["candidate_ms"].append(float(row.candidate_listen_ms))
+
+
+def _assessor_summary(pseudonym: str, s: dict[str, Any], o: AssessorOverview) -> dict[str, Any]:
+    """What the report says of one assessor: their judging, from their summary ``s``, and
+    what organizers did and the planner concluded, from their overview ``o``."""
+    r = o.reliability
+    listened = math.fsum(s["query_ms"]) + math.fsum(s["candidate_ms"])
+    return {
+        "pseudonym": pseudonym,
+        "judgments": s["judgments"],
+        "revised": s["revised"],
+        "first_judgment_at": None if s["first"] is None else s["first"].isoformat(),
+        "last_judgment_at": None if s["last"] is None else s["last"].isoformat(),
+        "median_seconds_per_judgment": _median(s["seconds"]),
+        "total_judging_seconds": round(math.fsum(s["seconds"]), 3),
+        "median_query_listen_ms": _median(s["query_ms"]),
+        "median_candidate_listen_ms": _median(s["candidate_ms"]),
+        "total_listen_seconds": round(listened / 1000.0, 3),
+        "counted_judgments": o.judgments,
+        "set_aside_judgments": o.set_aside_judgments,
+        "quality_trials": o.quality_trials,
+        "trials_by_kind": dict(o.trials_by_kind),
+        "set_aside": o.set_aside,
+        "paused": o.paused,
+        "reliability": {
+            "assessed": r.assessed,
+            "flagged": r.flagged,
+            "reasons": list(r.reasons),
+            "metrics": dict(r.metrics),
+            "computed_at": None if r.computed_at is None else r.computed_at.isoformat(),
+        },
+    }
 
 
 def _mirex(

@@ -30,19 +30,12 @@ assessors counts once), the unit the engine and the projection count in;
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, ClassVar
 
 from mtcjudge.assessors.reliability import NOT_ASSESSED, ReliabilityView
-from mtcjudge.campaign_engine.document import (
-    DisagreementInfo,
-    PairResult,
-    ProjectionInfo,
-    SystemResult,
-    TargetProjection,
-    plain,
-)
+from mtcjudge.campaign_engine.document import EngineResults, plain
 
 __all__ = [
     "AssessorSummary",
@@ -97,8 +90,9 @@ class AssessorSummary:
 
 
 @dataclass(frozen=True)
-class Results:
-    """The results document (see the module docstring)."""
+class _DocumentHead:
+    """Whose document it is and when its engine part was computed: the fields the JSON
+    starts with."""
 
     campaign: str
     status: str
@@ -106,35 +100,44 @@ class Results:
     version: int
     computed_at: datetime | None
     driving: bool
-    measure: str
-    scale: str
-    k: int
-    estimator: str
-    policy: str
-    target: float
-    judgments: int
+
+
+@dataclass(frozen=True)
+class Results(EngineResults, _DocumentHead):
+    """The results document (see the module docstring): the engine part with the campaign
+    it is of, the stored judgments, the clips that cannot be played, the curve and the
+    assessors."""
+
     judgment_rows: int
-    pool_pairs: int
-    playable_pairs: int
     unplayable_clips: list[str]
-    ranking_confidence: float
-    can_stop: bool
-    stop_reason: str | None
-    system_pairs: int
-    system_pairs_settled: int
-    system_pairs_tied: int
-    projected_judgments_to_target: TargetProjection | None
-    projections: list[TargetProjection]
-    projection: ProjectionInfo | None
-    systems: list[SystemResult]
-    pairs: list[PairResult]
-    assessor_disagreement: DisagreementInfo
     trajectory: list[TrajectoryEntry]
     assessors: list[AssessorSummary]
 
+    #: the document's own counts that stand beside the engine's in the JSON (the order the
+    #: API has always sent): field -> the engine's field it follows
+    _BESIDE: ClassVar[dict[str, str]] = {
+        "judgment_rows": "judgments",
+        "unplayable_clips": "playable_pairs",
+    }
+
+    @classmethod
+    def json_order(cls) -> tuple[str, ...]:
+        """The fields in the order of the JSON form (and of the API's schema of it): the
+        dataclass's, each of :attr:`_BESIDE` moved after the field it follows."""
+        order: list[str] = []
+        for f in fields(cls):
+            if f.name not in cls._BESIDE:
+                order.append(f.name)
+                order += [name for name, after in cls._BESIDE.items() if after == f.name]
+        return tuple(order)
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (times as ISO 8601 with their UTC offset)."""
-        return plain(self)  # type: ignore[no-any-return]
+        flat: dict[str, Any] = plain(self)
+        return {name: flat[name] for name in _JSON_ORDER}
+
+
+_JSON_ORDER = Results.json_order()
 
 
 def results_json(results: Results) -> str:

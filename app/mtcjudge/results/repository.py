@@ -65,7 +65,31 @@ def assessor_activity(
     ).all()
     if not assessors:
         return []
-    judged = {
+    judged = _judged_counts(session, campaign_id)
+    leases = _lease_times(session, campaign_id, now)
+    seconds, listened = _recent_timings(session, campaign_id, recent)
+    activity = []
+    for assessor_id, revoked_at in assessors:
+        count, last_judged = judged.get(assessor_id, (0, None))
+        last_leased, lease_until = leases.get(assessor_id, (None, None))
+        moments = [m for m in (last_judged, last_leased) if m is not None]
+        activity.append(
+            AssessorActivity(
+                assessor_id=int(assessor_id),
+                revoked=revoked_at is not None,
+                judged=count,
+                last_active=max(moments) if moments else None,
+                lease_expires_at=lease_until,
+                recent_seconds=seconds.get(assessor_id, []),
+                recent_listen_ms=listened.get(assessor_id, []),
+            )
+        )
+    return activity
+
+
+def _judged_counts(session: Session, campaign_id: int) -> dict[int, tuple[int, datetime]]:
+    """Assessor id -> their judgments and the last time one changed."""
+    return {
         int(a or 0): (int(n), as_utc(last))
         for a, n, last in session.execute(
             select(Judgment.assessor_id, func.count(), func.max(Judgment.updated_at))
@@ -73,10 +97,16 @@ def assessor_activity(
             .group_by(Judgment.assessor_id)
         ).all()
     }
+
+
+def _lease_times(
+    session: Session, campaign_id: int, now: datetime
+) -> dict[int, tuple[datetime, datetime | None]]:
+    """Assessor id -> when they were last handed a pair, and until when they hold one now."""
     live_until = func.max(
         case((and_(Lease.state == "live", Lease.expires_at > now), Lease.expires_at))
     )
-    leases = {
+    return {
         int(a): (as_utc(leased), None if until is None else as_utc(until))
         for a, leased, until in session.execute(
             select(Lease.assessor_id, func.max(Lease.leased_at), live_until)
@@ -84,6 +114,13 @@ def assessor_activity(
             .group_by(Lease.assessor_id)
         ).all()
     }
+
+
+def _recent_timings(
+    session: Session, campaign_id: int, recent: int
+) -> tuple[dict[int, list[float]], dict[int, list[int]]]:
+    """Assessor id -> the seconds from lease to judgment of their ``recent`` latest judgments,
+    and the listening time of each (query and candidate)."""
     latest = (
         select(
             Judgment.assessor_id.label("assessor_id"),
@@ -116,20 +153,4 @@ def assessor_activity(
                 seconds.setdefault(int(a), []).append(took)
         if query_ms is not None or candidate_ms is not None:
             listened.setdefault(int(a), []).append(int(query_ms or 0) + int(candidate_ms or 0))
-    activity = []
-    for assessor_id, revoked_at in assessors:
-        count, last_judged = judged.get(assessor_id, (0, None))
-        last_leased, lease_until = leases.get(assessor_id, (None, None))
-        moments = [m for m in (last_judged, last_leased) if m is not None]
-        activity.append(
-            AssessorActivity(
-                assessor_id=int(assessor_id),
-                revoked=revoked_at is not None,
-                judged=count,
-                last_active=max(moments) if moments else None,
-                lease_expires_at=lease_until,
-                recent_seconds=seconds.get(assessor_id, []),
-                recent_listen_ms=listened.get(assessor_id, []),
-            )
-        )
-    return activity
+    return seconds, listened

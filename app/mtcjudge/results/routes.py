@@ -72,6 +72,7 @@ class AssessorOut(document.AssessorSummary):
 @dataclass(
     frozen=True,
     config=domain_schema(
+        document.Results.json_order(),
         version="grows with every document the planner stores; the events' id",
         computed_at="when the engine part was computed (UTC)",
         driving="this measure and scale are the ones the MTC loop runs on",

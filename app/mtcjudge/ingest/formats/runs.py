@@ -1,9 +1,5 @@
-"""Readers for run, judgment and metadata files, with format detection and strict validation.
-
-The format of a file is recognised from its first data line, never from its name. Every problem
-raises :class:`InputError` naming the file, the 1-based line and the field, so the CLI and the web
-import can tell users exactly what to fix.
-"""
+"""Run files: TREC runs and TSV runs, one file or a directory of them, read into ranked lists;
+and where a TREC run's scores order a list otherwise than its ranks (as trec_eval reads it)."""
 
 from __future__ import annotations
 
@@ -11,85 +7,17 @@ import itertools
 import math
 import os
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from mtcjudge.ingest.formats.lines import InputError, LineFormat, Row, parse_lines, where_first
 from mtcjudge.validation import DECIMAL, INTEGER
 
-__all__ = [
-    "RUN_ORDERS",
-    "InputError",
-    "Judgments",
-    "Metadata",
-    "Runs",
-    "ScoreConflict",
-    "ScoreOrderWarning",
-    "check_judgments_cover_runs",
-    "data_lines",
-    "read_judgments",
-    "read_metadata",
-    "read_runs",
-    "score_order_warnings",
-    "trec_eval_order",
-]
-
-#: how the lists of a TREC run are ordered: by the rank column as written, or by score as
-#: trec_eval orders them (:func:`trec_eval_order`)
 RUN_ORDERS = ("rank", "score")
-#: lists named one by one in :func:`score_order_warnings` (the rest are counted)
+
+
 SCORE_CONFLICTS_SHOWN = 10
-
-_BROAD_SCORES = (0.0, 1.0, 2.0)
-_FINE_RANGE = (0.0, 100.0)
-_MISSING_PAIRS_SHOWN = 3
-
-
-class InputError(ValueError):
-    """A run, judgment or metadata file that cannot be used as it is.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The offending file (or directory).
-    line : int or None
-        1-based line number, or None when the problem concerns the whole file.
-    message : str
-        What is wrong, in words a user understands.
-    field : str or None, optional
-        Name of the offending field (e.g. ``"rank"``, ``"score"``), if any.
-
-    Attributes
-    ----------
-    path : str
-    line : int or None
-    field : str or None
-    message : str
-
-    Examples
-    --------
-    >>> str(InputError("runs/sysA.txt", 17, "expected 6 fields, found 4"))
-    'runs/sysA.txt:17: expected 6 fields, found 4'
-    >>> str(InputError("judgments.tsv", None, "empty file (no data lines)"))
-    'judgments.tsv: empty file (no data lines)'
-    """
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        line: int | None,
-        message: str,
-        field: str | None = None,
-    ) -> None:
-        self.path = os.fspath(path)
-        self.line = line
-        self.field = field
-        self.message = message
-        location = self.path if line is None else f"{self.path}:{line}"
-        super().__init__(f"{location}: {message}")
-
-    def __reduce__(self) -> tuple[type[InputError], tuple[str, int | None, str, str | None]]:
-        return (type(self), (self.path, self.line, self.message, self.field))
 
 
 @dataclass(frozen=True)
@@ -190,176 +118,8 @@ class Runs:
         return sorted({query for per_query in self.lists.values() for query in per_query})
 
 
-@dataclass(frozen=True)
-class Judgments:
-    """Similarity scores of (query, doc) pairs.
-
-    Attributes
-    ----------
-    scores : dict of (str, str) to list of float
-        (query, doc) -> every score read for that pair, in file order (several assessors may
-        judge one pair).
-    format : str
-        ``"qrels"`` or ``"tsv"``.
-    """
-
-    scores: dict[tuple[str, str], list[float]]
-    format: str
-
-    def mean(self) -> dict[tuple[str, str], float]:
-        """Average the scores of each pair over its assessors.
-
-        Returns
-        -------
-        dict of (str, str) to float
-            (query, doc) -> mean score.
-
-        Examples
-        --------
-        >>> Judgments({("q1", "d1"): [70.0, 80.0]}, "tsv").mean()
-        {('q1', 'd1'): 75.0}
-        """
-        return {pair: sum(values) / len(values) for pair, values in self.scores.items()}
-
-
-@dataclass(frozen=True)
-class Metadata:
-    """Artist and genre of each document.
-
-    Attributes
-    ----------
-    artist, genre : dict of str to str or None
-        Doc id -> artist (genre) id, None when the file leaves it empty.
-    """
-
-    artist: dict[str, str | None]
-    genre: dict[str, str | None]
-
-
-@dataclass(frozen=True)
-class _LineFormat:
-    name: str
-    label: str
-    separator: str | None  # None: any run of whitespace
-    fields: tuple[str, ...]
-    header: str | None = None  # first field of an optional header line (TSV only)
-
-    def count(self, line: str) -> int:
-        return len(line.split(self.separator))
-
-    def split(self, line: str) -> list[str] | None:
-        if self.separator is None:
-            parts = line.split()
-        else:
-            parts = [part.strip() for part in line.split(self.separator)]
-        return parts if len(parts) == len(self.fields) else None
-
-    @property
-    def expectation(self) -> str:
-        kind = "whitespace" if self.separator is None else "tab"
-        return f"{len(self.fields)} {kind}-separated fields ({' '.join(self.fields)})"
-
-
-_TREC_RUN = _LineFormat("trec", "TREC run", None, ("qid", "Q0", "doc", "rank", "score", "tag"))
-_TSV_RUN = _LineFormat("tsv", "TSV run", "\t", ("system", "query", "doc"), header="system")
-_QRELS = _LineFormat("qrels", "TREC qrels", None, ("qid", "iter", "doc", "rel"))
-_TSV_JUDGMENTS = _LineFormat("tsv", "TSV judgments", "\t", ("query", "doc", "score"), "query")
-_TSV_METADATA = _LineFormat("tsv", "TSV metadata", "\t", ("doc", "artist", "genre"), "doc")
-
-
-@dataclass(frozen=True)
-class _Row:
-    line: int
-    values: dict[str, str]
-
-
-def _read_text(path: str) -> str:
-    if not os.path.exists(path):
-        raise InputError(path, None, "no such file or directory")
-    if os.path.isdir(path):
-        raise InputError(path, None, "is a directory, expected a file")
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as err:
-        raise InputError(path, None, f"cannot read file: {err.strerror}") from err
-    data = data.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark is harmless
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        message = f"not a UTF-8 text file (byte 0x{data[err.start]:02x}); save it as UTF-8"
-        raise InputError(path, line, message) from err
-    # no database stores a NUL in a text (and UTF-16 files are full of them)
-    nul = text.find("\x00")
-    if nul >= 0:
-        line = text.count("\n", 0, nul) + 1
-        message = "contains a NUL character (byte 0x00); save the file as UTF-8 text"
-        raise InputError(path, line, message)
-    return text
-
-
-def data_lines(path: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) of every data line of a UTF-8 text file: blank lines and lines
-    starting with ``#`` left out; a missing, unreadable, non-UTF-8 or NUL-holding file is an
-    :class:`InputError` naming the file (and line)."""
-    text = _read_text(path).replace("\r\n", "\n").replace("\r", "\n")
-    for number, line in enumerate(text.split("\n"), start=1):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            yield number, line
-
-
-def _parse(path: str, formats: Sequence[_LineFormat]) -> tuple[_LineFormat, list[_Row]]:
-    """Recognise which of ``formats`` the file is in and split every data line accordingly."""
-    detected: _LineFormat | None = None
-    rows: list[_Row] = []
-    for number, line in data_lines(path):
-        if detected is None:
-            detected = _detect(path, number, line, formats)
-            parts = detected.split(line)
-            if detected.header is not None and parts and parts[0].lower() == detected.header:
-                continue
-        parts = detected.split(line)
-        if parts is None:
-            message = f"expected {detected.expectation}, found {detected.count(line)}"
-            for other in formats:
-                if other is not detected and other.split(line) is not None:
-                    message += (
-                        f"; this line looks like a {other.label} line but the file was"
-                        f" recognised as {detected.label} (do not mix formats in one file)"
-                    )
-            raise InputError(path, number, message)
-        if detected.separator is not None:
-            # Whitespace-split fields are never empty; tab-separated ids must not be either.
-            for name, value in zip(detected.fields, parts, strict=True):
-                if not value and name in ("system", "query", "doc"):
-                    raise InputError(path, number, f"empty {name} id", field=name)
-        rows.append(_Row(number, dict(zip(detected.fields, parts, strict=True))))
-    if detected is None or not rows:
-        raise InputError(path, None, "empty file (no data lines)")
-    return detected, rows
-
-
-def _detect(path: str, number: int, line: str, formats: Sequence[_LineFormat]) -> _LineFormat:
-    for candidate in formats:
-        if candidate.split(line) is not None:
-            return candidate
-    if len(formats) == 1:
-        only = formats[0]
-        message = f"expected {only.expectation}, found {only.count(line)}"
-    else:
-        alternatives = " or ".join(f"{f.expectation} for a {f.label} file" for f in formats)
-        found = f"{len(line.split())} whitespace-separated fields"
-        tab_fields = line.split("\t")
-        if len(tab_fields) > 1:
-            found = f"{len(tab_fields)} tab-separated, {found}"
-        message = f"cannot recognise the format: expected {alternatives}, found {found}"
-    raise InputError(path, number, message)
-
-
-def _earlier(first_path: str, first_line: int, path: str) -> str:
-    return f"line {first_line}" if first_path == path else f"{first_path}:{first_line}"
+_TREC_RUN = LineFormat("trec", "TREC run", None, ("qid", "Q0", "doc", "rank", "score", "tag"))
+_TSV_RUN = LineFormat("tsv", "TSV run", "\t", ("system", "query", "doc"), header="system")
 
 
 def _run_files(root: str) -> list[str]:
@@ -435,12 +195,12 @@ class _RunCollector:
                 path,
                 line,
                 f"doc {doc} appears twice in the list of system {system} query {query}"
-                f" (first at {_earlier(*where, path)})",
+                f" (first at {where_first(*where, path)})",
                 field="doc",
             )
         self.ranked.setdefault((system, query), {})[rank] = doc
 
-    def add_trec(self, path: str, rows: list[_Row]) -> None:
+    def add_trec(self, path: str, rows: list[Row]) -> None:
         for row in rows:
             values = row.values
             raw_rank = values["rank"]
@@ -457,7 +217,7 @@ class _RunCollector:
                     path,
                     row.line,
                     f"duplicate rank {rank} for system {system} query {query}"
-                    f" (first at {_earlier(*where, path)})",
+                    f" (first at {where_first(*where, path)})",
                     field="rank",
                 )
             self.add_doc(path, row.line, system, query, values["doc"], rank)
@@ -499,7 +259,7 @@ class _RunCollector:
                 conflicts.append(replace(first, more=out_of_order - 1))
         return sorted(conflicts, key=lambda c: (c.path, c.line))
 
-    def add_tsv(self, path: str, rows: list[_Row]) -> None:
+    def add_tsv(self, path: str, rows: list[Row]) -> None:
         block: tuple[str, str] | None = None
         block_start = 0  # index in rows of the first line of ``block``
         before: tuple[str, str] | None = None  # the block before ``block`` in this file
@@ -515,7 +275,7 @@ class _RunCollector:
                         path,
                         row.line,
                         f"lines of system {key[0]} query {key[1]} are not contiguous (their"
-                        f" block at {_earlier(*self.closed_blocks[key], path)} already ended)",
+                        f" block at {where_first(*self.closed_blocks[key], path)} already ended)",
                         field="query",
                     )
                 before, block, block_start = block, key, index
@@ -524,14 +284,14 @@ class _RunCollector:
         if block is not None:
             self.closed_blocks[block] = (path, rows[block_start].line)
 
-    def _check_interruption(self, path: str, rows: list[_Row], start: int, resumed: int) -> None:
+    def _check_interruption(self, path: str, rows: list[Row], start: int, resumed: int) -> None:
         """Blame the lines ``start:resumed`` when they split a longer block in two.
 
         ``A A X A A A``: the X line is the likely typo (a mistyped system or query id), not
         the A line after it, which is only where the split shows.
         """
 
-        def key(row: _Row) -> tuple[str, str]:
+        def key(row: Row) -> tuple[str, str]:
             return row.values["system"], row.values["query"]
 
         interrupted = key(rows[resumed])
@@ -619,7 +379,9 @@ def read_runs(path: str | os.PathLike[str], *, order_by: str = "rank") -> Runs:
     """
     if order_by not in RUN_ORDERS:
         raise ValueError(f"order_by must be 'rank' or 'score', got {order_by!r}")
-    parsed = [(file, *_parse(file, (_TSV_RUN, _TREC_RUN))) for file in _run_files(os.fspath(path))]
+    parsed = [
+        (file, *parse_lines(file, (_TSV_RUN, _TREC_RUN))) for file in _run_files(os.fspath(path))
+    ]
     first_file, first_format, _ = parsed[0]
     if order_by == "score" and first_format is _TSV_RUN:
         raise InputError(
@@ -687,148 +449,3 @@ def score_order_warnings(
     if len(conflicts) > shown:
         lines.append(f"and {len(conflicts) - shown} more lists")
     return lines
-
-
-def _parse_score(path: str, row: _Row, field: str, scale: str) -> float:
-    raw = row.values[field]
-    if scale == "broad":
-        allowed = "BROAD scores must be 0, 1 or 2"
-    else:
-        allowed = f"FINE scores must be between {_FINE_RANGE[0]:g} and {_FINE_RANGE[1]:g}"
-    if not DECIMAL.fullmatch(raw):
-        raise InputError(path, row.line, f"score {raw!r} is not a number ({allowed})", field=field)
-    score = float(raw)
-    if scale == "broad":
-        valid = score in _BROAD_SCORES
-    else:
-        valid = math.isfinite(score) and _FINE_RANGE[0] <= score <= _FINE_RANGE[1]
-    if not valid:
-        raise InputError(path, row.line, f"{allowed}, found {raw}", field=field)
-    return score
-
-
-def read_judgments(path: str | os.PathLike[str], scale: str) -> Judgments:
-    """Read similarity judgments of (query, doc) pairs.
-
-    Two formats are recognised from the content:
-
-    - TREC qrels: ``qid iter doc rel`` (4 whitespace-separated fields; ``iter`` is ignored).
-    - TSV: ``query<TAB>doc<TAB>score``. A header line whose first field is ``query`` is skipped.
-
-    Several lines for one (query, doc) pair are allowed (several assessors); all their scores are
-    kept and :meth:`Judgments.mean` averages them. Blank lines and lines starting with ``#`` are
-    skipped.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The judgments file.
-    scale : {"broad", "fine"}
-        ``"broad"``: every score must be 0, 1 or 2 (``1.0`` is accepted). ``"fine"``: every
-        score must be a number between 0 and 100, decimals allowed. Legacy FINE files on a 0..10
-        scale are *not* converted: rescale them to 0..100 before reading, as a file of small
-        scores cannot be told apart from a 0..100 file of low similarity.
-
-    Returns
-    -------
-    Judgments
-
-    Raises
-    ------
-    InputError
-        On a missing path, an empty file, a line with the wrong number of fields, or a score that
-        is not a number or lies outside the scale.
-    ValueError
-        If ``scale`` is neither ``"broad"`` nor ``"fine"``.
-    """
-    if scale not in ("broad", "fine"):
-        raise ValueError(f"scale must be 'broad' or 'fine', got {scale!r}")
-    file = os.fspath(path)
-    detected, rows = _parse(file, (_TSV_JUDGMENTS, _QRELS))
-    query_field, score_field = ("qid", "rel") if detected is _QRELS else ("query", "score")
-    scores: dict[tuple[str, str], list[float]] = {}
-    for row in rows:
-        score = _parse_score(file, row, score_field, scale)
-        scores.setdefault((row.values[query_field], row.values["doc"]), []).append(score)
-    return Judgments(scores=scores, format=detected.name)
-
-
-def read_metadata(path: str | os.PathLike[str]) -> Metadata:
-    """Read the artist and genre of each document.
-
-    The file is TSV ``doc<TAB>artist<TAB>genre``; an empty artist or genre means unknown. A
-    header line whose first field is ``doc`` is skipped, as are blank lines and lines starting
-    with ``#``.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The metadata file.
-
-    Returns
-    -------
-    Metadata
-
-    Raises
-    ------
-    InputError
-        On a missing path, an empty file, a line with the wrong number of fields, an empty doc
-        id or a doc listed twice.
-    """
-    file = os.fspath(path)
-    _, rows = _parse(file, (_TSV_METADATA,))
-    artist: dict[str, str | None] = {}
-    genre: dict[str, str | None] = {}
-    first_line: dict[str, int] = {}
-    for row in rows:
-        doc = row.values["doc"]
-        if doc in first_line:
-            message = f"doc {doc} is listed twice (first at line {first_line[doc]})"
-            raise InputError(file, row.line, message, field="doc")
-        first_line[doc] = row.line
-        artist[doc] = row.values["artist"] or None
-        genre[doc] = row.values["genre"] or None
-    return Metadata(artist=artist, genre=genre)
-
-
-def check_judgments_cover_runs(
-    runs: Runs, judgments: Judgments, k: int, judgments_path: str
-) -> None:
-    """Check that every (query, doc) pair in the top ``k`` of every run has a judgment.
-
-    Parameters
-    ----------
-    runs : Runs
-    judgments : Judgments
-    k : int
-        Cut-off; pairs ranked below it need no judgment.
-    judgments_path : str
-        File the judgments came from, used in the error.
-
-    Raises
-    ------
-    InputError
-        With ``line=None``, giving how many pairs lack a judgment and the first few in
-        (query, doc) order.
-    ValueError
-        If ``k`` is smaller than 1.
-    """
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    missing = sorted(
-        {
-            (query, doc)
-            for per_query in runs.lists.values()
-            for query, docs in per_query.items()
-            for doc in docs[:k]
-            if (query, doc) not in judgments.scores
-        }
-    )
-    if not missing:
-        return
-    shown = ", ".join(f"query {q} doc {d}" for q, d in missing[:_MISSING_PAIRS_SHOWN])
-    if len(missing) > _MISSING_PAIRS_SHOWN:
-        shown += ", ..."
-    pairs = "run pair has" if len(missing) == 1 else "run pairs have"
-    message = f"{len(missing)} {pairs} no judgment in the top {k} (first: {shown})"
-    raise InputError(judgments_path, None, message)
