@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 
 from mtcjudge import audit
 from mtcjudge.assessors import actions
-from mtcjudge.campaign_engine.build import build_engine
+from mtcjudge.campaign_engine.build import load_campaign_engine
 from mtcjudge.cli.campaign_status import format_campaign_status
 from mtcjudge.models import Assessor, Judgment, Pair, utcnow
 from mtcjudge.planner.service import Planner
@@ -102,7 +102,7 @@ def test_second_opinions_widen_the_confidence_of_a_complete_campaign(
     assert all(s.var > 0 for s in after.systems)
     assert after.ranking_confidence <= before.ranking_confidence
     # an engine built afresh from the rows (reports, exports, the on-demand results) agrees
-    state = build_engine(db_session, campaign)
+    state = load_campaign_engine(db_session, campaign)
     assert state.disagreement.pairs == 6
     assert state.engine.judged_var[state.engine.judged] == pytest.approx(expected)
 
@@ -115,11 +115,11 @@ def test_set_aside_second_opinions_are_not_counted(db_session, session_factory, 
         fine = 100.0 - original.fine
         _judge(db_session, campaign.id, a, pair, fine, "second", when, repeat_of=original.id)
     db_session.commit()
-    assert build_engine(db_session, campaign).disagreement.measured
+    assert load_campaign_engine(db_session, campaign).disagreement.measured
     # the organizer's action marks the assessor (their second opinions keep their flag)
     actions.set_aside(db_session, campaign, a.id, audit.Actor("tester"))
     db_session.commit()
-    state = build_engine(db_session, campaign)
+    state = load_campaign_engine(db_session, campaign)
     assert not state.disagreement.measured
     assert state.disagreement.pairs == 0
     assert np.all(state.engine.judged_var == 0)
@@ -127,7 +127,7 @@ def test_set_aside_second_opinions_are_not_counted(db_session, session_factory, 
     actions.bring_back(db_session, campaign, a.id, audit.Actor("tester"))
     db_session.execute(update(Judgment).where(Judgment.assessor_id == a.id).values(set_aside=True))
     db_session.commit()
-    assert build_engine(db_session, campaign).disagreement.pairs == 0
+    assert load_campaign_engine(db_session, campaign).disagreement.pairs == 0
 
 
 def test_pairs_judged_twice_in_the_pool_count_and_their_mean_keeps_half(
@@ -141,7 +141,7 @@ def test_pairs_judged_twice_in_the_pool_count_and_their_mean_keeps_half(
         _judge(db_session, campaign.id, a, pair, min(100.0, original + 12), "pool", when)
         _judge(db_session, campaign.id, b, pair, max(0.0, original - 12), "pool", when)
     db_session.commit()
-    state = build_engine(db_session, campaign)
+    state = load_campaign_engine(db_session, campaign)
     d = state.disagreement
     assert d.pairs == 4
     assert d.df == 8

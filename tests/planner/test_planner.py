@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sqlalchemy import select, update
 
-from mtcjudge.campaign_engine.build import build_engine
+from mtcjudge.campaign_engine.build import load_campaign_engine
 from mtcjudge.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.planner.service import Planner
@@ -20,7 +20,7 @@ from tests.support import plan_rows
 def test_the_plan_is_the_engines_selection_order(db_session, session_factory) -> None:
     fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="uniform")
     assert Planner(session_factory).run_once() == [fx.campaign.id]
-    state = build_engine(db_session, fx.campaign)
+    state = load_campaign_engine(db_session, fx.campaign)
     order = plan_rows(db_session, fx.campaign.id)
     assert len(order) == state.n_pairs
     best = state.engine.select(1, candidates=np.ones(state.n_pairs, dtype=bool))
@@ -39,7 +39,7 @@ def test_a_joint_campaigns_plan_starts_with_the_audits_pair(db_session, session_
     fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="joint", target=1.0)
     planner = Planner(session_factory)
     assert planner.run_once() == [fx.campaign.id]
-    state = build_engine(db_session, fx.campaign)
+    state = load_campaign_engine(db_session, fx.campaign)
     assert isinstance(state.engine, SystemEffectEngine)
     first = state.engine.audit_pairs()  # read back from the database, not drawn again
     assert first.size == 1
@@ -60,7 +60,7 @@ def test_a_joint_campaigns_plan_starts_with_the_audits_pair(db_session, session_
     # variance factor in every process
     _judge_elsewhere(db_session, fx.campaign.id, *state.pair_ids[int(first[0])])
     assert planner.run_once(force=True) == [fx.campaign.id]
-    again = build_engine(db_session, fx.campaign)
+    again = load_campaign_engine(db_session, fx.campaign)
     assert isinstance(again.engine, SystemEffectEngine)
     np.testing.assert_array_equal(again.engine.audit_pairs(), first)
     assert again.engine.judged[first].all()

@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from mtcjudge.campaign_engine.build import build_engine, engine_from_rows
+from mtcjudge.campaign_engine.build import engine_from_rows, load_campaign_engine
 from mtcjudge.campaigns.creation import create_campaign
 from mtcjudge.campaigns.service import invite_assessor
 from mtcjudge.campaigns.spec import CampaignSpec
@@ -117,7 +117,7 @@ def test_a_campaign_stored_with_an_estimator_no_longer_offered_still_loads_and_p
     app_client.plan()
     document = get_results(app_client, fx.campaign.slug)
     assert document["estimator"] == "ordinal"
-    state = build_engine(db_session, fx.campaign)
+    state = load_campaign_engine(db_session, fx.campaign)
     assert state.engine.n_judged == 3
     assert state.model.kind == "ordinal"
     engine_checks(document, state, fx.campaign.target)
@@ -133,7 +133,7 @@ def test_the_document_is_the_engines_numbers(db_session, app_client) -> None:
     document = get_results(app_client, campaign.slug)
     # an engine built from scratch on the same rows, independently of the planner's, which
     # took the judgments in one at a time
-    state = build_engine(db_session, campaign)
+    state = load_campaign_engine(db_session, campaign)
     assert state.engine.n_judged == 6
     engine_checks(document, state, campaign.target)
     assert document["campaign"] == campaign.slug
@@ -207,7 +207,7 @@ def test_another_measure_and_scale_leave_the_loop_alone(
 
     monkeypatch.setattr("mtcjudge.results.read.engine_from_rows", counted)
     other = get_results(app_client, fx.campaign.slug, measure="ndcg", scale="broad")
-    state = build_engine(db_session, fx.campaign, measure="ndcg", scale="broad")
+    state = load_campaign_engine(db_session, fx.campaign, measure="ndcg", scale="broad")
     assert state.engine.config.measure == "ndcg"
     engine_checks(other, state, fx.campaign.target)
     assert (other["measure"], other["scale"], other["driving"]) == ("ndcg", "broad", False)
@@ -293,7 +293,7 @@ def test_a_campaign_not_planned_yet_is_computed_on_demand(db_session, session_fa
     assert document.computed_at is not None
     assert document.computed_at <= utcnow()
     assert document.status == "closed"
-    engine_state = build_engine(db_session, fx.campaign)
+    engine_state = load_campaign_engine(db_session, fx.campaign)
     assert document.ranking_confidence == pytest.approx(engine_state.engine.ranking_confidence())
     assert document.projection is None
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from mtcjudge.campaign_engine.build import build_engine
+from mtcjudge.campaign_engine.build import load_campaign_engine
 from mtcjudge.cli import main as cli_main
 from mtcjudge.config import Settings
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
@@ -62,7 +62,7 @@ def test_a_repeated_run_is_tied_on_every_measure(db_session, share: float) -> No
     for measure in MEASURES:
         document = results.results_for(db_session, fx.campaign.slug, measure)
         _check_ties(json.loads(results_json(document)))
-    state = build_engine(db_session, fx.campaign)
+    state = load_campaign_engine(db_session, fx.campaign)
     ev = state.engine.evaluation()
     names = state.system_names
     assert ev.tied[names.index(TWIN), names.index("S02")]

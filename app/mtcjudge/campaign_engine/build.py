@@ -7,7 +7,7 @@ replay of the same files break ties between equal pairs the same way.
 
 Reading (:func:`load_rows`, one short transaction) and building (:func:`engine_from_rows`,
 seconds of CPU on a large campaign) are separate, so a caller can build without holding a
-connection; :func:`build_engine` does both.
+connection; :func:`load_campaign_engine` does both.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ __all__ = [
     "CampaignEngine",
     "CampaignRows",
     "apply_disagreement",
-    "build_engine",
     "engine_from_rows",
+    "load_campaign_engine",
     "load_rows",
     "playable_mask",
     "pool_pairs",
@@ -225,7 +225,7 @@ def _playable(
     ).reshape(len(pair_ids))
 
 
-def build_engine(
+def load_campaign_engine(
     session: Session, campaign: Campaign, *, measure: str | None = None, scale: str | None = None
 ) -> CampaignEngine:
     """Load a campaign's collection and judgments and build its engine (on the campaign's

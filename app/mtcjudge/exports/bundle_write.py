@@ -11,7 +11,7 @@ from typing import IO, Any, BinaryIO
 
 from sqlalchemy.orm import Session
 
-from mtcjudge.campaign_engine.build import CampaignEngine, build_engine
+from mtcjudge.campaign_engine.build import CampaignEngine, load_campaign_engine
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository
 from mtcjudge.exports.estimate_files import (
@@ -82,7 +82,7 @@ class _Contents:
     def engine_on(self, scale: str) -> CampaignEngine:
         if scale not in self.engines:
             self.engines.clear()
-            self.engines[scale] = build_engine(self.session, self.campaign, scale=scale)
+            self.engines[scale] = load_campaign_engine(self.session, self.campaign, scale=scale)
         return self.engines[scale]
 
     def lines(self, name: str, what: str, scale: str | None) -> Iterable[str]:

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.orm import Session
 
-from mtcjudge.campaign_engine.build import CampaignEngine, build_engine
+from mtcjudge.campaign_engine.build import CampaignEngine, load_campaign_engine
 from mtcjudge.exports import repository
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS
 from mtcjudge.models import Campaign
@@ -70,7 +70,7 @@ def estimate_records(
     estimates them now, with the campaign's estimator and the part of it that made the
     estimate (``prior``, ``m_out``, ``m_jud``). ``state``: the campaign's engine on ``scale``
     if already built."""
-    state = state or build_engine(session, campaign, scale=scale)
+    state = state or load_campaign_engine(session, campaign, scale=scale)
     engine = state.engine
     labels = _pair_labels(session, campaign, state)
     mean, var, source, judged = _pair_figures(engine)
@@ -134,7 +134,7 @@ def entry_records(
     filtering) as a record of :data:`ENTRY_COLUMNS`: what the engine expects of it
     (``expected_relevance``: the pair's estimate or judged value plus the offsets the
     estimator learnt for the entry), by query, document and system."""
-    state = state or build_engine(session, campaign, scale=scale)
+    state = state or load_campaign_engine(session, campaign, scale=scale)
     engine = state.engine
     c = engine.collection
     labels = _pair_labels(session, campaign, state)
@@ -184,7 +184,7 @@ def offsets_document(
     """What the score variances need beyond the entries: the engine's variance factor and
     the posterior of every offset level an entry is at, each level named by the values of
     the entries file's columns that say which entries share it (docs/exports.md)."""
-    state = state or build_engine(session, campaign, scale=scale)
+    state = state or load_campaign_engine(session, campaign, scale=scale)
     engine = state.engine
     c = engine.collection
     labels = _pair_labels(session, campaign, state)

@@ -33,7 +33,7 @@ from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.campaign_engine.build import (
     CampaignEngine,
     apply_disagreement,
-    build_engine,
+    load_campaign_engine,
     settings_key,
 )
 from mtcjudge.campaign_engine.document import (
@@ -179,7 +179,7 @@ def _plan_rows(
 
 
 def _new_plan(session: Session, campaign: Campaign) -> _CampaignPlan:
-    state = build_engine(session, campaign)
+    state = load_campaign_engine(session, campaign)
     stored = pool_repository.pair_ids(session, campaign.id)
     row_ids = [stored.get(ids, -1) for ids in state.pair_ids]
     plan = _CampaignPlan(state, row_ids, {pid: p for p, pid in enumerate(row_ids) if pid >= 0})
