@@ -46,7 +46,7 @@ from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
-from mtcjudge.mtc.factory import engine_for_settings
+from mtcjudge.mtc.factory import CALIBRATED, engine_for_settings
 from mtcjudge.mtc.projection import Projection, TargetProjection, project
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.significance import significance_verdicts
@@ -95,9 +95,7 @@ def _case(
     judged = rng.random(c.n_pairs) < judged_share
     values = np.where(judged, loaded.judged_values, np.nan)
     started = time.perf_counter()
-    engine, model = engine_for_settings(
-        c, loaded.metadata, FINE, "calibrated", judged_values=values
-    )
+    engine, model = engine_for_settings(c, loaded.metadata, FINE, CALIBRATED, judged_values=values)
     build_s = time.perf_counter() - started
     campaign, state = _campaign(loaded, engine, model)
     targets = engine_document.projection_targets(0.95)
