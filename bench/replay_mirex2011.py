@@ -29,14 +29,13 @@ import numpy as np
 if __package__ in (None, ""):  # ``python bench/replay_mirex2011.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.experiments.replay_variants import VariantConfig, replay_variant
+from bench.experiments.replay_variants import VariantConfig, VariantResult, replay_variant
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection
 from mtcjudge.mtc.effects import dersimonian_laird
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.measures import evaluate
-from mtcjudge.mtc.replay import ReplayResult
 from mtcjudge.mtc.scales import get_scale
 from mtcjudge.mtc.synthetic import generate
 
@@ -189,14 +188,14 @@ def _variant_cases() -> list[Case]:
     return out
 
 
-def run(loaded: LoadedCollection, case: Case) -> ReplayResult:
+def run(loaded: LoadedCollection, case: Case) -> VariantResult:
     scale = get_scale("fine")
     return replay_variant(
         loaded.collection, loaded.metadata, loaded.judged_values, scale, case.config
     )
 
 
-def row(case: Case, r: ReplayResult) -> dict[str, Any]:
+def row(case: Case, r: VariantResult) -> dict[str, Any]:
     honest = r.sign_accuracy >= r.final_confidence - 1e-12
     return {
         "key": case.key,
@@ -309,7 +308,7 @@ PLOTTED = [
 ]
 
 
-def plot(results: dict[str, ReplayResult], path: Path) -> None:
+def plot(results: dict[str, VariantResult], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -395,7 +394,7 @@ def fmt_synthetic(rows: list[dict[str, Any]]) -> str:
 # 205 lines, nearly all one Markdown template: docs/replay-mirex2011.md, section after section
 def render(
     rows: list[dict[str, Any]],
-    results: dict[str, ReplayResult],
+    results: dict[str, VariantResult],
     diag: dict[str, float],
     table: str,
     syn_table: str,
@@ -616,7 +615,7 @@ def main() -> None:
     started = time.perf_counter()
     loaded = load(args.data)
     rows = []
-    results: dict[str, ReplayResult] = {}
+    results: dict[str, VariantResult] = {}
     for case in cases():
         r = run(loaded, case)
         results[case.key] = r

@@ -12,11 +12,13 @@ campaign or ``mtcjudge simulate`` names are built by :func:`mtcjudge.mtc.factory
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from bench.experiments.refit import refit_model
+from bench.experiments.scaled_model import ScaledRelevanceModel, source_variance_factors
 from bench.experiments.variants import (
     OutsideOffsetsEngine,
     WideningOffsetsEngine,
@@ -24,14 +26,14 @@ from bench.experiments.variants import (
     with_models,
 )
 from mtcjudge.mtc.collection import Collection, Metadata
-from mtcjudge.mtc.effects import estimate_system_effect, source_variance_factors
+from mtcjudge.mtc.effects import estimate_system_effect
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
-from mtcjudge.mtc.estimators import N_SOURCES, RelevanceModel, refit_model
+from mtcjudge.mtc.estimators import N_SOURCES, RelevanceModel
 from mtcjudge.mtc.joint import JOINT_ERRORS, SystemEffectEngine
 from mtcjudge.mtc.replay import ReplayResult, run_replay
 from mtcjudge.mtc.scales import Scale
 
-__all__ = ["ResidualLog", "VariantConfig", "replay_variant"]
+__all__ = ["ResidualLog", "VariantConfig", "VariantResult", "replay_variant"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -120,7 +122,7 @@ def replay_variant(
     scale: Scale,
     config: VariantConfig,
     progress: Callable[[int, float], None] | None = None,
-) -> ReplayResult:
+) -> VariantResult:
     """Replay the MTC loop with the estimator variant ``config`` describes, judging from
     ``truth`` (as :func:`mtcjudge.mtc.replay.replay`)."""
     truth = scale.check_values(truth, "true judgment")
@@ -130,7 +132,9 @@ def replay_variant(
             f"shape {truth.shape}"
         )
     rng = np.random.default_rng(config.seed)
-    model = RelevanceModel(collection, scale, config.model, metadata, use_m_jud=config.use_m_jud)
+    model = ScaledRelevanceModel(
+        collection, scale, config.model, metadata, use_m_jud=config.use_m_jud
+    )
     engine, calibrations = _variant_engine(collection, model, truth, scale, config, rng)
 
     def observe(batch: IntArray) -> None:
@@ -141,7 +145,7 @@ def replay_variant(
         for calibration in calibrations:
             calibration.update(batch)
 
-    return run_replay(
+    result = run_replay(
         engine,
         truth,
         batch=config.batch,
@@ -150,6 +154,32 @@ def replay_variant(
         before_judging=observe,
         after_judging=update,
     )
+    return VariantResult(
+        **{f.name: getattr(result, f.name) for f in fields(result)},
+        variance_scale=model.variance_scale,
+        source_variance_scale=(
+            tuple(float(x) for x in model.source_variance_scale)
+            if model.source_variance_scale is not None
+            else ()
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class VariantResult(ReplayResult):
+    """A replay's figures with the variance factors the variant learnt (1 and none unless
+    ``learn_variance_factor`` / ``learn_source_factors``)."""
+
+    variance_scale: float = 1.0
+    source_variance_scale: tuple[float, ...] = ()
+
+    def summary(self) -> dict[str, object]:
+        """JSON-ready dict of every figure, the learnt factors included."""
+        return {
+            **super().summary(),
+            "variance_scale": self.variance_scale,
+            "source_variance_scale": list(self.source_variance_scale),
+        }
 
 
 @dataclass
@@ -221,7 +251,7 @@ class _Calibration:
 
 def _variant_engine(
     collection: Collection,
-    model: RelevanceModel,
+    model: ScaledRelevanceModel,
     truth: FloatArray,
     scale: Scale,
     config: VariantConfig,
@@ -253,9 +283,9 @@ def _variant_engine(
     else:
         engine = MTCEngine(collection, model, config.engine, rng=rng)
     if config.learn_variance_factor:
-        calibrations.append(_VarianceScale(engine, truth, config.calibration_prior))
+        calibrations.append(_VarianceScale(engine, model, truth, config.calibration_prior))
     if config.learn_source_factors:
-        calibrations.append(_SourceVarianceScales(engine, truth, config.calibration_prior))
+        calibrations.append(_SourceVarianceScales(engine, model, truth, config.calibration_prior))
     if config.refit_every:
         calibrations.append(_Refit(engine, scale, rng, config.refit_every))
     if system_effect is not None:
@@ -270,14 +300,16 @@ _FACTOR_TOLERANCE = 0.02
 class _VarianceScale(_Calibration):
     """``learn_variance_factor``: one factor, the shrunk mean squared standardised error."""
 
-    def __init__(self, engine: MTCEngine, truth: FloatArray, prior: float) -> None:
-        self.engine, self.truth, self.prior = engine, truth, prior
+    def __init__(
+        self, engine: MTCEngine, model: ScaledRelevanceModel, truth: FloatArray, prior: float
+    ) -> None:
+        self.engine, self.model, self.truth, self.prior = engine, model, truth, prior
         self.z2_sum = 0.0
         self.z2_n = 0
 
     def observe(self, batch: IntArray) -> None:
         engine = self.engine
-        variance = engine.var[batch] / engine.model.variance_scale  # the model's own variance
+        variance = engine.var[batch] / self.model.variance_scale  # the model's own variance
         ok = variance > 0
         error2 = (self.truth[batch] - engine.mean[batch]) ** 2
         self.z2_sum += float((error2[ok] / variance[ok]).sum())
@@ -286,7 +318,7 @@ class _VarianceScale(_Calibration):
     def update(self, batch: IntArray) -> None:  # noqa: ARG002
         if not self.z2_n:
             return
-        model = self.engine.model
+        model = self.model
         factor = max(1.0, (self.prior + self.z2_sum) / (self.prior + self.z2_n))
         if abs(factor / model.variance_scale - 1.0) > _FACTOR_TOLERANCE:
             model.variance_scale = factor
@@ -296,14 +328,16 @@ class _VarianceScale(_Calibration):
 class _SourceVarianceScales(_Calibration):
     """``learn_source_factors``: one factor per estimate source, from its own residuals."""
 
-    def __init__(self, engine: MTCEngine, truth: FloatArray, prior: float) -> None:
-        self.engine, self.truth, self.prior = engine, truth, prior
+    def __init__(
+        self, engine: MTCEngine, model: ScaledRelevanceModel, truth: FloatArray, prior: float
+    ) -> None:
+        self.engine, self.model, self.truth, self.prior = engine, model, truth, prior
         # (source, residual, model variance) of every judged pair's prediction
         self.log: list[tuple[int, float, float]] = []
 
     def observe(self, batch: IntArray) -> None:
         engine = self.engine
-        factors = engine.model.variance_factor(engine.source[batch])
+        factors = self.model.variance_factor(engine.source[batch])
         self.log.extend(
             (int(engine.source[p]), float(self.truth[p] - engine.mean[p]), float(engine.var[p] / f))
             for p, f in zip(batch, factors, strict=True)
@@ -316,7 +350,7 @@ class _SourceVarianceScales(_Calibration):
         factors = source_variance_factors(
             arr[:, 0].astype(np.intp), arr[:, 1], arr[:, 2], N_SOURCES, prior=self.prior
         )
-        model = self.engine.model
+        model = self.model
         old = model.source_variance_scale
         if old is None or np.any(np.abs(factors / old - 1.0) > _FACTOR_TOLERANCE):
             model.set_source_variance_scale(factors)

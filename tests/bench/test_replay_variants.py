@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.experiments.replay_variants import VariantConfig, replay_variant
+from bench.experiments.replay_variants import VariantConfig, VariantResult, replay_variant
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.engine import EngineConfig
-from mtcjudge.mtc.replay import ReplayConfig, ReplayResult, replay
+from mtcjudge.mtc.replay import ReplayConfig, replay
 from mtcjudge.mtc.scales import BROAD, FINE
 from mtcjudge.mtc.synthetic import generate
 
@@ -24,7 +24,7 @@ def loaded() -> LoadedCollection:
     return load_synthetic(generate(6, 12, 3, n_genres=4, docs_per_genre=60, n_artists=24, seed=5))
 
 
-def run(loaded: LoadedCollection, scale=BROAD, **config) -> ReplayResult:
+def run(loaded: LoadedCollection, scale=BROAD, **config) -> VariantResult:
     engine = config.pop("engine", EngineConfig())
     return replay_variant(
         loaded.collection,

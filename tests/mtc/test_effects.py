@@ -4,7 +4,7 @@ the sources' variance factors."""
 import numpy as np
 import pytest
 
-from mtcjudge.mtc.effects import dersimonian_laird, estimate_system_effect, source_variance_factors
+from mtcjudge.mtc.effects import dersimonian_laird, estimate_system_effect
 
 
 # ------------------------------------------------------------------ the math
@@ -120,11 +120,3 @@ def test_system_effect_rejects_bad_input() -> None:
         estimate_system_effect([0, 1], [1.0], [1.0], 2)
     with pytest.raises(ValueError, match="non-negative"):
         estimate_system_effect([0], [1.0], [1.0], 1, tau2_prior=-1.0)
-
-
-def test_source_variance_factors_by_hand() -> None:
-    # source 1: z^2 = 9 and 1 -> (prior 2 + 10) / (2 + 2) = 3; source 2: z^2 = 0.25 -> floor 1
-    f = source_variance_factors(
-        [1, 1, 2, 2], [3.0, 1.0, 0.5, 0.0], [1.0, 1.0, 1.0, 0.0], 4, prior=2.0
-    )
-    assert f == pytest.approx([1.0, 3.0, 1.0, 1.0])

@@ -1,25 +1,22 @@
-"""Relevance estimators (docs/method.md §1.1, 2): priors, Table A.1 models, features, refits."""
+"""Relevance estimators (docs/method.md §1.1, 2): priors, Table A.1 models, features (the
+refits and rescaled variances of the replay experiments: tests/bench/test_refit.py,
+tests/bench/test_scaled_model.py)."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 import pytest
 
-from mtcjudge.ingest.loader import LoadedCollection
-from mtcjudge.mtc.collection import Collection, Metadata, build_collection
+from mtcjudge.mtc.collection import Metadata, build_collection
 from mtcjudge.mtc.estimators import (
     SOURCE_JUDGED,
     SOURCE_M_JUD,
     SOURCE_M_OUT,
     SOURCE_PRIOR,
     TABLE_A1,
-    OrdinalModel,
     RelevanceModel,
     judgment_features,
     output_features,
-    refit_model,
 )
 from mtcjudge.mtc.scales import BROAD, FINE, get_scale
 
@@ -125,19 +122,9 @@ def test_ordinal_without_metadata_falls_back_to_the_historical_prior(
     np.testing.assert_array_equal(source[~judged], SOURCE_PRIOR)
 
 
-def test_variance_scale_multiplies_estimated_variances_only(toy_collection, toy_judgments) -> None:
-    judged, values = toy_judgments
-    model = RelevanceModel(toy_collection, BROAD, "uniform", variance_scale=2.0)
-    _, var, _ = model.estimate_all(judged, values)
-    np.testing.assert_allclose(var[~judged], 4.0 / 3.0)
-    np.testing.assert_array_equal(var[judged], 0.0)
-
-
 def test_relevance_model_validation(toy_collection) -> None:
     with pytest.raises(ValueError, match=r"unknown estimator 'bayes'"):
         RelevanceModel(toy_collection, BROAD, "bayes")
-    with pytest.raises(ValueError, match=r"variance_scale must be positive, found 0"):
-        RelevanceModel(toy_collection, BROAD, "uniform", variance_scale=0)
 
 
 # ---------------------------------------------------------------------- Table A.1 (2.6 a-c)
@@ -375,123 +362,3 @@ def test_metadata_validation() -> None:
         Metadata.from_arrays([[0]], [[0]], [0])
     with pytest.raises(ValueError, match=r"same length, found 3 and 2"):
         Metadata.from_arrays([0, 1, 2], [0, 1], [0])
-
-
-# ---------------------------------------------------------------------- refits
-
-
-def simulate(model: OrdinalModel, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Draw one judgment per row of ``x`` from ``model``."""
-    cumulative = np.cumsum(model.probabilities(x), axis=1)[:, :-1]
-    level = (rng.random((x.shape[0], 1)) > cumulative).sum(axis=1)
-    return np.take(model.values, level)
-
-
-TRUE_MODEL = OrdinalModel(
-    ("x1", "x2"), np.array([1.5, -1.0]), np.array([0.5, -1.0]), BROAD.model_values
-)
-WRONG_MODEL = OrdinalModel(
-    ("x1", "x2"), np.array([-1.0, 1.0]), np.array([0.5, -1.0]), BROAD.model_values
-)
-
-
-@pytest.fixture(scope="module")
-def simulated() -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(42)
-    x = rng.normal(size=(2000, 2))
-    return x, simulate(TRUE_MODEL, x, rng)
-
-
-def test_refit_recovers_the_generating_model_and_replaces_a_wrong_one(simulated) -> None:
-    x, y = simulated
-    result = refit_model(WRONG_MODEL, x, y, BROAD, np.random.default_rng(0))
-    assert result.used
-    assert result.n_observations == 2000
-    assert result.rmse_refit < result.rmse_published
-    assert result.model.features == ("x1", "x2")
-    np.testing.assert_allclose(result.model.beta, TRUE_MODEL.beta, atol=0.15)
-    np.testing.assert_allclose(result.model.alphas, TRUE_MODEL.alphas, atol=0.25)
-    np.testing.assert_array_equal(result.model.values, BROAD.model_values)
-
-
-def test_refit_on_fine_judgments_uses_the_fine_10_levels() -> None:
-    rng = np.random.default_rng(7)
-    true = OrdinalModel(("x1",), np.array([2.0]), np.linspace(2, -2, 9), FINE.model_values)
-    x = rng.normal(size=(1500, 1))
-    y = simulate(true, x, rng) - 5 + rng.integers(0, 10, size=1500)  # raw 0..99 in the bin
-    wrong = OrdinalModel(("x1",), np.array([-2.0]), np.linspace(2, -2, 9), FINE.model_values)
-    result = refit_model(wrong, x, y, FINE, np.random.default_rng(0))
-    assert result.used
-    np.testing.assert_array_equal(result.model.values, FINE.model_values)
-    assert result.model.beta[0] == pytest.approx(2.0, abs=0.3)
-    assert np.all(np.diff(result.model.alphas) < 0)
-
-
-def test_refit_is_not_used_with_too_few_observations(simulated) -> None:
-    x, y = simulated
-    result = refit_model(WRONG_MODEL, x[:30], y[:30], BROAD, np.random.default_rng(0))
-    assert not result.used
-    assert result.model is WRONG_MODEL
-    assert np.isnan(result.rmse_refit)
-    assert result.rmse_published > 0
-    assert result.n_observations == 30
-
-
-def test_refit_is_not_used_when_a_single_level_is_observed() -> None:
-    x = np.random.default_rng(1).normal(size=(200, 2))
-    result = refit_model(WRONG_MODEL, x, np.ones(200), BROAD, np.random.default_rng(0))
-    assert not result.used
-    assert result.model is WRONG_MODEL
-
-
-def test_refit_with_no_observations() -> None:
-    result = refit_model(WRONG_MODEL, np.empty((0, 2)), [], BROAD, np.random.default_rng(0))
-    assert not result.used
-    assert np.isnan(result.rmse_published)
-
-
-def test_refit_validation(simulated) -> None:
-    x, y = simulated
-    rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match=r"x must have shape \(n, 2\), found \(2000, 3\)"):
-        refit_model(WRONG_MODEL, np.column_stack([x, x[:, 0]]), y, BROAD, rng)
-    with pytest.raises(ValueError, match=r"x must have shape \(n, 2\), found \(2000,\)"):
-        refit_model(WRONG_MODEL, x[:, 0], y, BROAD, rng)
-    with pytest.raises(ValueError, match=r"x has 2000 rows but 1999 judged values were given"):
-        refit_model(WRONG_MODEL, x, y[:-1], BROAD, rng)
-    with pytest.raises(ValueError, match=r"folds must be at least 2, found 1"):
-        refit_model(WRONG_MODEL, x, y, BROAD, rng, folds=1)
-    with pytest.raises(ValueError, match=r"judged value .*5\.0.* is outside the BROAD scale"):
-        refit_model(WRONG_MODEL, x[:2], [0, 5], BROAD, rng)
-
-
-def test_m_out_refit_on_one_collection_is_used_when_the_published_model_is_wrong(
-    make_collection: Callable[..., Collection],
-    make_metadata: Callable[[int, int, int], Metadata],
-) -> None:
-    collection = make_collection(3, n_systems=6, n_queries=20, n_docs=25)
-    feats = output_features(collection, make_metadata(3, 25, 20))
-    x = np.repeat(feats.matrix()[feats.applicable], 12, axis=0)
-    published = TABLE_A1[("broad", "out")]
-    # the truth: every pool document is far more similar than Table A.1 predicts
-    truth = OrdinalModel(published.features, published.beta, published.alphas + 4, published.values)
-    y = simulate(truth, x, np.random.default_rng(0))
-    result = refit_model(published, x, y, BROAD, np.random.default_rng(0))
-    assert result.used
-
-
-# ------------------------------------------------------------------ variance by source
-def test_source_variance_scale_multiplies_by_source(loaded: LoadedCollection) -> None:
-    c = loaded.collection
-    scale = get_scale("fine")
-    base = RelevanceModel(c, scale, "ordinal", loaded.metadata)
-    scaled = RelevanceModel(
-        c, scale, "ordinal", loaded.metadata, source_variance_scale=[1.0, 1.0, 2.5, 1.0]
-    )
-    none = np.zeros(c.n_pairs, dtype=bool)
-    m0, v0, s0 = base.estimate_all(none, np.zeros(c.n_pairs))
-    m1, v1, _ = scaled.estimate_all(none, np.zeros(c.n_pairs))
-    assert m1 == pytest.approx(m0)
-    assert v1 == pytest.approx(np.where(s0 == SOURCE_M_OUT, 2.5, 1.0) * v0)
-    with pytest.raises(ValueError, match="4 positive"):
-        scaled.set_source_variance_scale([1.0, 0.0, 1.0, 1.0])

@@ -52,7 +52,6 @@ __all__ = [
     "SystemEffect",
     "dersimonian_laird",
     "estimate_system_effect",
-    "source_variance_factors",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -189,31 +188,6 @@ def estimate_system_effect(
     bias = mu + shrink * (m - mu)
     post_var = np.where(has, tau2 * np.where(has, s2, 0.0) / (tau2 + np.where(has, s2, 1.0)), tau2)
     return SystemEffect(float(tau2), tau2_dl, mu, bias, post_var, n)
-
-
-def source_variance_factors(
-    source: ArrayLike,
-    residual: ArrayLike,
-    variance: ArrayLike,
-    n_sources: int,
-    *,
-    prior: float = 20.0,
-    floor: float = 1.0,
-) -> FloatArray:
-    """Per-source variance factor: shrunk mean squared standardised residual.
-
-    ``factor_s = max(floor, (prior + sum z^2) / (prior + n_s))`` over the
-    predictions of source ``s`` with ``z = residual / sqrt(variance)``: ``prior``
-    pseudo-observations of a calibrated model (z^2 = 1) keep a few surprises from
-    exploding the factor. Predictions with zero variance are skipped.
-    """
-    src = np.asarray(source, dtype=np.intp)
-    r = np.asarray(residual, dtype=np.float64)
-    v = np.asarray(variance, dtype=np.float64)
-    ok = v > 0
-    z2 = np.bincount(src[ok], weights=r[ok] ** 2 / v[ok], minlength=n_sources)
-    cnt = np.bincount(src[ok], minlength=n_sources).astype(np.float64)
-    return np.asarray(np.maximum(floor, (prior + z2) / (prior + cnt)), dtype=np.float64)
 
 
 @dataclass(frozen=True)

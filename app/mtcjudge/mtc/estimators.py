@@ -7,17 +7,15 @@ Three families are offered:
 * ``ordinal``: the proportional-odds models of [T] 7.2.2 with the Table A.1
   parameters: ``M_out`` on output-based features (fSYS, OV, fART, sGEN, fGEN and
   interactions) and ``M_jud`` on judgment-based features (fSYS, aSYS, aART), chosen
-  per pair by the estimator policy of 2.5. The models can be refitted on a
-  campaign's own judgments (:func:`refit_model`).
+  per pair by the estimator policy of 2.5.
 
 Judged pairs always have E = r and Var = 0 (7.1, 7.2).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,11 +35,9 @@ __all__ = [
     "TABLE_A1",
     "OrdinalModel",
     "OutputFeatures",
-    "RefitResult",
     "RelevanceModel",
     "judgment_features",
     "output_features",
-    "refit_model",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -269,13 +265,6 @@ class RelevanceModel:
     m_out, m_jud : OrdinalModel, optional
         Override the Table A.1 parameters (e.g. a refit); ``m_jud=None`` with
         ``use_m_jud=False`` keeps M_out only.
-    variance_scale : float
-        Multiplies every estimated variance (1 = as the model says). The replay's
-        calibrated estimators set it from the observed errors (docs/replay).
-    source_variance_scale : array_like, optional
-        One more factor per estimate source (indexed by ``SOURCE_*``; the judged
-        entry is ignored), e.g. calibrated separately for M_out and M_jud
-        (:func:`mtcjudge.mtc.effects.source_variance_factors`). None = all 1.
     """
 
     def __init__(
@@ -288,13 +277,9 @@ class RelevanceModel:
         m_out: OrdinalModel | None = None,
         m_jud: OrdinalModel | None = None,
         use_m_jud: bool = True,
-        variance_scale: float = 1.0,
-        source_variance_scale: ArrayLike | None = None,
     ) -> None:
         if kind not in ESTIMATOR_KINDS:
             raise ValueError(f"unknown estimator {kind!r}: expected one of {ESTIMATOR_KINDS}")
-        if variance_scale <= 0:
-            raise ValueError(f"variance_scale must be positive, found {variance_scale}")
         self.collection = collection
         self.scale = scale
         self.kind = kind
@@ -302,10 +287,6 @@ class RelevanceModel:
         self.m_out = m_out or TABLE_A1[(scale.name, "out")]
         self.m_jud = m_jud or TABLE_A1[(scale.name, "jud")]
         self.use_m_jud = use_m_jud and kind == "ordinal"
-        self.variance_scale = float(variance_scale)
-        self.source_variance_scale: FloatArray | None = None
-        if source_variance_scale is not None:
-            self.set_source_variance_scale(source_variance_scale)
         n = collection.n_pairs
         prior = scale.uniform if kind == "uniform" else scale.historical
         self._base_mean = np.full(n, prior[0])
@@ -316,23 +297,11 @@ class RelevanceModel:
             self.features = output_features(collection, metadata)
             self._apply_m_out()
 
-    def set_source_variance_scale(self, factors: ArrayLike | None) -> None:
-        """Set the per-source variance factors (4 values, by ``SOURCE_*``), or None."""
-        if factors is None:
-            self.source_variance_scale = None
-            return
-        f = np.asarray(factors, dtype=np.float64)
-        if f.shape != (4,) or np.any(~np.isfinite(f)) or np.any(f <= 0):
-            raise ValueError(f"source_variance_scale must be 4 positive numbers, found {f}")
-        self.source_variance_scale = f
-
     def variance_factor(self, source: ArrayLike) -> FloatArray:
-        """Total factor applied to the model variance of estimates of ``source``."""
-        src = np.asarray(source, dtype=np.intp)
-        out = np.full(src.shape, self.variance_scale)
-        if self.source_variance_scale is not None:
-            out = out * self.source_variance_scale[src]
-        return out
+        """Factor applied to the model variance of estimates of ``source`` (by ``SOURCE_*``):
+        1 here, the variances as the models give them. The hook the replay experiments'
+        rescaled models override (``bench/experiments/scaled_model.py``)."""
+        return np.ones(np.shape(source))
 
     def _apply_m_out(self) -> None:
         assert self.features is not None
@@ -344,7 +313,7 @@ class RelevanceModel:
 
     def prior_estimates(self) -> tuple[FloatArray, FloatArray]:
         """E and Var every pair has before any judgment (M_out or the prior), shape (n_pairs,)."""
-        return self._base_mean.copy(), self._base_var * self.variance_scale
+        return self._base_mean.copy(), self._base_var.copy()
 
     def jud_design(
         self, judged: NDArray[np.bool_], values: FloatArray, query: int
@@ -399,127 +368,3 @@ class RelevanceModel:
             sl = self.collection.pairs_of_query(q)
             mean[sl], var[sl], source[sl] = self.estimate_query(judged, values, q)
         return mean, var, source
-
-
-@dataclass(frozen=True)
-class RefitResult:
-    """Outcome of a cross-validated refit (:func:`refit_model`).
-
-    ``model`` is the refit when it predicted held-out judgments better than the
-    published parameters (``used``), otherwise the published model.
-    """
-
-    model: OrdinalModel
-    used: bool
-    rmse_refit: float
-    rmse_published: float
-    n_observations: int
-
-
-def _identifiable_columns(x: FloatArray) -> list[int]:
-    """Columns of ``x`` that can be fitted together with free thresholds.
-
-    A constant column (OV within one collection) is absorbed by the thresholds, and
-    a column that is a linear function of the kept ones (fSYS:OV = OV * fSYS when OV
-    is constant) adds nothing: both are left out of a refit.
-    """
-    centred = x - x.mean(axis=0)
-    keep: list[int] = []
-    rank = 0
-    for j in range(x.shape[1]):
-        trial = centred[:, [*keep, j]]
-        new_rank = int(
-            np.linalg.matrix_rank(trial, tol=1e-9 * max(1.0, float(np.abs(trial).max())))
-        )
-        if new_rank > rank:
-            keep.append(j)
-            rank = new_rank
-    return keep
-
-
-def _fit_ordered(
-    x: FloatArray, levels: NDArray[np.intp], values: FloatArray, features: tuple[str, ...]
-) -> OrdinalModel | None:
-    # statsmodels takes most of a second to load: only a refit needs it
-    from statsmodels.miscmodels.ordinal_model import OrderedModel
-
-    observed = np.unique(levels)
-    if observed.shape[0] < 2:
-        return None
-    codes = np.searchsorted(observed, levels)
-    keep = _identifiable_columns(x)
-    if not keep:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            fitted = OrderedModel(codes, x[:, keep], distr="logit").fit(
-                method="bfgs", disp=False, maxiter=200
-            )
-        except (np.linalg.LinAlgError, ValueError):
-            return None
-    params = np.asarray(fitted.params, dtype=np.float64)
-    # columns left out (constant, or a multiple of another) get coefficient 0:
-    # on this collection their effect is carried by the thresholds or the kept column
-    beta = np.zeros(x.shape[1])
-    beta[keep] = params[: len(keep)]
-    cuts = np.asarray(fitted.model.transform_threshold_params(params), dtype=np.float64)[1:-1]
-    if not (np.all(np.isfinite(beta)) and np.all(np.isfinite(cuts))):
-        return None
-    # statsmodels: P(y <= j) = F(cut_j - x beta)  =>  alpha_{j+1} = -cut_j  (A1)
-    return OrdinalModel(features, beta, -cuts, values[observed])
-
-
-def refit_model(
-    published: OrdinalModel,
-    x: ArrayLike,
-    judged_values: ArrayLike,
-    scale: Scale,
-    rng: np.random.Generator,
-    *,
-    folds: int = 5,
-    min_observations: int = 50,
-) -> RefitResult:
-    """Refit an ordinal model on a campaign's own judgments with statsmodels.
-
-    The refit (``OrderedModel``, logit link, same features as ``published``) is
-    compared with the published parameters by ``folds``-fold cross-validated RMSE
-    of E[R] against the judged values; it is used only when it predicts better.
-
-    Parameters
-    ----------
-    published : OrdinalModel
-    x : array_like, shape (n, n_features)
-        Design rows of the judged pairs (as the model saw them before judging).
-    judged_values : array_like, shape (n,)
-    scale : Scale
-    rng : numpy.random.Generator
-        Shuffles the folds.
-    """
-    xa = np.asarray(x, dtype=np.float64)
-    y = scale.check_values(judged_values, "judged value")
-    if xa.ndim != 2 or xa.shape[1] != len(published.features):
-        raise ValueError(f"x must have shape (n, {len(published.features)}), found {xa.shape}")
-    if xa.shape[0] != y.shape[0]:
-        raise ValueError(f"x has {xa.shape[0]} rows but {y.shape[0]} judged values were given")
-    if folds < 2:
-        raise ValueError(f"folds must be at least 2, found {folds}")
-    n = y.shape[0]
-    base_rmse = float(np.sqrt(np.mean((published.moments(xa)[0] - y) ** 2))) if n else np.nan
-    if n < max(min_observations, folds):
-        return RefitResult(published, False, np.nan, base_rmse, n)
-    levels = scale.model_level(y)
-    values = scale.model_values
-    fold_of = rng.permutation(n) % folds
-    errors = np.empty(n)
-    for f in range(folds):
-        test = fold_of == f
-        model = _fit_ordered(xa[~test], levels[~test], values, published.features)
-        if model is None:
-            return RefitResult(published, False, np.nan, base_rmse, n)
-        errors[test] = model.moments(xa[test])[0] - y[test]
-    cv_rmse = float(np.sqrt(np.mean(errors**2)))
-    full = _fit_ordered(xa, levels, values, published.features)
-    if full is None or not cv_rmse < base_rmse:
-        return RefitResult(published, False, cv_rmse, base_rmse, n)
-    return RefitResult(replace(full), True, cv_rmse, base_rmse, n)

@@ -125,10 +125,8 @@ class ReplayResult:
     calibration: list[CalibrationBin]
     estimated_means: FloatArray
     true_means: FloatArray
-    variance_scale: float
     seconds: float
     system_tau2: float = 0.0
-    source_variance_scale: tuple[float, ...] = ()
 
     def summary(self) -> dict[str, object]:
         """JSON-ready dict of every figure."""
@@ -144,9 +142,7 @@ class ReplayResult:
             "stop_reason": self.stop_reason,
             "initial_confidence": self.initial_confidence,
             "initial_accuracy": self.initial_accuracy,
-            "variance_scale": self.variance_scale,
             "system_tau2": self.system_tau2,
-            "source_variance_scale": list(self.source_variance_scale),
             "seconds": self.seconds,
             "trajectory": [
                 {
@@ -344,7 +340,7 @@ def _replay_result(
     reason: str,
     started: float,
 ) -> ReplayResult:
-    collection, model = engine.collection, engine.model
+    collection = engine.collection
     final = engine.evaluation()
     true_means = complete.mean
     iu = np.triu_indices(collection.n_systems, 1)
@@ -366,12 +362,6 @@ def _replay_result(
         calibration=calibration_table(final, true_means),
         estimated_means=final.mean,
         true_means=true_means,
-        variance_scale=model.variance_scale,
         seconds=time.perf_counter() - started,
         system_tau2=engine.system_tau2,
-        source_variance_scale=(
-            tuple(float(x) for x in model.source_variance_scale)
-            if model.source_variance_scale is not None
-            else ()
-        ),
     )
