@@ -49,11 +49,11 @@ MAX_INVITES = 200
 STATUS_ACTIONS: dict[str, list[tuple[str, str, str]]] = {
     "draft": [
         ("open", "Open", "assessors' links start handing out pairs"),
-        ("closed", "Close", "no more judging; the results stay"),
+        ("closed", "Close the campaign", "no more judging; the results stay"),
     ],
     "open": [
-        ("draft", "Pause", "back to draft: assessors are told to come back later"),
-        ("closed", "Close", "no more judging; the results stay"),
+        ("draft", "Pause the campaign", "back to draft: assessors are told to come back later"),
+        ("closed", "Close the campaign", "no more judging; the results stay"),
     ],
     "closed": [("open", "Reopen", "assessors' links hand out pairs again")],
 }
