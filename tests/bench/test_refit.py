@@ -10,7 +10,7 @@ from bench.experiments.refit import refit_model
 from mtcjudge.mtc.collection import build_collection
 from mtcjudge.mtc.estimators import TABLE_A1, OrdinalModel, output_features
 from mtcjudge.mtc.scales import BROAD, FINE
-from tests.mtc.conftest import random_metadata, random_runs
+from tests.mtc.random_collections import random_metadata, random_runs
 
 
 def simulate(model: OrdinalModel, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -13,6 +13,7 @@ from mtcjudge.mtc.collection import Collection, Metadata, build_collection
 from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.synthetic import generate
 from tests.mtc import toy
+from tests.mtc.random_collections import random_metadata, random_runs
 
 
 @pytest.fixture
@@ -51,40 +52,6 @@ def toy_estimates(
     """(mean, var, source) of the eight toy pairs (the table of 2.6(d))."""
     judged, values = toy_judgments
     return make_toy_model().estimate_all(judged, values)
-
-
-def random_runs(
-    seed: int,
-    n_systems: int = 4,
-    n_queries: int = 3,
-    k: int = 5,
-    n_docs: int = 10,
-    short: bool = False,
-) -> np.ndarray:
-    """Runs of shape (n_systems, n_queries, k) of distinct random documents.
-
-    With ``short`` some lists are cut (padded with -1) to exercise runs shorter than k.
-    """
-    rng = np.random.default_rng(seed)
-    runs = np.array(
-        [
-            [rng.choice(n_docs, size=k, replace=False) for _ in range(n_queries)]
-            for _ in range(n_systems)
-        ],
-        dtype=np.intp,
-    )
-    if short:
-        lengths = rng.integers(1, k + 1, size=(n_systems, n_queries))
-        runs[np.arange(k)[None, None, :] >= lengths[:, :, None]] = -1
-    return runs
-
-
-def random_metadata(seed: int, n_docs: int, n_queries: int) -> Metadata:
-    """Few artists and genres, so that fART, aART and sGEN all vary."""
-    rng = np.random.default_rng(seed + 1000)
-    artist = rng.integers(-1, 4, size=n_docs)  # -1: unknown / various artists
-    genre = rng.integers(0, 3, size=n_docs)
-    return Metadata.from_arrays(artist, genre, rng.integers(0, 3, size=n_queries))
 
 
 @pytest.fixture(scope="session")
