@@ -23,6 +23,7 @@ from sqlalchemy import Connection, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from mtcjudge.clips.rendition import clip_source, rendition
 from mtcjudge.db import make_database_engine
 from mtcjudge.models import Judgment, Pair, PlanEntry, counted_judgment
 
@@ -150,3 +151,15 @@ def session_csrf(client: TestClient) -> str:
     page = client.get("/")
     assert "Signed in as" in page.text, page.text
     return csrf_field(page.text)
+
+
+def served_clip(document: Any) -> bytes:
+    """The bytes the clip route serves for a document: its MP3 rendition."""
+    clip = clip_source(
+        document.audio_path,
+        document.content_sha256,
+        document.excerpt_start,
+        document.duration_seconds,
+        document.source_seconds,
+    )
+    return rendition(clip).read_bytes()

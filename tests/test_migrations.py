@@ -28,6 +28,7 @@ EXPECTED_TABLES = {
     "campaign_results",
     "trajectory_point",
     "assessor_reliability",
+    "clip_delivery",
 }
 
 

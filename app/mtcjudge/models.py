@@ -11,12 +11,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     DateTime,
     Float,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -35,6 +37,7 @@ __all__ = [
     "Base",
     "Campaign",
     "CampaignResults",
+    "ClipDelivery",
     "Document",
     "Judgment",
     "Lease",
@@ -126,6 +129,18 @@ class Campaign(Base):
     auto_pause: Mapped[bool] = mapped_column(
         Boolean, default=False, server_default=false(), nullable=False
     )
+    # how clips are cut from the collection's files (mtcjudge.clips.cut): "whole", "excerpt"
+    # (excerpt_seconds from excerpt_start_fraction of the way in) or "offsets" (a start per
+    # file, kept on each document)
+    clip_cut: Mapped[str] = mapped_column(
+        String(16), default="whole", server_default="whole", nullable=False
+    )
+    excerpt_seconds: Mapped[float] = mapped_column(
+        Float, default=30.0, server_default="30", nullable=False
+    )
+    excerpt_start_fraction: Mapped[float] = mapped_column(
+        Float, default=0.3, server_default="0.3", nullable=False
+    )
     # grows when systems are added to the campaign: the planners rebuild their engines
     collection_version: Mapped[int] = mapped_column(
         Integer, default=0, server_default="0", nullable=False
@@ -161,9 +176,20 @@ class Document(Base):
     external_id: Mapped[str] = mapped_column(String(200), nullable=False)
     artist: Mapped[str | None] = mapped_column(String(200))
     genre: Mapped[str | None] = mapped_column(String(200))
+    # the collection's file and its MIME type (every clip is served as MP3, whatever it is)
     audio_path: Mapped[str | None] = mapped_column(Text)
     audio_type: Mapped[str | None] = mapped_column(String(64))
+    # the clip's duration: the stretch of the file the campaign cuts (mtcjudge.clips.cut)
     duration_seconds: Mapped[float | None] = mapped_column(Float)
+    # the import's analysis (mtcjudge.clips.analysis); empty for clips imported before it
+    # (they are served whole, named by their path, size and time)
+    excerpt_start: Mapped[float | None] = mapped_column(Float)
+    source_seconds: Mapped[float | None] = mapped_column(Float)
+    sample_rate: Mapped[int | None] = mapped_column(Integer)
+    channels: Mapped[int | None] = mapped_column(Integer)
+    loudness_lufs: Mapped[float | None] = mapped_column(Float)
+    peaks: Mapped[bytes | None] = mapped_column(LargeBinary)
+    content_sha256: Mapped[str | None] = mapped_column(String(64))
 
 
 class Query(Base):
@@ -384,6 +410,21 @@ class Lease(Base):
     selection_rank: Mapped[int | None] = mapped_column(Integer)
     selection_weight: Mapped[float | None] = mapped_column(Float)
     selection_rule: Mapped[str | None] = mapped_column(String(16))
+
+
+class ClipDelivery(Base):
+    """The bytes of one clip sent to one assessor, over all their leases: a browser that keeps
+    a clip it fetched once (a query heard again for the next pair) has heard it from these
+    bytes (mtcjudge.judging.listening). ``clip_key`` names the rendition
+    (mtcjudge.clips.rendition)."""
+
+    __tablename__ = "clip_delivery"
+
+    assessor_id: Mapped[int] = mapped_column(
+        ForeignKey("assessor.id", ondelete="CASCADE"), primary_key=True
+    )
+    clip_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    bytes_sent: Mapped[int] = mapped_column(BigInteger, default=0, nullable=False)
 
 
 class Judgment(Base):

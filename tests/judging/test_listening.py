@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, update
 
+from mtcjudge.clips.rendition import served_bytes_estimate
 from mtcjudge.judging.listening import EVIDENCE_SHARE, REPORT_TOLERANCE_MS, required_ms
 from mtcjudge.models import Document, Judgment, Lease
 from tests.factories import CampaignFixture, build_campaign
@@ -122,8 +123,10 @@ def test_the_server_must_have_sent_enough_of_each_clip(db_session, client, tmp_p
         "has not sent enough of the query",
     )
     size = fetch(client, pair, "query")
-    # half a second's worth of the candidate is less than half of what one second is
-    needed = EVIDENCE_SHARE * size * (1.0 / CLIP_SECONDS)
+    # half a second's worth of the candidate is less than half of what one second is (of
+    # the constant-bitrate MP3 every clip is served as)
+    assert size == pytest.approx(served_bytes_estimate(CLIP_SECONDS), rel=0.1)
+    needed = EVIDENCE_SHARE * served_bytes_estimate(CLIP_SECONDS) * (1.0 / CLIP_SECONDS)
     part = int(needed) - 1
     assert fetch(client, pair, "candidate", {"Range": f"bytes=0-{part - 1}"}) == part
     assert_refused(

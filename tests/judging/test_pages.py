@@ -12,7 +12,7 @@ from sqlalchemy import select
 from mtcjudge.models import Assessor, Campaign, Document, Judgment, Lease, Pair, utcnow
 from mtcjudge.security import hash_token
 from tests.factories import CampaignFixture, build_campaign
-from tests.support import write_tone
+from tests.support import served_clip, write_tone
 
 
 @pytest.fixture
@@ -231,10 +231,10 @@ def test_audio_of_a_leased_pair_is_served_with_range_support(db_session, fx, cli
     for which, document_id in (("query", query_document.id), ("candidate", row.document_id)):
         url = clip_url(token, row.id, which)
         document = db_session.get(Document, document_id)
-        content = Path(document.audio_path).read_bytes()
+        content = served_clip(document)
         whole = client.get(url)
         assert whole.status_code == 200
-        assert whole.headers["content-type"] == "audio/wav"
+        assert whole.headers["content-type"] == "audio/mpeg"
         assert whole.headers["accept-ranges"] == "bytes"
         assert whole.content == content
         part = client.get(url, headers={"Range": "bytes=0-99"})

@@ -10,7 +10,6 @@ import math
 import re
 import uuid
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +33,7 @@ from mtcjudge.models import (
 from mtcjudge.pool import repository as pool_repository
 from mtcjudge.security import hash_token
 from tests.factories import CampaignFixture, build_campaign
-from tests.support import next_body
+from tests.support import next_body, served_clip
 
 
 # ---------------------------------------------------------------- helpers
@@ -168,17 +167,18 @@ def test_a_reference_trial_looks_exactly_like_a_pool_pair(db_session, client) ->
     # excerpt of the query clip, as long and as large, so no identical waveform shows
     served = client.get(trial["query"]["audio_url"])
     assert served.status_code == 200
-    assert served.headers["content-type"] == "audio/wav"
+    assert served.headers["content-type"] == "audio/mpeg"
     candidate = client.get(trial["candidate"]["audio_url"])
     assert candidate.status_code == 200
-    assert candidate.headers["content-type"] == "audio/wav"
+    assert candidate.headers["content-type"] == "audio/mpeg"
     assert len(candidate.content) == len(served.content)
     assert candidate.content != served.content
-    # a pool pair's candidate is its file, untouched
+    # a pool pair's candidate is its clip's rendition, the same MP3 form
     pool = pools[-1]
     pool_doc = db_session.get(Document, lease_of(db_session, pool).document_id)
     pool_clip = client.get(pool["candidate"]["audio_url"])
-    assert pool_clip.content == Path(pool_doc.audio_path).read_bytes()
+    assert pool_clip.content == served_clip(pool_doc)
+    assert pool_clip.headers["content-type"] == "audio/mpeg"
 
 
 def test_trials_never_touch_the_pool_and_are_never_counted(db_session, client) -> None:

@@ -22,7 +22,8 @@ from mtcjudge import audit
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.changes import AddRunsReport, ImportReport
 from mtcjudge.campaigns.spec import SLUG_MAX, CampaignSpec
-from mtcjudge.clips.audio import AudioScan, scan_audio
+from mtcjudge.clips.audio import AudioFile, AudioScan, scan_audio
+from mtcjudge.clips.cut import Cut
 from mtcjudge.errors import InvalidInput, UnplayableNotConfirmed
 from mtcjudge.ingest.formats import Judgments, Metadata, Runs
 from mtcjudge.ingest.loader import load_collection
@@ -42,15 +43,14 @@ from mtcjudge.validation import NAME_MAX, text_problem
 
 __all__ = [
     "add_runs",
+    "audio_columns",
+    "campaign_cut",
     "create_campaign",
     "open_warning",
     "refuse_unconfirmed_open",
     "scan_clips",
     "slugify",
 ]
-
-#: what a document row says of its clip (the stored ones get these when a clip is found)
-_AUDIO_COLUMNS = ("audio_path", "audio_type", "duration_seconds")
 
 
 def create_campaign(
@@ -64,6 +64,7 @@ def create_campaign(
     teams: dict[str, str] | None = None,
     *,
     confirm_unplayable: bool = False,
+    clip_offsets: dict[str, float] | None = None,
 ) -> tuple[Campaign, ImportReport]:
     """Store a campaign and its collection; nothing is committed (the caller's transaction).
 
@@ -97,7 +98,7 @@ def create_campaign(
         metadata.artist.values() if metadata else (),
         metadata.genre.values() if metadata else (),
     )
-    scan = scan_clips(audio_dir, sorted(run_docs | set(runs.queries)))
+    scan = scan_clips(audio_dir, sorted(run_docs | set(runs.queries)), spec.cut, clip_offsets)
     n_pool_pairs = load_collection(runs, spec.k, metadata).collection.n_pairs
     campaign = _store_campaign(session, spec)
     stored = _store_collection(session, campaign.id, runs, metadata, scan, teams, doc_names)
@@ -215,7 +216,7 @@ def add_runs(
     # the documents the new runs bring, and stored ones of theirs that have no clip yet (a
     # document of the metadata only, or one whose clip was missing): both get one if found
     silent = sorted(run_docs & repository.documents_without_audio(session, campaign.id))
-    scan = scan_clips(audio_dir, [*new_docs, *silent])
+    scan = scan_clips(audio_dir, [*new_docs, *silent], campaign_cut(campaign))
 
     state = planner_repository.planner_state(session, campaign.id)
     stop_before = state.stop_reason if state is not None else None
@@ -326,10 +327,9 @@ def _grow_and_plan(session: Session, campaign: Campaign, *, clips_found: bool) -
 
 def _give_clips(session: Session, campaign_id: int, silent: list[str], scan: AudioScan) -> bool:
     """Store the clips found for stored documents that had none; whether any was found."""
-    found = {d: _document_row(campaign_id, d, None, scan) for d in silent if d in scan.found}
-    audio = {d: {k: row[k] for k in _AUDIO_COLUMNS} for d, row in found.items()}
+    audio = {d: audio_columns(scan.found[d]) for d in silent if d in scan.found}
     repository.set_audio(session, campaign_id, audio)
-    return bool(found)
+    return bool(audio)
 
 
 def _planner_figures(session: Session, campaign: Campaign) -> PlannerState:
@@ -345,8 +345,19 @@ def _run_documents(runs: Runs) -> set[str]:
     return {doc for per_query in runs.lists.values() for lst in per_query.values() for doc in lst}
 
 
-def scan_clips(audio_dir: Path | None, names: list[str]) -> AudioScan:
-    """The clips of ``names`` found in ``audio_dir`` (none without one).
+def campaign_cut(campaign: Campaign) -> Cut:
+    """How a stored campaign cuts its clips."""
+    return Cut(campaign.clip_cut, campaign.excerpt_seconds, campaign.excerpt_start_fraction)
+
+
+def scan_clips(
+    audio_dir: Path | None,
+    names: list[str],
+    cut: Cut,
+    offsets: dict[str, float] | None = None,
+) -> AudioScan:
+    """The clips of ``names`` found in ``audio_dir`` (none without one), analysed for a
+    campaign that cuts them by ``cut``.
 
     Raises
     ------
@@ -356,7 +367,7 @@ def scan_clips(audio_dir: Path | None, names: list[str]) -> AudioScan:
     if audio_dir is None:
         return AudioScan({}, [], [])
     try:
-        return scan_audio(audio_dir, names)
+        return scan_audio(audio_dir, names, cut=cut, offsets=offsets)
     except ValueError as exc:
         raise InvalidInput(f"audio directory: {exc}") from exc
 
@@ -447,9 +458,24 @@ def _document_row(
         "external_id": doc,
         "artist": metadata.artist.get(doc) if metadata else None,
         "genre": metadata.genre.get(doc) if metadata else None,
+        **audio_columns(audio),
+    }
+
+
+def audio_columns(audio: AudioFile | None) -> dict[str, Any]:
+    """A document's audio columns: its file and the import's analysis of it."""
+    analysis = audio.analysis if audio else None
+    return {
         "audio_path": str(audio.path) if audio else None,
         "audio_type": audio.mime if audio else None,
         "duration_seconds": audio.duration_seconds if audio else None,
+        "excerpt_start": analysis.window.start if analysis else None,
+        "source_seconds": analysis.source_seconds if analysis else None,
+        "sample_rate": analysis.sample_rate if analysis else None,
+        "channels": analysis.channels if analysis else None,
+        "loudness_lufs": analysis.loudness_lufs if analysis else None,
+        "peaks": analysis.peaks if analysis else None,
+        "content_sha256": analysis.sha256 if analysis else None,
     }
 
 

@@ -39,6 +39,7 @@ from mtcjudge.campaigns.schemas import (
     SetAsideOut,
 )
 from mtcjudge.campaigns.spec import SLUG_MAX, SLUG_PATTERN, CampaignSpec
+from mtcjudge.clips.cut import MAX_EXCERPT_SECONDS, MIN_EXCERPT_SECONDS
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
 from mtcjudge.errors import InvalidInput, NotFound
 from mtcjudge.ingest.formats import (
@@ -229,6 +230,12 @@ def _decimal(name: str, default: float) -> Any:
     )
 
 
+CLIP_CUT_HELP = (
+    "how clips are cut from the files: whole, or excerpt (excerpt_seconds from "
+    "excerpt_start_fraction of the way in; files no longer than that are played whole)"
+)
+
+
 class CampaignUpload(BaseModel):
     """A new campaign as the browser's form sends it: the settings of
     :class:`~mtcjudge.campaigns.spec.CampaignSpec` and the files by name (several run files,
@@ -253,6 +260,21 @@ class CampaignUpload(BaseModel):
     listen_seconds: float = _decimal("listen_seconds", CampaignSpec.listen_seconds)
     quality_rate: float = _decimal("quality_rate", CampaignSpec.quality_rate)
     auto_pause: bool = False
+    clip_cut: Literal["whole", "excerpt"] = Field(default="excerpt", description=CLIP_CUT_HELP)
+    excerpt_seconds: float = Field(
+        default=CampaignSpec.excerpt_seconds,
+        ge=MIN_EXCERPT_SECONDS,
+        le=MAX_EXCERPT_SECONDS,
+        allow_inf_nan=False,
+        description="length of an excerpt (s)",
+    )
+    excerpt_start_fraction: float = Field(
+        default=CampaignSpec.excerpt_start_fraction,
+        ge=0.0,
+        lt=1.0,
+        allow_inf_nan=False,
+        description="where an excerpt starts, as a share of the file",
+    )
     confirm_unplayable: bool = Field(
         default=False,
         description="created open although pool pairs cannot be played (else 409)",

@@ -162,6 +162,13 @@ class CampaignOut(BaseModel):
     listen_seconds: float = Field(description=FLOAT_SETTING_HELP["listen_seconds"])
     quality_rate: float = Field(description=FLOAT_SETTING_HELP["quality_rate"])
     auto_pause: bool = Field(description=_AUTO_PAUSE)
+    clip_cut: str = Field(
+        description="how clips are cut from the files: whole, excerpt or offsets (docs/audio.md)"
+    )
+    excerpt_seconds: float = Field(description="length of an excerpt (s)")
+    excerpt_start_fraction: float = Field(
+        description="where an excerpt starts, as a share of the file"
+    )
     collection_version: int = Field(
         description="how many times systems were added to the campaign (0: never)"
     )

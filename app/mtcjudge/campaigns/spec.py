@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 
 from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
+from mtcjudge.clips.cut import CUT_MODES, Cut
+from mtcjudge.errors import InvalidInput
 from mtcjudge.models import DEFAULT_LISTEN_SECONDS, DEFAULT_QUALITY_RATE
 from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, ESTIMATOR_CHOICES
 from mtcjudge.mtc.measures import MEASURES
@@ -49,6 +51,11 @@ class CampaignSpec:
     quality_rate: float = DEFAULT_QUALITY_RATE
     # pause an assessor automatically when they fail the hidden quality trials
     auto_pause: bool = False
+    # how clips are cut from the collection's files (mtcjudge.clips.cut): by default 30 s
+    # from 30 % of the way in, as MIREX did (files no longer than that are played whole)
+    clip_cut: str = "excerpt"
+    excerpt_seconds: float = 30.0
+    excerpt_start_fraction: float = 0.3
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -89,6 +96,24 @@ class CampaignSpec:
         ):
             raise ValueError(f"target must be a confidence between 0.5 and 1, found {target!r}")
         object.__setattr__(self, "target", float(target))
+        self._check_cut()
+
+    def _check_cut(self) -> None:
+        _check_choice("clip_cut", self.clip_cut, CUT_MODES)
+        for name in ("excerpt_seconds", "excerpt_start_fraction"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{name} must be a number, found {value!r}")
+            object.__setattr__(self, name, float(value))
+        try:
+            _ = self.cut
+        except InvalidInput as exc:
+            raise ValueError(exc.message.removeprefix("clips: ")) from exc
+
+    @property
+    def cut(self) -> Cut:
+        """How this campaign cuts its clips."""
+        return Cut(self.clip_cut, self.excerpt_seconds, self.excerpt_start_fraction)
 
 
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:

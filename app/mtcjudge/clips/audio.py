@@ -1,28 +1,25 @@
-"""Find the clip of each document in an audio directory and check that it can be played.
+"""Find the clip of each document in an audio directory and analyse it.
 
-One file per document, named ``<doc_id>.<ext>`` with ``ext`` one of wav, flac, ogg, mp3 (any
-case), directly in the directory. "Readable" means that mutagen (the audio-metadata library)
-opens the file as the format its extension promises and finds its audio stream; the duration
-is the stream's where the format records it. Nothing is decoded: a browser plays the file,
-this only catches empty, truncated or misnamed files before an assessor meets them.
+One file per document, named ``<doc_id>.<ext>`` with ``ext`` one of wav, flac, ogg, oga, opus,
+mp3 (any case), directly in the directory. :func:`scan_audio` matches documents to files and,
+for a campaign's import, analyses each file once (:func:`mtcjudge.clips.analysis.analyse`:
+decoded, cut, measured); for a preview only the headers are read
+(:func:`mtcjudge.clips.decode.inspect`). A file that cannot be used is reported with its
+reason and never stops the others.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
-import mutagen
-from mutagen.flac import FLAC
-from mutagen.mp3 import MP3
-from mutagen.oggflac import OggFLAC
-from mutagen.oggopus import OggOpus
-from mutagen.oggvorbis import OggVorbis
-from mutagen.wave import WAVE
+from mtcjudge.clips.analysis import ClipAnalysis, analyse
+from mtcjudge.clips.cut import Cut
+from mtcjudge.clips.decode import AUDIO_TYPES, UnreadableAudio, inspect
 
 __all__ = [
     "AUDIO_TYPES",
@@ -36,34 +33,14 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class _Format:
-    mime: str
-    what: str  # as an organizer reads it in a report: "not <what>"
-    kinds: tuple[type[mutagen.FileType], ...]  # what mutagen may open a file of it as
-    # a WAV data chunk always has a size, so a length of 0 means no audio; FLAC and Ogg
-    # streams may leave their length unrecorded (0)
-    zero_length_is_empty: bool = False
-
-
-_FORMATS = {
-    "wav": _Format("audio/wav", "a WAV file", (WAVE,), zero_length_is_empty=True),
-    "flac": _Format("audio/flac", "a FLAC file", (FLAC,)),
-    "ogg": _Format("audio/ogg", "an Ogg Vorbis, Opus or FLAC file", (OggVorbis, OggOpus, OggFLAC)),
-    "mp3": _Format("audio/mpeg", "an MP3 file", (MP3,)),
-}
-#: extension -> MIME type, in order of preference when one document has several files
-AUDIO_TYPES = {ext: audio_format.mime for ext, audio_format in _FORMATS.items()}
-#: WAV encodings browsers play: PCM, IEEE float, WAVE_FORMAT_EXTENSIBLE
-_PLAYABLE_WAV_ENCODINGS = (1, 3, 0xFFFE)
-
-
-@dataclass(frozen=True)
 class AudioFile:
-    """A playable clip: where it is, its MIME type and its duration when the header tells."""
+    """A usable clip: where its file is, the file's MIME type, the clip's duration, and the
+    import's analysis (None for a preview, which reads headers only)."""
 
     path: Path
     mime: str
     duration_seconds: float | None
+    analysis: ClipAnalysis | None = None
 
 
 @dataclass(frozen=True)
@@ -88,15 +65,18 @@ class AudioScan:
     notes: list[str] = field(default_factory=list)
 
 
-class UnreadableAudio(ValueError):
-    """The file cannot be used; the message says why, in words an organizer understands."""
+def scan_audio(
+    directory: str | os.PathLike[str],
+    doc_ids: Iterable[str],
+    *,
+    cut: Cut | None = None,
+    offsets: Mapping[str, float] | None = None,
+    workers: int | None = None,
+) -> AudioScan:
+    """Match documents to the audio files of ``directory``, and check or analyse each file.
 
-
-def scan_audio(directory: str | os.PathLike[str], doc_ids: Iterable[str]) -> AudioScan:
-    """Match documents to the audio files of ``directory`` and check each file's header.
-
-    When a document has several files (``a.wav`` and ``a.mp3``), the first readable one in
-    the order wav, flac, ogg, mp3 is used and a note says which files were passed over.
+    When a document has several files (``a.wav`` and ``a.mp3``), the first usable one in the
+    order of :data:`AUDIO_TYPES` is used and a note says which files were passed over.
 
     Parameters
     ----------
@@ -104,10 +84,13 @@ def scan_audio(directory: str | os.PathLike[str], doc_ids: Iterable[str]) -> Aud
         Directory holding ``<doc_id>.<ext>`` files (subdirectories are not searched).
     doc_ids : iterable of str
         The documents that need a clip.
-
-    Returns
-    -------
-    AudioScan
+    cut : Cut, optional
+        Analyse each file for a campaign that cuts clips this way (decoded, cut, measured);
+        without it only the headers are read.
+    offsets : mapping of str to float, optional
+        A start in seconds per document (``cut.mode == "offsets"``).
+    workers : int, optional
+        Files analysed at once (default: the machine's cores).
 
     Raises
     ------
@@ -119,84 +102,70 @@ def scan_audio(directory: str | os.PathLike[str], doc_ids: Iterable[str]) -> Aud
         problem = "no such directory" if not root.exists() else "not a directory"
         raise ValueError(f"{root}: {problem}")
     wanted = list(dict.fromkeys(doc_ids))
-    wanted_set = set(wanted)
+    candidates = _candidates(root, set(wanted))
+    offsets = offsets or {}
+
+    def look(doc: str) -> tuple[AudioFile | None, list[str], list[Path]]:
+        paths = candidates.get(doc, [])
+        failures: list[str] = []
+        for path in paths:
+            try:
+                return _look(path, cut, offsets.get(doc)), failures, paths
+            except UnreadableAudio as exc:
+                failures.append(f"{path.name}: {exc}")
+        return None, failures, paths
+
+    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+        looked = list(pool.map(look, wanted))
+    found: dict[str, AudioFile] = {}
+    missing: list[str] = []
+    unreadable: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for doc, (audio, failures, paths) in zip(wanted, looked, strict=True):
+        if not paths:
+            missing.append(doc)
+        elif audio is None:
+            unreadable.append((doc, "; ".join(failures)))
+        else:
+            found[doc] = audio
+            if len(paths) > 1:
+                others = ", ".join(p.name for p in paths if p != audio.path)
+                why = f" ({'; '.join(failures)})" if failures else ""
+                notes.append(f"{doc}: using {audio.path.name}, not {others}{why}")
+    return AudioScan(found, missing, unreadable, notes)
+
+
+def _candidates(root: Path, wanted: set[str]) -> dict[str, list[Path]]:
+    """Each wanted document's files, in order of preference."""
     preference = {ext: i for i, ext in enumerate(AUDIO_TYPES)}
     candidates: dict[str, list[Path]] = {}
     with os.scandir(root) as entries:
         for entry in entries:
             stem, dot, ext = entry.name.rpartition(".")
-            if dot and ext.lower() in AUDIO_TYPES and stem in wanted_set and entry.is_file():
+            if dot and ext.lower() in AUDIO_TYPES and stem in wanted and entry.is_file():
                 candidates.setdefault(stem, []).append(Path(entry.path).resolve())
-    found: dict[str, AudioFile] = {}
-    missing: list[str] = []
-    unreadable: list[tuple[str, str]] = []
-    notes: list[str] = []
-    for doc in wanted:
-        paths = sorted(
-            candidates.get(doc, []), key=lambda p: (preference[p.suffix[1:].lower()], p.name)
-        )
-        if not paths:
-            missing.append(doc)
-            continue
-        failures: list[str] = []
-        for path in paths:
-            try:
-                found[doc] = probe_audio(path)
-            except UnreadableAudio as exc:
-                failures.append(f"{path.name}: {exc}")
-                continue
-            break
-        if doc not in found:
-            unreadable.append((doc, "; ".join(failures)))
-        elif len(paths) > 1:
-            used = found[doc].path.name
-            others = ", ".join(p.name for p in paths if p.name != used)
-            why = f" ({'; '.join(failures)})" if failures else ""
-            notes.append(f"{doc}: using {used}, not {others}{why}")
-    return AudioScan(found, missing, unreadable, notes)
+    for paths in candidates.values():
+        paths.sort(key=lambda p: (preference[p.suffix[1:].lower()], p.name))
+    return candidates
+
+
+def _look(path: Path, cut: Cut | None, offset: float | None) -> AudioFile:
+    if cut is None:
+        return probe_audio(path)
+    analysis = analyse(path, cut, offset)
+    return AudioFile(analysis.path, analysis.mime, analysis.window.seconds, analysis)
 
 
 def probe_audio(path: str | os.PathLike[str]) -> AudioFile:
-    """Open one clip as the format its extension names and read its duration.
+    """Read one file's header as the format its extension names (nothing decoded).
 
     Raises
     ------
     UnreadableAudio
         With the reason when the file cannot be used.
     """
-    file = Path(path)
-    ext = file.suffix[1:].lower()
-    audio_format = _FORMATS.get(ext)
-    if audio_format is None:
-        raise UnreadableAudio(f"unsupported extension .{ext} (expected {', '.join(AUDIO_TYPES)})")
-    try:
-        if file.stat().st_size == 0:
-            raise UnreadableAudio("empty file")
-        with file.open("rb") as handle:
-            duration = _duration(handle, audio_format)
-    except OSError as exc:
-        raise UnreadableAudio(f"cannot open: {exc.strerror or exc}") from exc
-    return AudioFile(file, audio_format.mime, duration)
-
-
-def _duration(handle: BinaryIO, audio_format: _Format) -> float | None:
-    """The clip's duration in seconds (None when its header does not record it)."""
-    try:
-        audio = mutagen.File(handle, options=audio_format.kinds)
-    except Exception as exc:  # a damaged file can trip any error in a parser, not only its own
-        reason = str(exc) or type(exc).__name__
-        raise UnreadableAudio(f"not readable as {audio_format.what} ({reason})") from exc
-    if audio is None:
-        raise UnreadableAudio(f"not {audio_format.what}")
-    encoding = getattr(audio.info, "audio_format", None)
-    if isinstance(audio, WAVE) and encoding not in _PLAYABLE_WAV_ENCODINGS:
-        raise UnreadableAudio(f"unsupported WAV encoding (format tag {encoding})")
-    length = float(audio.info.length)
-    if length > 0:
-        return length
-    if audio_format.zero_length_is_empty:
-        raise UnreadableAudio("the file holds no audio frames")
-    return None
+    source = inspect(path)
+    return AudioFile(source.path, source.mime, source.seconds)
 
 
 class ClipWatch:

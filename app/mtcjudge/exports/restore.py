@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from mtcjudge import audit
 from mtcjudge.assessors.actions import PAUSE_MESSAGE_MAX
 from mtcjudge.campaigns import repository as campaigns_repository
-from mtcjudge.campaigns.creation import scan_clips
+from mtcjudge.campaigns.creation import audio_columns, campaign_cut, scan_clips
 from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.clips.audio import AudioScan
 from mtcjudge.errors import InvalidInput
@@ -62,6 +62,10 @@ _EARLIER_SETTINGS: dict[str, Any] = {
     "listen_seconds": 0.0,
     "quality_rate": 0.0,
     "auto_pause": False,
+    # clips were served whole before campaigns chose how to cut them
+    "clip_cut": "whole",
+    "excerpt_seconds": 30.0,
+    "excerpt_start_fraction": 0.3,
 }
 _SELECTION_RULES = ("plan", "own_query", "any_free", "audit")
 
@@ -260,7 +264,9 @@ def _restore_documents(
         documents.append((doc, f.text("artist", optional=True), f.text("genre", optional=True)))
         if f.choice("query", ("0", "1")) == "1":
             queries.append(doc)
-    scan = scan_clips(audio_dir, sorted(seen))
+    campaign = session.get(Campaign, cid)
+    assert campaign is not None  # stored by the caller
+    scan = scan_clips(audio_dir, sorted(seen), campaign_cut(campaign))
     rows = []
     for doc, artist, genre in documents:
         audio = scan.found.get(doc)
@@ -270,9 +276,7 @@ def _restore_documents(
                 "external_id": doc,
                 "artist": artist,
                 "genre": genre,
-                "audio_path": str(audio.path) if audio else None,
-                "audio_type": audio.mime if audio else None,
-                "duration_seconds": audio.duration_seconds if audio else None,
+                **audio_columns(audio),
             }
         )
     _insert(session, Document, rows)

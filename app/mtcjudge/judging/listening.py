@@ -4,11 +4,12 @@ against what the server itself sent for the lease.
 
 How the server's evidence is read (docs/web-architecture.md, "The listening rule"): the clip
 route counts the bytes of each clip it sends for a lease (what it handed to the connection,
-Range requests included). Playing the first ``s`` seconds of a clip of ``d`` seconds takes at
-least about ``size × s / d`` of its ``size`` bytes; the server asks for half of that
-(:data:`EVIDENCE_SHARE`), because a variable-bitrate file may spend fewer bytes on its
-opening seconds than on average, and because what is sent is counted when it has gone out.
-A clip of unknown duration cannot be converted into bytes: some of it must have been sent.
+Range requests included). Every clip is served as a constant-bitrate MP3
+(:mod:`mtcjudge.clips.rendition`), so playing the first ``s`` seconds of a clip of ``d``
+seconds takes about ``size × s / d`` of its ``size`` bytes; the server asks for half of that
+(:data:`EVIDENCE_SHARE`), because what is sent is counted when it has gone out and a browser
+may start playing before the rest arrives. A clip of unknown duration cannot be converted
+into bytes: some of it must have been sent.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import math
 import os
 from dataclasses import dataclass
 
+from mtcjudge.clips.rendition import served_bytes_estimate
 from mtcjudge.errors import ListeningRequired
 
 __all__ = [
@@ -55,17 +57,11 @@ def required_ms(listen_seconds: float, duration_seconds: float | None) -> int:
     return math.ceil(seconds * 1000)
 
 
-def _file_size(path: str) -> int | None:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
-
-
-def _bytes_needed(size: int, need_ms: int, duration_seconds: float | None) -> int:
+def _bytes_needed(need_ms: int, duration_seconds: float | None) -> int:
     if duration_seconds is None or duration_seconds <= 0:
         return 1  # some of the clip must have been sent
     share = min(1.0, need_ms / (duration_seconds * 1000))
+    size = served_bytes_estimate(duration_seconds)
     return max(1, math.floor(EVIDENCE_SHARE * size * share))
 
 
@@ -94,13 +90,12 @@ def check_listening(listen_seconds: float, clips: tuple[ClipEvidence, ...]) -> N
                 f"please listen to the {clip.name} for at least {seconds} before scoring "
                 f"(played {clip.reported_ms / 1000:.1f} s so far)"
             )
-        size = _file_size(clip.audio_path)
-        if size is None:
+        if not os.path.isfile(clip.audio_path):
             raise ListeningRequired(
                 f"the {clip.name} clip's audio file is missing on the server, so it cannot "
                 "be listened to (please tell the organizer)"
             )
-        if clip.served_bytes < _bytes_needed(size, need, clip.duration_seconds):
+        if clip.served_bytes < _bytes_needed(need, clip.duration_seconds):
             raise ListeningRequired(
                 f"the server has not sent enough of the {clip.name} clip for this pair to "
                 f"have played {seconds} of it: please play the {clip.name}, then submit"

@@ -10,7 +10,6 @@ listening (:mod:`mtcjudge.judging.listening`).
 from __future__ import annotations
 
 import logging
-import mimetypes
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -25,7 +24,8 @@ from fastapi.responses import FileResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 from starlette.types import Message, Receive, Scope, Send
 
-from mtcjudge.clips.excerpt import another_excerpt
+from mtcjudge.clips.decode import UnreadableAudio
+from mtcjudge.clips.rendition import SERVED_MIME, clip_source, safe_rendition
 from mtcjudge.db import read_only
 from mtcjudge.deps import SessionDep, transaction
 from mtcjudge.errors import InvalidInput, NotFound
@@ -59,14 +59,6 @@ async def _consent_given(request: Request) -> bool:
     # An urlencoded form read by hand: one checkbox does not justify python-multipart.
     fields = parse_qs((await request.body()).decode("utf-8", errors="replace"))
     return fields.get("consent", [""])[0] in ("yes", "on", "1", "true")
-
-
-def _media_type(audio_type: str | None, path: Path) -> str:
-    # audio_type may be a MIME type ("audio/wav") or a bare format name ("wav", "mp3")
-    if audio_type and "/" in audio_type:
-        return audio_type
-    guess_from = f"clip.{audio_type}" if audio_type else path.name
-    return mimetypes.guess_type(guess_from)[0] or "application/octet-stream"
 
 
 def _welcome_page(
@@ -197,40 +189,65 @@ async def _record_served(request: Request, lease_id: int, which: str, n: int) ->
         logger.warning("could not record %d bytes sent for lease %d", n, lease_id, exc_info=True)
 
 
-def _lease_clip(session: Session, token: str, lease_id: int, which: str) -> tuple[Path, str]:
+def _lease_clip(session: Session, token: str, lease_id: int, which: str) -> Path:
+    """The rendition of the lease's clip: its excerpt as MP3, or for a reference trial's
+    candidate another excerpt of the query's recording (mtcjudge.clips.rendition)."""
     found = context_queries.lease_clip(session, token, lease_id, which)
     if found is None:
         raise NotFound(UNKNOWN_LINK)
     if found.lease_id is None or not found.audio_path:
         raise NotFound("This clip is not part of your pairs.")
-    path = Path(found.audio_path)
-    if not path.is_file():
-        raise NotFound(
-            "This clip's audio file is missing on the server; please tell the organizer."
+    missing = NotFound(
+        "This clip's audio file is missing or damaged on the server; please tell the organizer."
+    )
+    if not Path(found.audio_path).is_file():
+        raise missing
+    variant = "other" if which == "candidate" and found.kind == "reference" else "clip"
+    try:
+        clip = clip_source(
+            found.audio_path,
+            found.content_sha256,
+            found.excerpt_start,
+            found.duration_seconds,
+            found.source_seconds,
         )
-    media_type = _media_type(found.audio_type, path)
-    if which == "candidate" and found.kind == "reference":
-        # the query against itself, as another excerpt: no identical waveform gives it away
-        path = another_excerpt(path)
-    return path, media_type
+    except UnreadableAudio as exc:
+        raise missing from exc
+    path = safe_rendition(clip, variant)
+    if path is None:
+        raise missing
+    return path
 
 
-def _lease_clip_read(session: Session, token: str, lease_id: int, which: str) -> tuple[Path, str]:
+def _lease_clip_read(session: Session, token: str, lease_id: int, which: str) -> Path:
     # a read: on SQLite it takes no write lock (the bytes sent are written afterwards)
     return _lease_clip(read_only(session), token, lease_id, which)
 
 
 async def _clip(request: Request, token: str, lease_id: int, which: str) -> Response:
     work = partial(_lease_clip_read, token=token, lease_id=lease_id, which=which)
-    path, media_type = await transaction(request, work)
-    # Range requests are answered (206): the browser seeks without downloading the whole
-    # clip. The URL is the lease's, so the browser's cache serves replays of this pair only.
+    path = await transaction(request, work)
+    # A rendition never changes (its name is the hash of what it is made from): its name is
+    # a strong validator, and a browser that has it asks with If-None-Match and is answered
+    # 304 without the bytes. Range requests are answered (206): the browser seeks without
+    # downloading the whole clip.
+    etag = f'"{path.stem}"'
+    headers = {"Cache-Control": "private, max-age=3600", "ETag": etag}
+    if etag in _etags(request.headers.get("if-none-match")):
+        return Response(status_code=304, headers=headers)
     return CountedFileResponse(
         path,
         record=partial(_record_served, request, lease_id, which),
-        media_type=media_type,
-        headers={"Cache-Control": "private, max-age=3600"},
+        media_type=SERVED_MIME,
+        headers=headers,
     )
+
+
+def _etags(header: str | None) -> set[str]:
+    """The entity tags of an If-None-Match header (weak ones compared as strong)."""
+    if not header:
+        return set()
+    return {tag.strip().removeprefix("W/") for tag in header.split(",")}
 
 
 @pages_router.get(

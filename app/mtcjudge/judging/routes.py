@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from sqlalchemy.orm import Session
 
+from mtcjudge.clips.rendition import SERVED_MIME
 from mtcjudge.deps import transaction
 from mtcjudge.judging import service
 from mtcjudge.judging.params import CHECK_JUDGMENT_ID, CHECK_TOKEN
@@ -44,7 +45,7 @@ def _clip(token: str, lease_id: int | None, which: str, clip: progress_queries.C
     return ClipOut(
         audio_url=f"/a/{token}/lease/{lease_id}/{which}",
         duration_seconds=clip.duration_seconds,
-        audio_type=clip.audio_type,
+        audio_type=SERVED_MIME,  # every clip is served as MP3 (mtcjudge.clips.rendition)
     )
 
 

@@ -286,13 +286,28 @@ class LeaseClip:
     audio_path: str | None
     audio_type: str | None
     kind: str | None = None  # the lease's kind: "pool", or a quality trial's
+    # the import's analysis (mtcjudge.clips.rendition.clip_source)
+    content_sha256: str | None = None
+    excerpt_start: float | None = None
+    duration_seconds: float | None = None
+    source_seconds: float | None = None
 
 
 def _lease_clip_statement(which: str) -> Any:
     clip = aliased(Document)
     document = Query.document_id if which == "query" else Lease.document_id
     return (
-        select(Assessor.id, Lease.id, clip.audio_path, clip.audio_type, Lease.kind)
+        select(
+            Assessor.id,
+            Lease.id,
+            clip.audio_path,
+            clip.audio_type,
+            Lease.kind,
+            clip.content_sha256,
+            clip.excerpt_start,
+            clip.duration_seconds,
+            clip.source_seconds,
+        )
         .select_from(Assessor)
         .outerjoin(
             Lease,
@@ -318,4 +333,4 @@ def lease_clip(session: Session, token: str, lease_id: int, which: str) -> Lease
     row = _run(session, _LEASE_CLIP[which], params).one_or_none()
     if row is None:
         return None
-    return LeaseClip(int(row[0]), None if row[1] is None else int(row[1]), row[2], row[3], row[4])
+    return LeaseClip(int(row[0]), None if row[1] is None else int(row[1]), *row[2:])
