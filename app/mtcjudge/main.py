@@ -30,6 +30,7 @@ from mtcjudge.errors import DomainError, OrganizerOnly
 from mtcjudge.exports.reuse import router as reuse_router
 from mtcjudge.exports.routes import router as exports_router
 from mtcjudge.health import RETRY_AFTER_SECONDS, DatabaseProbe, database_unavailable
+from mtcjudge.judging.clip_pages import clips_router
 from mtcjudge.judging.pages import pages_router
 from mtcjudge.judging.routes import router as judging_router
 from mtcjudge.middleware import BodySizeLimit, SecurityHeaders, install_access_log_redaction
@@ -54,6 +55,7 @@ _ROUTERS = (
     results_router,
     judging_router,
     pages_router,
+    clips_router,
     organizers_router,
     dashboard_router,
     campaign_manage_router,

@@ -190,6 +190,9 @@ class Document(Base):
     loudness_lufs: Mapped[float | None] = mapped_column(Float)
     peaks: Mapped[bytes | None] = mapped_column(LargeBinary)
     content_sha256: Mapped[str | None] = mapped_column(String(64))
+    # a query clip's reference-trial excerpt, measured like the clip (queries only)
+    other_loudness_lufs: Mapped[float | None] = mapped_column(Float)
+    other_peaks: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class Query(Base):

@@ -52,6 +52,9 @@ class Recorder:
     # pairs handed out after an assessor's first, and those of the query they were on
     later_pairs: int = 0
     same_query_pairs: int = 0
+    # the clips' bytes the assessors received, and the clip requests their caches saved
+    clip_bytes: int = 0
+    clips_from_cache: int = 0
 
     def now(self) -> float:
         return time.perf_counter() - self.t0
@@ -102,6 +105,7 @@ async def run_assessor(
 ) -> None:
     rng = random.Random(config.seed * 100_003 + index)
     held: dict[int, Lease] = {}
+    cache: set[str] = set()  # the clip URLs this assessor's browser holds (max-age one hour)
     seen_before = False  # this assessor has been handed a pair before
     attempt = 0
     while not stop.is_set():
@@ -128,12 +132,19 @@ async def run_assessor(
                 recorder.later_pairs += 1
                 recorder.same_query_pairs += bool(body["pair"].get("same_query_as_previous"))
             seen_before = True
-        # the page fetches both clips of every pair (their URLs are the lease's)
+        # the page fetches both clips of every pair, as a browser does: a clip whose URL it
+        # fetched before (a query kept for the next pair of the query) comes from its cache
         listened = {}
         for which in ("query", "candidate"):
             clip = body["pair"][which]
-            if clip.get("audio_url"):
-                await recorder.call("clip", client, "GET", clip["audio_url"])
+            url = clip.get("audio_url")
+            if url and url in cache:
+                recorder.clips_from_cache += 1
+            elif url:
+                fetched = await recorder.call("clip", client, "GET", url)
+                if fetched is not None and fetched.status_code == 200:
+                    cache.add(url)
+                    recorder.clip_bytes += len(fetched.content)
             listened[which] = played_ms(clip, body["pair"].get("listen_seconds", 0.0))
         if config.mode == "realistic":
             listen = rng.uniform(config.think_min, config.think_max)

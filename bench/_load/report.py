@@ -175,6 +175,11 @@ def summarise(
         "same_query_share": round(recorder.same_query_pairs / recorder.later_pairs, 4)
         if recorder.later_pairs
         else None,
+        "clip_bytes": recorder.clip_bytes,
+        "clip_bytes_per_judgment": round(recorder.clip_bytes / len(recorder.acked))
+        if recorder.acked
+        else None,
+        "clips_from_cache": recorder.clips_from_cache,
         "judgments_per_second_timeline": timeline,
         "fault": fault_report(outcome, invariants),
         "dashboards": {
@@ -228,6 +233,11 @@ def format_report(result: dict[str, Any]) -> str:
         f"  double judged      {result['double_judged']}",
         f"  double leased      {result['double_leased']}",
     ]
+    if result.get("clip_bytes_per_judgment") is not None:
+        lines.append(
+            f"  clip bytes         {result['clip_bytes_per_judgment']:,} per judgment "
+            f"({result['clips_from_cache']:,} clips from the browsers' caches)"
+        )
     if result.get("same_query_share") is not None:
         lines.append(
             f"  same query         {result['same_query_share']:.1%} of {result['later_pairs']} "

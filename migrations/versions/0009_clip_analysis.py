@@ -30,6 +30,8 @@ _DOCUMENT_COLUMNS = (
     ("loudness_lufs", sa.Float()),
     ("peaks", sa.LargeBinary()),
     ("content_sha256", sa.String(64)),
+    ("other_loudness_lufs", sa.Float()),
+    ("other_peaks", sa.LargeBinary()),
 )
 
 

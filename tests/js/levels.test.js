@@ -12,6 +12,8 @@ import {
   measureLoudness,
   measurePeaks,
   PEAK_CEILING_DB,
+  storedLevel,
+  storedPeaks,
   TARGET_LUFS,
 } from "../../static/js/judge/levels.js";
 
@@ -184,5 +186,32 @@ describe("barHeights", () => {
 
   test("no room for a column: none", () => {
     assert.deepEqual(barHeights([1, 0.5], 0), []);
+  });
+});
+
+describe("storedLevel and storedPeaks: the server's measure of a clip", () => {
+  test("read the API's loudness and 0-255 peaks as measureLoudness and measurePeaks give them", () => {
+    const clip = { loudness_lufs: -17.5, peaks: [0, 51, 255, 102] };
+    assert.deepEqual(storedLevel(clip), { loudness: -17.5, peak: 1 });
+    assert.deepEqual(
+      Array.from(storedPeaks(clip)),
+      [0, 0.2, 1, 0.4].map((v) => Math.fround(v)),
+    );
+  });
+
+  test("are null when the server has no measure, so the page measures the clip itself", () => {
+    for (const clip of [null, {}, { loudness_lufs: null, peaks: [1] }, { loudness_lufs: -20, peaks: [] }]) {
+      assert.equal(storedLevel(clip), null);
+    }
+    assert.equal(storedPeaks({ peaks: null }), null);
+    assert.equal(storedPeaks({ loudness_lufs: -20 }), null);
+  });
+
+  test("give levelGains what it needs to level two clips", () => {
+    const quiet = storedLevel({ loudness_lufs: -30, peaks: [26] }); // peak 0.1: 20 dB of headroom
+    const loud = storedLevel({ loudness_lufs: -14, peaks: [230] });
+    const { gains, matched } = levelGains([quiet, loud]);
+    assert.equal(matched, true);
+    assert.ok(gains[0] > 0 && gains[1] < 0);
   });
 });

@@ -212,3 +212,40 @@ def test_revisions_and_retries_are_not_gated_again(db_session, client, tmp_path)
 )
 def test_required_listening(seconds, duration, expected) -> None:
     assert required_ms(seconds, duration) == expected
+
+
+def test_a_query_fetched_for_an_earlier_pair_counts_for_the_next_pairs_of_the_query(
+    db_session, client, tmp_path
+) -> None:
+    """The browser keeps the query it fetched once (docs/audio.md, "Fetched once"): the next
+    pair of the same query is judged without fetching it again, and what was sent of it is
+    the evidence of every pair of the query, stored with each judgment."""
+    fx = with_tones(db_session, tmp_path, listen_seconds=1.0, n_queries=1)
+    token = fx.tokens[0]
+    first = next_pair(client, token)
+    size = fetch(client, first, "query")
+    fetch(client, first, "candidate")
+    assert submit(client, token, first, query_ms=1500, candidate_ms=1500).status_code == 201
+    second = next_pair(client, token)
+    assert second["lease_id"] != first["lease_id"]
+    assert second["query"]["audio_url"] == first["query"]["audio_url"]  # one URL per query
+    assert second["candidate"]["audio_url"] != first["candidate"]["audio_url"]
+    # a browser with the query asks whether it changed and is answered 304, nothing sent
+    etag = client.get(second["query"]["audio_url"], headers={"Range": "bytes=0-0"}).headers["etag"]
+    cached = client.get(second["query"]["audio_url"], headers={"If-None-Match": etag})
+    assert cached.status_code == 304
+    assert cached.content == b""
+    # the candidate is new: without it the pair is refused, with it taken
+    assert_refused(
+        submit(client, token, second, query_ms=1500, candidate_ms=1500),
+        "has not sent enough of the candidate",
+    )
+    fetch(client, second, "candidate")
+    assert submit(client, token, second, query_ms=1500, candidate_ms=1500).status_code == 201
+    stored = db_session.scalars(select(Judgment).order_by(Judgment.id)).all()
+    # the query's evidence is what was sent of it for any pair of the query (one byte of it
+    # again, for the Range request above)
+    assert [j.served_query_bytes for j in stored] == [size, size + 1]
+    second_lease = db_session.get(Lease, second["lease_id"])
+    db_session.refresh(second_lease)
+    assert second_lease.served_query_bytes == 1  # sent for this pair itself

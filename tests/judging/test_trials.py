@@ -137,9 +137,10 @@ def test_a_reference_trial_looks_exactly_like_a_pool_pair(db_session, client) ->
     assert shape(body) == shape({**body, "pair": pools[-1]})
     assert trial["same_query_as_previous"] is True
     assert trial["query_number"] == pools[-1]["query_number"]
-    # the clips name the lease only
-    for which in ("query", "candidate"):
-        assert trial[which]["audio_url"] == f"/a/{token}/lease/{trial['lease_id']}/{which}"
+    # the query's URL is the query's, the same as for its pool pairs; the candidate's names
+    # the lease only
+    assert trial["query"]["audio_url"] == pools[-1]["query"]["audio_url"]
+    assert trial["candidate"]["audio_url"] == f"/a/{token}/lease/{trial['lease_id']}/candidate"
     text = json.dumps(body)
     for external_id in fx.external_ids:
         assert external_id not in text

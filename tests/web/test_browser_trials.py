@@ -22,8 +22,11 @@ from sqlalchemy import select
 
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
 from mtcjudge.judging import trials
-from mtcjudge.models import Judgment, Lease, Query
+from mtcjudge.judging.clip_urls import query_clip_key, query_clip_url
+from mtcjudge.models import ClipDelivery, Document, Judgment, Lease, Query
+from mtcjudge.security import hash_token
 from tests.browser import chromium_page, needs_chromium
+from tests.support import served_clip
 from tests.web.judging_site import (
     TOKEN,
     LiveServer,
@@ -124,8 +127,7 @@ def test_a_hidden_trial_is_judged_through_the_page_like_a_pool_pair(
         next_lease = int(judge.get_attribute("data-lease-id") or 0)
         assert errors == []
 
-    # what the page fetched besides itself, its scripts and styles and the assessor API:
-    # the two clips of each lease it showed, at the lease's URLs, and nothing else
+    # what the page fetched besides itself, its scripts and styles and the assessor API
     fetched = {
         urlsplit(url).path
         for kind, url in requests
@@ -133,10 +135,6 @@ def test_a_hidden_trial_is_judged_through_the_page_like_a_pool_pair(
         and not urlsplit(url).path.startswith(("/static/", f"/api/a/{TOKEN}/"))
     }
     lease_ids = [s["lease_id"] for s in shown] + [next_lease]
-    clip_urls = {
-        f"/a/{TOKEN}/lease/{i}/{role}" for i in lease_ids for role in ("query", "candidate")
-    }
-    assert fetched == clip_urls
 
     engine = make_database_engine(live_server.database_url)
     try:
@@ -144,6 +142,17 @@ def test_a_hidden_trial_is_judged_through_the_page_like_a_pool_pair(
             leases = {lease.id: lease for lease in session.scalars(select(Lease))}
             judgments = session.scalars(select(Judgment).order_by(Judgment.id)).all()
             query_docs = dict(session.execute(select(Query.id, Query.document_id)).all())
+            # the clips of each lease it showed, and nothing else: the candidate at the
+            # lease's URL, the query at the query's, fetched once for all its pairs
+            queries = {query_docs[leases[i].query_id] for i in lease_ids}
+            clip_urls = {f"/a/{TOKEN}/lease/{i}/candidate" for i in lease_ids}
+            clip_urls |= {query_clip_url(TOKEN, document) for document in queries}
+            assert fetched == clip_urls
+            delivered = session.scalars(select(ClipDelivery)).all()
+            assert len(delivered) == len(queries)
+            for delivery in delivered:
+                size = rendition_size(session, delivery.clip_key, queries)
+                assert delivery.bytes_sent == size  # once, though several pairs played it
             kinds = [leases[s["lease_id"]].kind for s in shown]
             assert next_lease in leases
             assert kinds == ["pool"] * trials.WARMUP + ["reference"]
@@ -171,3 +180,9 @@ def test_a_hidden_trial_is_judged_through_the_page_like_a_pool_pair(
                 assert (judgment.served_candidate_bytes or 0) > 0
     finally:
         engine.dispose()
+
+
+def rendition_size(session: Any, key: str, documents: set[int]) -> int:
+    """The bytes of the rendition of the query clip whose key is ``key``."""
+    (document,) = [d for d in documents if query_clip_key(hash_token(TOKEN), d) == key]
+    return len(served_clip(session.get(Document, document)))

@@ -206,7 +206,7 @@ def test_the_largest_id_is_an_ordinary_unknown_one(client: TestClient) -> None:
     token = invite(client)
     response = client.put(f"/api/a/{token}/judgments/{INT32_MAX}", json={"broad": 1, "fine": 5})
     assert_envelope(response, 404, "not_found")
-    clip = client.get(f"/a/{token}/lease/{INT32_MAX}/query")
+    clip = client.get(f"/a/{token}/lease/{INT32_MAX}/candidate")
     assert clip.status_code == 404
 
 
@@ -346,7 +346,7 @@ def test_every_api_route_answers_503_when_the_database_is_unreachable(
         ("GET", "/a/some-token", {}),
         ("POST", "/a/some-token/consent", {"content": "consent=yes", "headers": FORM}),
         ("GET", "/a/some-token/judge", {}),
-        ("GET", "/a/some-token/lease/3/query", {}),
+        ("GET", "/a/some-token/query/" + "0" * 32, {}),
     ],
 )
 def test_pages_show_a_friendly_503_when_the_database_is_unreachable(

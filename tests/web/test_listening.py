@@ -19,8 +19,10 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from mtcjudge.clips.analysis import analyse
+from mtcjudge.clips.cut import Cut
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope
-from mtcjudge.models import Judgment
+from mtcjudge.models import Document, Judgment
 from tests.browser import chromium_page, needs_chromium
 from tests.web.judging_site import (
     LOUD,
@@ -307,6 +309,46 @@ def test_the_clips_are_levelled_to_the_same_loudness(plain: LiveServer) -> None:
         expect(page.locator("#main-candidate-player [data-role=level]")).to_have_text(
             re.compile(r"^Level \+\d+\.\d dB$")
         )
+        assert errors == []
+
+
+@pytest.fixture
+def measured(empty_database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
+    """As ``plain``, with every clip measured at import, and the measures marked: the query
+    clips' loudness stored as -33.33 LUFS, their peaks as a ramp."""
+    with serve(empty_database_url, tmp_path, quiet_candidates=True) as server:
+        engine = make_database_engine(server.database_url)
+        try:
+            with session_scope(make_sessionmaker(engine)) as session:
+                for document in session.scalars(select(Document)):
+                    assert document.audio_path is not None
+                    analysis = analyse(document.audio_path, Cut("whole"))
+                    document.loudness_lufs = analysis.sound.loudness_lufs
+                    document.peaks = analysis.sound.peaks
+                    if document.external_id.startswith("query"):
+                        document.loudness_lufs = -33.33
+                        document.peaks = bytes(range(0, 240, 2))
+        finally:
+            engine.dispose()
+        yield server
+
+
+def test_the_page_draws_and_levels_from_the_measures_made_at_import(measured: LiveServer) -> None:
+    """The clips' loudness and peaks come with the pair (docs/audio.md): the page levels and
+    draws from them instead of measuring what it decoded."""
+    errors: list[str] = []
+    with chromium_page(errors, timeout_ms=10_000) as page:
+        start_judging(page, measured.base_url)
+        wait_ready(page)
+        assert player(page, "query", "loudness") == "-33.33"
+        candidate = float(player(page, "candidate", "loudness"))
+        # the candidate's stored measure is the standard's, as the page would have measured it
+        rate = page.evaluate("new AudioContext().sampleRate")
+        if rate == 48000:
+            assert abs(candidate - k_weighted_loudness(QUERY_HZ * 2 ** (1 / 12), QUIET, 4.0)) < 0.5
+        # levelled from the stored figures: both play at the same loudness
+        gain = {r: float(player(page, r, "gainDb")) for r in ("query", "candidate")}
+        assert abs(-33.33 + gain["query"] - (candidate + gain["candidate"])) < 0.01
         assert errors == []
 
 

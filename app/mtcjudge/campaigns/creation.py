@@ -98,7 +98,9 @@ def create_campaign(
         metadata.artist.values() if metadata else (),
         metadata.genre.values() if metadata else (),
     )
-    scan = scan_clips(audio_dir, sorted(run_docs | set(runs.queries)), spec.cut, clip_offsets)
+    scan = scan_clips(
+        audio_dir, sorted(run_docs | set(runs.queries)), spec.cut, set(runs.queries), clip_offsets
+    )
     n_pool_pairs = load_collection(runs, spec.k, metadata).collection.n_pairs
     campaign = _store_campaign(session, spec)
     stored = _store_collection(session, campaign.id, runs, metadata, scan, teams, doc_names)
@@ -216,7 +218,7 @@ def add_runs(
     # the documents the new runs bring, and stored ones of theirs that have no clip yet (a
     # document of the metadata only, or one whose clip was missing): both get one if found
     silent = sorted(run_docs & repository.documents_without_audio(session, campaign.id))
-    scan = scan_clips(audio_dir, [*new_docs, *silent], campaign_cut(campaign))
+    scan = scan_clips(audio_dir, [*new_docs, *silent], campaign_cut(campaign), set(query_id))
 
     state = planner_repository.planner_state(session, campaign.id)
     stop_before = state.stop_reason if state is not None else None
@@ -354,6 +356,7 @@ def scan_clips(
     audio_dir: Path | None,
     names: list[str],
     cut: Cut,
+    queries: set[str],
     offsets: dict[str, float] | None = None,
 ) -> AudioScan:
     """The clips of ``names`` found in ``audio_dir`` (none without one), analysed for a
@@ -367,7 +370,7 @@ def scan_clips(
     if audio_dir is None:
         return AudioScan({}, [], [])
     try:
-        return scan_audio(audio_dir, names, cut=cut, offsets=offsets)
+        return scan_audio(audio_dir, names, cut=cut, queries=queries, offsets=offsets)
     except ValueError as exc:
         raise InvalidInput(f"audio directory: {exc}") from exc
 
@@ -465,6 +468,7 @@ def _document_row(
 def audio_columns(audio: AudioFile | None) -> dict[str, Any]:
     """A document's audio columns: its file and the import's analysis of it."""
     analysis = audio.analysis if audio else None
+    other = analysis.other if analysis else None
     return {
         "audio_path": str(audio.path) if audio else None,
         "audio_type": audio.mime if audio else None,
@@ -473,9 +477,11 @@ def audio_columns(audio: AudioFile | None) -> dict[str, Any]:
         "source_seconds": analysis.source_seconds if analysis else None,
         "sample_rate": analysis.sample_rate if analysis else None,
         "channels": analysis.channels if analysis else None,
-        "loudness_lufs": analysis.loudness_lufs if analysis else None,
-        "peaks": analysis.peaks if analysis else None,
+        "loudness_lufs": analysis.sound.loudness_lufs if analysis else None,
+        "peaks": analysis.sound.peaks if analysis else None,
         "content_sha256": analysis.sha256 if analysis else None,
+        "other_loudness_lufs": other.loudness_lufs if other else None,
+        "other_peaks": other.peaks if other else None,
     }
 
 

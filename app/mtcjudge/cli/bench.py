@@ -37,6 +37,7 @@ BENCHMARKS = {
     "stop_margins": ("a stricter or looser stop, read from a calibration run's curves", None),
     "claim_shape": ("sign errors against the claimed distributions' shape, in replays", None),
     "assessors": ("who the reliability flag catches, and careless assessors' cost", None),
+    "import_audio": ("the import's analysis of 2,000 30-second MP3 clips, timed", None),
 }
 
 

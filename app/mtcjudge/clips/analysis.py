@@ -16,14 +16,32 @@ from pathlib import Path
 
 import numpy as np
 
-from mtcjudge.clips.cut import Cut, Window
-from mtcjudge.clips.decode import UnreadableAudio, inspect, read_window
+from mtcjudge.clips.cut import Cut, Window, other_window
+from mtcjudge.clips.decode import FloatArray, SourceInfo, UnreadableAudio, inspect, read_window
 from mtcjudge.clips.loudness import PEAK_BINS, integrated_loudness, waveform_peaks
-from mtcjudge.errors import InvalidInput
+from mtcjudge.clips.rendition import rotated
 
-__all__ = ["ClipAnalysis", "analyse", "file_sha256", "pack_peaks", "unpack_peaks"]
+__all__ = ["ClipAnalysis", "Sound", "analyse", "file_sha256", "measure", "pack_peaks"]
 
 _CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Sound:
+    """A clip's integrated loudness (None: silent, or too short to measure) and its
+    :data:`PEAK_BINS` waveform peaks, one byte each (255 = full scale)."""
+
+    loudness_lufs: float | None
+    peaks: bytes
+
+
+def measure(samples: FloatArray, rate: int) -> Sound:
+    """What decoded samples sound like: loudness (LUFS, to 0.01) and packed peaks."""
+    loudness = integrated_loudness(samples, rate)
+    return Sound(
+        None if loudness is None else round(float(loudness), 2),
+        pack_peaks(waveform_peaks(samples, PEAK_BINS)),
+    )
 
 
 @dataclass(frozen=True)
@@ -43,10 +61,12 @@ class ClipAnalysis:
         The whole file's length.
     window : Window
         The stretch that is the clip; ``window.seconds`` is the clip's duration.
-    loudness_lufs : float or None
-        Integrated loudness of the clip (None: silent, or too short to measure).
-    peaks : bytes
-        :data:`PEAK_BINS` waveform peaks of the clip, 0-255 each (:func:`unpack_peaks`).
+    sound : Sound
+        What the clip sounds like.
+    other : Sound or None
+        What a reference trial's candidate made from the clip sounds like (another excerpt of
+        the recording, :func:`mtcjudge.clips.rendition.render`); measured for query clips
+        only, None for the others.
     """
 
     path: Path
@@ -56,13 +76,15 @@ class ClipAnalysis:
     channels: int
     source_seconds: float
     window: Window
-    loudness_lufs: float | None
-    peaks: bytes
+    sound: Sound
+    other: Sound | None = None
 
 
-def analyse(path: str | os.PathLike[str], cut: Cut, offset: float | None = None) -> ClipAnalysis:
+def analyse(
+    path: str | os.PathLike[str], cut: Cut, offset: float | None = None, *, query: bool = False
+) -> ClipAnalysis:
     """Analyse the file at ``path`` for a campaign that cuts clips by ``cut`` (``offset``: the
-    file's start from an offsets file).
+    file's start from an offsets file); a ``query`` clip's reference-trial excerpt too.
 
     Raises
     ------
@@ -72,11 +94,11 @@ def analyse(path: str | os.PathLike[str], cut: Cut, offset: float | None = None)
     source = inspect(path)
     try:
         window = cut.window(source.seconds, offset)
-    except InvalidInput as exc:
-        raise UnreadableAudio(exc.message) from exc
+    except ValueError as exc:
+        raise UnreadableAudio(str(exc)) from exc
     samples = read_window(source, window.start, window.seconds)
     window = Window(window.start, samples.shape[0] / source.sample_rate)
-    loudness = integrated_loudness(samples, source.sample_rate)
+    other = _other_sound(source, window, samples) if query else None
     try:
         digest = file_sha256(source.path)
     except OSError as exc:
@@ -89,9 +111,18 @@ def analyse(path: str | os.PathLike[str], cut: Cut, offset: float | None = None)
         channels=source.channels,
         source_seconds=source.seconds,
         window=window,
-        loudness_lufs=None if loudness is None else round(float(loudness), 2),
-        peaks=pack_peaks(waveform_peaks(samples, PEAK_BINS)),
+        sound=measure(samples, source.sample_rate),
+        other=other,
     )
+
+
+def _other_sound(source: SourceInfo, window: Window, samples: FloatArray) -> Sound:
+    """The sound of the reference-trial excerpt :func:`~mtcjudge.clips.rendition.render`
+    makes of this clip: another stretch of the file, or the clip rotated."""
+    other = other_window(window, source.seconds)
+    if other is None:
+        return measure(rotated(samples), source.sample_rate)
+    return measure(read_window(source, other.start, other.seconds), source.sample_rate)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -105,10 +136,3 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 def pack_peaks(peaks: np.ndarray) -> bytes:
     """Peaks in [0, 1] as one byte each (255 = full scale)."""
     return bytes(np.clip(np.rint(np.asarray(peaks) * 255.0), 0, 255).astype(np.uint8))
-
-
-def unpack_peaks(packed: bytes | None) -> list[float] | None:
-    """The peaks of :func:`pack_peaks`, in [0, 1], rounded to 3 decimals."""
-    if not packed:
-        return None
-    return [round(b / 255.0, 3) for b in packed]

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtcjudge.clips.analysis import ClipAnalysis, analyse
 from mtcjudge.clips.cut import Cut
-from mtcjudge.clips.decode import AUDIO_TYPES, UnreadableAudio, inspect
+from mtcjudge.clips.decode import AUDIO_TYPES, NOT_DECODED_TYPES, UnreadableAudio, inspect
 
 __all__ = [
     "AUDIO_TYPES",
@@ -70,6 +71,7 @@ def scan_audio(
     doc_ids: Iterable[str],
     *,
     cut: Cut | None = None,
+    queries: Collection[str] = (),
     offsets: Mapping[str, float] | None = None,
     workers: int | None = None,
 ) -> AudioScan:
@@ -87,6 +89,8 @@ def scan_audio(
     cut : Cut, optional
         Analyse each file for a campaign that cuts clips this way (decoded, cut, measured);
         without it only the headers are read.
+    queries : collection of str
+        The documents that are queries: their reference-trial excerpt is measured too.
     offsets : mapping of str to float, optional
         A start in seconds per document (``cut.mode == "offsets"``).
     workers : int, optional
@@ -110,7 +114,7 @@ def scan_audio(
         failures: list[str] = []
         for path in paths:
             try:
-                return _look(path, cut, offsets.get(doc)), failures, paths
+                return _look(path, cut, offsets.get(doc), doc in queries), failures, paths
             except UnreadableAudio as exc:
                 failures.append(f"{path.name}: {exc}")
         return None, failures, paths
@@ -136,23 +140,27 @@ def scan_audio(
 
 
 def _candidates(root: Path, wanted: set[str]) -> dict[str, list[Path]]:
-    """Each wanted document's files, in order of preference."""
-    preference = {ext: i for i, ext in enumerate(AUDIO_TYPES)}
+    """Each wanted document's files, in order of preference: the accepted types, then those
+    refused with a way out (``a.m4a``: reported, not missing). A name matches its document
+    in any Unicode normalisation (a file named on macOS is decomposed, ids rarely are)."""
+    preference = {ext: i for i, ext in enumerate((*AUDIO_TYPES, *NOT_DECODED_TYPES))}
+    composed = {unicodedata.normalize("NFC", doc): doc for doc in wanted}
     candidates: dict[str, list[Path]] = {}
     with os.scandir(root) as entries:
         for entry in entries:
             stem, dot, ext = entry.name.rpartition(".")
-            if dot and ext.lower() in AUDIO_TYPES and stem in wanted and entry.is_file():
-                candidates.setdefault(stem, []).append(Path(entry.path).resolve())
+            doc = stem if stem in wanted else composed.get(unicodedata.normalize("NFC", stem))
+            if dot and ext.lower() in preference and doc is not None and entry.is_file():
+                candidates.setdefault(doc, []).append(Path(entry.path).resolve())
     for paths in candidates.values():
         paths.sort(key=lambda p: (preference[p.suffix[1:].lower()], p.name))
     return candidates
 
 
-def _look(path: Path, cut: Cut | None, offset: float | None) -> AudioFile:
+def _look(path: Path, cut: Cut | None, offset: float | None, query: bool) -> AudioFile:
     if cut is None:
         return probe_audio(path)
-    analysis = analyse(path, cut, offset)
+    analysis = analyse(path, cut, offset, query=query)
     return AudioFile(analysis.path, analysis.mime, analysis.window.seconds, analysis)
 
 

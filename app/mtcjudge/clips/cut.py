@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mtcjudge.errors import InvalidInput
-
 __all__ = [
     "CUT_MODES",
     "MAX_WHOLE_SECONDS",
@@ -50,16 +48,16 @@ class Cut:
 
     def __post_init__(self) -> None:
         if self.mode not in CUT_MODES:
-            raise InvalidInput(f"clips: unknown cut {self.mode!r} (expected one of {CUT_MODES})")
+            raise ValueError(f"clip_cut must be one of {', '.join(CUT_MODES)}; found {self.mode!r}")
         if not MIN_EXCERPT_SECONDS <= self.seconds <= MAX_EXCERPT_SECONDS:
-            raise InvalidInput(
-                f"clips: an excerpt must last {MIN_EXCERPT_SECONDS:g} to "
+            raise ValueError(
+                f"excerpt_seconds: an excerpt must last {MIN_EXCERPT_SECONDS:g} to "
                 f"{MAX_EXCERPT_SECONDS:g} seconds, found {self.seconds:g}"
             )
         if not 0.0 <= self.start_fraction < 1.0:
-            raise InvalidInput(
-                f"clips: the excerpt's start must be a share of the file from 0 to below 1, "
-                f"found {self.start_fraction:g}"
+            raise ValueError(
+                "excerpt_start_fraction: the excerpt's start must be a share of the file "
+                f"from 0 to below 1, found {self.start_fraction:g}"
             )
 
     def window(self, source_seconds: float, offset: float | None = None) -> Window:
@@ -67,12 +65,12 @@ class Cut:
 
         Raises
         ------
-        InvalidInput
+        ValueError
             A whole file longer than :data:`MAX_WHOLE_SECONDS`.
         """
         if self.mode == "whole" or source_seconds <= self.seconds:
             if source_seconds > MAX_WHOLE_SECONDS:
-                raise InvalidInput(
+                raise ValueError(
                     f"{source_seconds / 60:.0f} minutes long: whole files are clips up to "
                     f"{MAX_WHOLE_SECONDS / 60:.0f} minutes; cut excerpts instead"
                 )

@@ -23,6 +23,7 @@ __all__ = [
     "AUDIO_TYPES",
     "MAX_CHANNELS",
     "MAX_SAMPLE_RATE",
+    "NOT_DECODED_TYPES",
     "SourceInfo",
     "UnreadableAudio",
     "inspect",
@@ -68,6 +69,8 @@ _NOT_DECODED = {
     "aif": "AIFF is not accepted: convert it to WAV or FLAC",
     "aiff": "AIFF is not accepted: convert it to WAV or FLAC",
 }
+#: their extensions: a document's file of one of them is reported with the way out, not missed
+NOT_DECODED_TYPES = tuple(_NOT_DECODED)
 #: beyond these the file is refused (no music collection needs more; a damaged header can
 #: declare anything)
 MAX_SAMPLE_RATE = 384_000
@@ -174,7 +177,15 @@ def read_window(source: SourceInfo, start: float, seconds: float) -> FloatArray:
     try:
         with soundfile.SoundFile(str(source.path)) as handle:
             if first:
-                handle.seek(first)
+                try:
+                    handle.seek(first)
+                except (RuntimeError, soundfile.LibsndfileError) as exc:
+                    # libsndfile's reason ("Internal psf_fseek() failed.") tells an organizer
+                    # nothing: the stretch is not in the file
+                    raise UnreadableAudio(
+                        f"truncated or damaged: it cannot be read from {first / rate:.1f} s of "
+                        f"the {source.seconds:.1f} s its header declares"
+                    ) from exc
             data = handle.read(wanted, dtype="float32", always_2d=True)
     except OSError as exc:
         raise UnreadableAudio(f"cannot open: {exc.strerror or exc}") from exc

@@ -47,6 +47,7 @@ __all__ = [
     "render",
     "rendition",
     "rendition_key",
+    "rotated",
     "served_bytes_estimate",
 ]
 
@@ -159,7 +160,7 @@ def render(clip: ClipSource, variant: str = "clip") -> bytes:
         window = other or window
     samples = _stereo(_resampled(read_window(source, window.start, window.seconds), source))
     if rotate:
-        samples = _rotated(samples)
+        samples = rotated(samples, int(FADE_SECONDS * RATE))
     _fade_ends(samples)
     out = io.BytesIO()
     soundfile.write(
@@ -211,15 +212,16 @@ def _fade_ends(samples: FloatArray) -> None:
         samples[-n:] *= _fade(n)[::-1]
 
 
-def _rotated(samples: FloatArray) -> FloatArray:
-    """The clip starting :data:`ROTATE_FRACTION` in and wrapping round, faded at the seam."""
+def rotated(samples: FloatArray, fade: int = 0) -> FloatArray:
+    """The clip starting :data:`ROTATE_FRACTION` in and wrapping round, faded for ``fade``
+    frames either side of the seam."""
     n = samples.shape[0]
     start = int(n * ROTATE_FRACTION)
     if n < 4 or start == 0:
         return samples
     out = np.concatenate([samples[start:], samples[:start]])
     seam = n - start
-    fade = max(1, min(int(FADE_SECONDS * RATE), seam // 2, start // 2))
+    fade = max(1, min(fade, seam // 2, start // 2))
     out[seam - fade : seam] *= _fade(fade)[::-1]
     out[seam : seam + fade] *= _fade(fade)
     return out

@@ -266,7 +266,7 @@ def _restore_documents(
             queries.append(doc)
     campaign = session.get(Campaign, cid)
     assert campaign is not None  # stored by the caller
-    scan = scan_clips(audio_dir, sorted(seen), campaign_cut(campaign))
+    scan = scan_clips(audio_dir, sorted(seen), campaign_cut(campaign), set(queries))
     rows = []
     for doc, artist, genre in documents:
         audio = scan.found.get(doc)

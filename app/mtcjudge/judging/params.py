@@ -15,7 +15,14 @@ from fastapi import Depends, Path
 
 from mtcjudge.validation import INT32_MAX
 
-__all__ = ["CHECK_JUDGMENT_ID", "CHECK_LEASE_ID", "CHECK_TOKEN", "TOKEN_PATTERN"]
+__all__ = [
+    "CHECK_CLIP_KEY",
+    "CHECK_JUDGMENT_ID",
+    "CHECK_LEASE_ID",
+    "CHECK_TOKEN",
+    "CLIP_KEY_PATTERN",
+    "TOKEN_PATTERN",
+]
 
 #: invitation tokens are ``secrets.token_urlsafe`` texts, stored in a String(64) column
 TOKEN_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -38,6 +45,17 @@ async def _lease_id(lease_id: Annotated[int, Path(ge=1, le=INT32_MAX)]) -> None:
     """Only checks the range."""
 
 
+#: a query clip's key (mtcjudge.judging.clip_urls): 32 hex digits
+CLIP_KEY_PATTERN = r"^[0-9a-f]{32}$"
+
+
+async def _clip_key(
+    key: Annotated[str, Path(pattern=CLIP_KEY_PATTERN, description="a query clip's key")],
+) -> None:
+    """Only checks the form."""
+
+
 CHECK_TOKEN = Depends(_token)
+CHECK_CLIP_KEY = Depends(_clip_key)
 CHECK_JUDGMENT_ID = Depends(_judgment_id)
 CHECK_LEASE_ID = Depends(_lease_id)

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from mtcjudge.clips.rendition import SERVED_MIME
 from mtcjudge.deps import transaction
 from mtcjudge.judging import service
+from mtcjudge.judging.clip_urls import candidate_clip_url, query_clip_url
 from mtcjudge.judging.params import CHECK_JUDGMENT_ID, CHECK_TOKEN
 from mtcjudge.judging.repository import progress as progress_queries
 from mtcjudge.judging.schemas import (
@@ -38,14 +39,21 @@ _BODY_ERRORS = error_responses(400, 409, 413)
 
 
 def _clip(token: str, lease_id: int | None, which: str, clip: progress_queries.Clip) -> ClipOut:
-    """A clip as the assessor sees it: its URL names the lease, never the document, so
-    nothing tells a quality trial from a pool pair (docs/web-architecture.md)."""
+    """A clip as the assessor sees it: a query's URL is the same for every pair of the query,
+    a candidate's names the lease, never the document, so nothing tells a quality trial from a
+    pool pair (:mod:`mtcjudge.judging.clip_urls`)."""
     if not clip.has_audio or lease_id is None:
         return ClipOut(audio_url=None, duration_seconds=None, audio_type=None)
+    if which == "query":
+        url = query_clip_url(token, clip.document_id)
+    else:
+        url = candidate_clip_url(token, lease_id)
     return ClipOut(
-        audio_url=f"/a/{token}/lease/{lease_id}/{which}",
+        audio_url=url,
         duration_seconds=clip.duration_seconds,
         audio_type=SERVED_MIME,  # every clip is served as MP3 (mtcjudge.clips.rendition)
+        loudness_lufs=clip.loudness_lufs,
+        peaks=list(clip.peaks) if clip.peaks else None,
     )
 
 

@@ -25,10 +25,21 @@ __all__ = [
 
 class ClipOut(BaseModel):
     audio_url: str | None = Field(
-        description="the clip of this lease (it names the lease, never the clip's document)"
+        description=(
+            "the clip: a query's URL is the same for every pair of the query (fetched once), a "
+            "candidate's names the lease; neither names the clip's document"
+        )
     )
     duration_seconds: float | None
-    audio_type: str | None
+    audio_type: str | None = Field(description="always audio/mpeg: every clip is served as MP3")
+    loudness_lufs: float | None = Field(
+        default=None,
+        description="integrated loudness of the clip (ITU-R BS.1770, LUFS), measured at import",
+    )
+    peaks: list[int] | None = Field(
+        default=None,
+        description="600 waveform peaks of the clip, 0-255 each (255 = full scale)",
+    )
 
 
 class PairOut(BaseModel):

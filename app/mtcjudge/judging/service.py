@@ -30,13 +30,17 @@ from mtcjudge.errors import (
     PairUnplayable,
 )
 from mtcjudge.judging import trials
+from mtcjudge.judging.clip_urls import query_clip_key
 from mtcjudge.judging.listening import ClipEvidence, check_listening
 from mtcjudge.judging.repository import context as context_queries
+from mtcjudge.judging.repository import deliveries as delivery_queries
 from mtcjudge.judging.repository import judgments as judgment_queries
 from mtcjudge.judging.repository import leases as lease_queries
 from mtcjudge.judging.repository import progress as progress_queries
 from mtcjudge.models import Assessor, Campaign, Judgment, utcnow
 from mtcjudge.pool import repository as pool_repository
+from mtcjudge.security import hash_token
+from mtcjudge.validation import INT32_MAX
 
 __all__ = [
     "HISTORY_SIZE",
@@ -355,7 +359,8 @@ def submit_judgment(
     lease = context.lease
     if lease is None:
         raise PairNotLeased("this pair is not leased to you: load the next pair")
-    _check_listened(context, lease, query_listen_ms, candidate_listen_ms)
+    query_bytes = _query_bytes(session, token, context, lease)
+    _check_listened(context, lease, query_bytes, query_listen_ms, candidate_listen_ms)
     now = utcnow()
     values = {
         "campaign_id": context.campaign_id,
@@ -371,7 +376,7 @@ def submit_judgment(
         "lease_id": lease.id,
         "kind": lease.kind,
         "repeat_of": lease.repeat_of,
-        "served_query_bytes": lease.served_query_bytes,
+        "served_query_bytes": query_bytes,
         "served_candidate_bytes": lease.served_candidate_bytes,
         "revision": 0,
         "created_at": now,
@@ -382,14 +387,29 @@ def submit_judgment(
     return _submit_pool_pair(session, context, lease, values, client_id, now)
 
 
+def _query_bytes(
+    session: Session, token: str, context: context_queries.Context, lease: lease_queries.LeaseInfo
+) -> int:
+    """The bytes of the lease's query clip the assessor was sent: for this pair, or for any
+    pair of the query before (their browser keeps it: :mod:`mtcjudge.judging.clip_urls`)."""
+    assert context.query_clip is not None  # read with the lease
+    document_id = context.query_clip.document_id
+    if document_id is None:
+        return lease.served_query_bytes
+    key = query_clip_key(hash_token(token), document_id)
+    sent = delivery_queries.delivered(session, context.assessor_id, key)
+    return min(max(lease.served_query_bytes, sent), INT32_MAX)
+
+
 def _check_listened(
     context: context_queries.Context,
     lease: lease_queries.LeaseInfo,
+    query_bytes: int,
     query_listen_ms: int | None,
     candidate_listen_ms: int | None,
 ) -> None:
     """The campaign's listening rule, on what the client says it played and what the server
-    sent of each clip of the lease."""
+    sent of each clip: the candidate for this lease, the query for any pair of the query."""
     assert context.query_clip is not None  # read with the lease
     assert context.candidate_clip is not None
     check_listening(
@@ -400,7 +420,7 @@ def _check_listened(
                 context.query_clip.audio_path,
                 context.query_clip.duration_seconds,
                 query_listen_ms,
-                lease.served_query_bytes,
+                query_bytes,
             ),
             ClipEvidence(
                 "candidate",

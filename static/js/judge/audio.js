@@ -36,8 +36,27 @@ export async function resumeAudio() {
   return ctx.state === "running";
 }
 
-/** Fetch a clip (the URL the API gave, as it is) and decode it at the context's rate. */
+/** The clips decoded last, by URL: a query heard for the next pair of the query is neither
+ * fetched nor decoded again (its URL is the query's, docs/audio.md). */
+const decoded = new Map();
+const DECODED_KEPT = 3;
+
+/** Fetch a clip (the URL the API gave, as it is) and decode it at the context's rate; the
+ * clips of the last few URLs are kept decoded. */
 export async function fetchClip(url, signal) {
+  const kept = decoded.get(url);
+  if (kept !== undefined) {
+    decoded.delete(url); // most recently used last
+    decoded.set(url, kept);
+    return kept;
+  }
+  const buffer = await fetchAndDecode(url, signal);
+  decoded.set(url, buffer);
+  while (decoded.size > DECODED_KEPT) decoded.delete(decoded.keys().next().value);
+  return buffer;
+}
+
+async function fetchAndDecode(url, signal) {
   let data;
   try {
     data = await fetchBytes(url, { signal });

@@ -154,3 +154,21 @@ export function barHeights(peaks, columns) {
   }
   return heights;
 }
+
+// ---------------------------------------------------------------- stored at import
+
+/** The server's measure of a clip (its API `peaks`, 0-255, and `loudness_lufs`), as
+ * measureLoudness gives it: {loudness, peak}; null when the server has none, and the page
+ * measures the decoded clip instead. */
+export function storedLevel(clip) {
+  const peaks = clip?.peaks;
+  if (!Number.isFinite(clip?.loudness_lufs) || !Array.isArray(peaks) || peaks.length === 0) return null;
+  return { loudness: clip.loudness_lufs, peak: Math.max(...peaks) / 255 };
+}
+
+/** The server's waveform peaks of a clip, in [0, 1]; null when it has none. */
+export function storedPeaks(clip) {
+  const peaks = clip?.peaks;
+  if (!Array.isArray(peaks) || peaks.length === 0) return null;
+  return Float32Array.from(peaks, (value) => value / 255);
+}

@@ -5,7 +5,7 @@
 import { $, $$ } from "../lib.js";
 import { audioContext, fetchClip, resumeAudio } from "./audio.js";
 import { formatGain, formatTime } from "./format.js";
-import { levelGains, measureLoudness, measurePeaks, TARGET_LUFS } from "./levels.js";
+import { levelGains, measureLoudness, measurePeaks, storedLevel, storedPeaks, TARGET_LUFS } from "./levels.js";
 import { announce, releaseFocusAfterPointer, restFocus } from "./page.js";
 import { heardEnough, listeningStatus, requiredSeconds } from "./rules.js";
 import { heardSeconds, loopBetween, MIN_LOOP, markedLoop, playStart, positionAfter } from "./timeline.js";
@@ -59,6 +59,7 @@ export class ClipPlayer {
 
   reset() {
     this.buffer = null;
+    this.stored = null; // {level, peaks} the server measured at import (null: measure here)
     this.source = null;
     this.playing = false;
     this.startedAt = 0; // the audio clock when the current source started
@@ -107,6 +108,12 @@ export class ClipPlayer {
     this.abort = new AbortController();
     this.element.dataset.state = "loading";
     this.setStatus("Loading the clip…");
+    // measured at import: the waveform is drawn at once and the clip is not measured again
+    this.stored = { level: storedLevel(clip), peaks: storedPeaks(clip) };
+    if (this.stored.peaks) {
+      this.waveform.peaks = this.stored.peaks;
+      this.waveform.draw();
+    }
     this.loading = fetchClip(new URL(clip.audio_url, window.location.href).href, this.abort.signal)
       .then((buffer) => {
         if (id === this.loadId) this.useBuffer(buffer);
@@ -134,8 +141,8 @@ export class ClipPlayer {
   useBuffer(buffer) {
     this.buffer = buffer;
     this.loading = null;
-    this.level = measureLoudness(buffer);
-    this.waveform.peaks = measurePeaks(buffer);
+    this.level = this.stored?.level ?? measureLoudness(buffer);
+    this.waveform.peaks = this.stored?.peaks ?? measurePeaks(buffer);
     this.element.dataset.state = "ready";
     this.element.dataset.loudness = Number.isFinite(this.level.loudness) ? this.level.loudness.toFixed(2) : "silent";
     this.setStatus("");

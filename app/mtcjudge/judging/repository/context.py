@@ -48,6 +48,7 @@ class ClipFile:
 
     audio_path: str | None
     duration_seconds: float | None
+    document_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,7 @@ _SUBMIT_CONTEXT = (
         )
         .scalar_subquery()
         .label("stored_judgment"),
+        _QUERY_DOC.id.label("query_document"),
         _QUERY_DOC.audio_path.label("query_audio_path"),
         _QUERY_DOC.duration_seconds.label("query_duration"),
         _CANDIDATE_DOC.audio_path.label("candidate_audio_path"),
@@ -226,7 +228,7 @@ def submit_context(session: Session, token: str, lease_id: int, client_id: str) 
     return _context(
         row,
         stored_judgment=stored,
-        query_clip=ClipFile(row.query_audio_path, row.query_duration),
+        query_clip=ClipFile(row.query_audio_path, row.query_duration, row.query_document),
         candidate_clip=ClipFile(row.candidate_audio_path, row.candidate_duration),
     )
 

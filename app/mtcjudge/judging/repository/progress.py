@@ -84,6 +84,9 @@ class Clip:
     has_audio: bool
     duration_seconds: float | None
     audio_type: str | None
+    # what the clip sounds like, from the import's analysis (None before it)
+    loudness_lufs: float | None = None
+    peaks: bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,13 @@ def _pair_view_statement(*, trial: bool) -> Any:
             candidate_doc.audio_path.is_not(None),
             candidate_doc.duration_seconds,
             candidate_doc.audio_type,
+            query_doc.loudness_lufs,
+            query_doc.peaks,
+            candidate_doc.loudness_lufs,
+            candidate_doc.peaks,
+            # a reference trial's candidate is another excerpt of the query's recording
+            query_doc.other_loudness_lufs,
+            query_doc.other_peaks,
         )
         .select_from(Query)
         .join(query_doc, query_doc.id == Query.document_id)
@@ -187,11 +197,12 @@ def pair_view(
     if trial:
         params.update(lease_id=lease_id or 0, assessor_id=assessor_id or 0)
     row = _run(session, _PAIR_VIEW[trial], params).one()
+    candidate_sound = row[14:16] if kind == "reference" else row[12:14]
     return PairView(
         query_number=int(row[0] or 0),
         candidate_number=int(row[1] or 0),
-        query=Clip(int(row[2]), bool(row[3]), row[4], row[5]),
-        candidate=Clip(int(row[6]), bool(row[7]), row[8], row[9]),
+        query=Clip(int(row[2]), bool(row[3]), row[4], row[5], row[10], row[11]),
+        candidate=Clip(int(row[6]), bool(row[7]), row[8], row[9], *candidate_sound),
     )
 
 
