@@ -22,14 +22,16 @@ from mtcjudge.cli.common import (
     add_parser,
     add_quality_options,
     confidence,
+    cut_number,
     int_setting,
     shown_list,
 )
 from mtcjudge.cli.database import add_database_option, run_in_session, settings_for
 from mtcjudge.cli.docs import doc_link
 from mtcjudge.cli.run_order import add_order_by, run_order_line, warn_score_order
+from mtcjudge.clips.cut import CUT_MODES
 from mtcjudge.config import Settings
-from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
+from mtcjudge.ingest.formats import read_clip_offsets, read_judgments, read_metadata, read_runs
 from mtcjudge.mtc.factory import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR
 from mtcjudge.mtc.measures import MEASURES
 from mtcjudge.mtc.selection import POLICIES
@@ -208,6 +210,39 @@ def _add_judging_settings(create: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep handing out pairs once the target confidence is reached",
     )
+    _add_cut_options(create)
+
+
+def _add_cut_options(create: argparse.ArgumentParser) -> None:
+    """How clips are cut from the files (docs/audio.md, "Excerpts")."""
+    create.add_argument(
+        "--clip-cut",
+        choices=CUT_MODES,
+        default=None,
+        help="how clips are cut from the files: excerpt (--excerpt-seconds from "
+        "--excerpt-start of the way in; shorter files whole), whole, or offsets (a start per "
+        "file from --clip-offsets). Default: offsets with --clip-offsets, else excerpt",
+    )
+    create.add_argument(
+        "--excerpt-seconds",
+        type=cut_number("excerpt_seconds"),
+        default=30.0,
+        metavar="S",
+        help="length of an excerpt in seconds (default %(default)s)",
+    )
+    create.add_argument(
+        "--excerpt-start",
+        type=cut_number("excerpt_start_fraction"),
+        default=0.3,
+        metavar="F",
+        help="where an excerpt starts, as a share of the file (default %(default)s)",
+    )
+    create.add_argument(
+        "--clip-offsets",
+        type=Path,
+        metavar="FILE",
+        help="TSV doc<TAB>start_seconds: where each document's excerpt starts",
+    )
 
 
 def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -222,6 +257,7 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     metadata = read_metadata(args.metadata) if args.metadata else None
     fine = read_judgments(args.judgments, "fine") if args.judgments else None
     broad = read_judgments(args.judgments_broad, "broad") if args.judgments_broad else None
+    offsets = read_clip_offsets(args.clip_offsets) if args.clip_offsets else None
     spec = CampaignSpec(
         name=args.name,
         slug=args.slug,
@@ -240,6 +276,9 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         listen_seconds=args.listen_seconds,
         quality_rate=args.quality_rate,
         auto_pause=args.auto_pause,
+        clip_cut=args.clip_cut or ("offsets" if offsets else "excerpt"),
+        excerpt_seconds=args.excerpt_seconds,
+        excerpt_start_fraction=args.excerpt_start,
     )
 
     def create(session: Session, _settings: Settings) -> None:
@@ -252,6 +291,7 @@ def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             judgments_broad=broad,
             audio_dir=args.audio,
             confirm_unplayable=args.confirm_unplayable,
+            clip_offsets=offsets,
         )
         record_campaign_created(session, campaign, audit.command_line_actor(), report, runs)
         out.write(format_import_report(campaign, report, args.audio, runs) + "\n")

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO, Protocol, TextIO, TypeAlias, TypeVar
 from urllib.parse import urlsplit
 
 from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
+from mtcjudge.clips.cut import Cut
 from mtcjudge.models import DEFAULT_LISTEN_SECONDS, DEFAULT_QUALITY_RATE
 from mtcjudge.mtc._validation import check_confidence, check_int
 from mtcjudge.validation import printable
@@ -253,6 +254,18 @@ def float_setting(name: str) -> Callable[[str], float]:
 def confidence(name: str) -> Callable[[str], float]:
     """A confidence level option: a number from 0.5 to 1."""
     return _option_type(float, lambda value: check_confidence(name, value), "a number")
+
+
+def cut_number(name: str) -> Callable[[str], float]:
+    """``--excerpt-seconds`` or ``--excerpt-start``, checked as the campaign checks them."""
+
+    def check(value: float) -> None:
+        if name == "excerpt_seconds":
+            Cut("excerpt", seconds=value)
+        else:
+            Cut("excerpt", start_fraction=value)
+
+    return _option_type(float, check, "a number")
 
 
 def add_confirm_unplayable(parser: argparse.ArgumentParser) -> None:
