@@ -39,6 +39,7 @@ from mtcjudge.organizers.routes import router as organizers_router
 from mtcjudge.organizers.service import ensure_first_organizer
 from mtcjudge.organizers.throttle import LoginThrottle
 from mtcjudge.planner.service import Planner
+from mtcjudge.planner.warmer import RenditionWarmer
 from mtcjudge.reports.routes import router as reports_router
 from mtcjudge.results.pages import router as dashboard_router
 from mtcjudge.results.routes import router as results_router
@@ -151,11 +152,17 @@ def _lifespan(
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
         # MTCJUDGE_ADMIN_USERNAME/_PASSWORD: the first organizer of a container
         await anyio.to_thread.run_sync(ensure_first_organizer, session_factory, settings)
+        # every process that plans also makes the clips of the plans ahead of the volunteers
+        warmer = None if planner is None else RenditionWarmer(session_factory)
         if planner is not None:
             planner.start()
+        if warmer is not None:
+            warmer.start()
         try:
             yield
         finally:
+            if warmer is not None:
+                warmer.stop()
             if planner is not None:
                 planner.stop()
             if engine is not None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -38,7 +39,7 @@ def create(files: dict[str, Path], *options: object) -> tuple[int, str, str, str
     return code, out, err, database
 
 
-def stored(database: str) -> tuple[tuple[str, float, float], dict[str, tuple[float, ...]]]:
+def stored(database: str) -> tuple[tuple[str, float, float], dict[str, Any]]:
     """The campaign's cut, and each document's (excerpt start, duration, source seconds)."""
     engine = make_database_engine(database)
     try:

@@ -123,6 +123,12 @@ def cache_directory() -> Path:
     return Path(configured) if configured else Path(tempfile.gettempdir()) / "mtcjudge-clips"
 
 
+def rendition_file(clip: ClipSource, variant: str = "clip") -> Path:
+    """Where this machine keeps a clip's rendition (made or not)."""
+    key = rendition_key(clip, variant)
+    return cache_directory() / key[:2] / f"{key}.mp3"
+
+
 def rendition(clip: ClipSource, variant: str = "clip") -> Path:
     """The file of a clip's rendition, made now if this machine has not made it yet.
 
@@ -131,8 +137,7 @@ def rendition(clip: ClipSource, variant: str = "clip") -> Path:
     UnreadableAudio
         When the collection's file cannot be decoded (any more).
     """
-    key = rendition_key(clip, variant)
-    target = cache_directory() / key[:2] / f"{key}.mp3"
+    target = rendition_file(clip, variant)
     if target.is_file():
         return target
     data = render(clip, variant)
