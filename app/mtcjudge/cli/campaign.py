@@ -373,6 +373,17 @@ def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return run_in_session(args, err, change)
 
 
+def _cut_text(campaign: Campaign) -> str:
+    """How the campaign cuts its clips, in words (docs/audio.md, "Excerpts")."""
+    if campaign.clip_cut == "whole":
+        return "whole files"
+    seconds = f"{campaign.excerpt_seconds:g} s"
+    start = f"{campaign.excerpt_start_fraction:.0%} of the way in"
+    if campaign.clip_cut == "offsets":
+        return f"{seconds} excerpts from the offsets file's starts (else {start})"
+    return f"{seconds} excerpts from {start} (shorter files whole)"
+
+
 def format_import_report(
     campaign: Campaign, report: ImportReport, audio: Path | None, runs: Runs | None = None
 ) -> str:
@@ -401,6 +412,7 @@ def format_import_report(
         f"  audio               {report.audio_found} found, {len(report.audio_missing)} "
         f"missing, {len(report.audio_unreadable)} unreadable in {audio}"
     )
+    lines.append(f"  clips               {_cut_text(campaign)}, served as MP3")
     if report.audio_missing:
         lines.append(f"    missing: {shown_list(report.audio_missing)}")
     if report.audio_unreadable:
