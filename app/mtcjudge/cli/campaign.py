@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from mtcjudge import audit
 from mtcjudge.cli import campaign_import, campaign_status
+from mtcjudge.cli.clip_cut import add_cut_options, cut_text
 from mtcjudge.cli.common import (
     SubParsers,
     UsageError,
@@ -22,14 +23,12 @@ from mtcjudge.cli.common import (
     add_parser,
     add_quality_options,
     confidence,
-    cut_number,
     int_setting,
     shown_list,
 )
 from mtcjudge.cli.database import add_database_option, run_in_session, settings_for
 from mtcjudge.cli.docs import doc_link
 from mtcjudge.cli.run_order import add_order_by, run_order_line, warn_score_order
-from mtcjudge.clips.cut import CUT_MODES
 from mtcjudge.config import Settings
 from mtcjudge.ingest.formats import read_clip_offsets, read_judgments, read_metadata, read_runs
 from mtcjudge.mtc.factory import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR
@@ -210,39 +209,7 @@ def _add_judging_settings(create: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep handing out pairs once the target confidence is reached",
     )
-    _add_cut_options(create)
-
-
-def _add_cut_options(create: argparse.ArgumentParser) -> None:
-    """How clips are cut from the files (docs/audio.md, "Excerpts")."""
-    create.add_argument(
-        "--clip-cut",
-        choices=CUT_MODES,
-        default=None,
-        help="how clips are cut from the files: excerpt (--excerpt-seconds from "
-        "--excerpt-start of the way in; shorter files whole), whole, or offsets (a start per "
-        "file from --clip-offsets). Default: offsets with --clip-offsets, else excerpt",
-    )
-    create.add_argument(
-        "--excerpt-seconds",
-        type=cut_number("excerpt_seconds"),
-        default=30.0,
-        metavar="S",
-        help="length of an excerpt in seconds (default %(default)s)",
-    )
-    create.add_argument(
-        "--excerpt-start",
-        type=cut_number("excerpt_start_fraction"),
-        default=0.3,
-        metavar="F",
-        help="where an excerpt starts, as a share of the file (default %(default)s)",
-    )
-    create.add_argument(
-        "--clip-offsets",
-        type=Path,
-        metavar="FILE",
-        help="TSV doc<TAB>start_seconds: where each document's excerpt starts",
-    )
+    add_cut_options(create)
 
 
 def run_create(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -373,17 +340,6 @@ def run_open_close(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return run_in_session(args, err, change)
 
 
-def _cut_text(campaign: Campaign) -> str:
-    """How the campaign cuts its clips, in words (docs/audio.md, "Excerpts")."""
-    if campaign.clip_cut == "whole":
-        return "whole files"
-    seconds = f"{campaign.excerpt_seconds:g} s"
-    start = f"{campaign.excerpt_start_fraction:.0%} of the way in"
-    if campaign.clip_cut == "offsets":
-        return f"{seconds} excerpts from the offsets file's starts (else {start})"
-    return f"{seconds} excerpts from {start} (shorter files whole)"
-
-
 def format_import_report(
     campaign: Campaign, report: ImportReport, audio: Path | None, runs: Runs | None = None
 ) -> str:
@@ -412,7 +368,7 @@ def format_import_report(
         f"  audio               {report.audio_found} found, {len(report.audio_missing)} "
         f"missing, {len(report.audio_unreadable)} unreadable in {audio}"
     )
-    lines.append(f"  clips               {_cut_text(campaign)}, served as MP3")
+    lines.append(f"  clips               {cut_text(campaign)}, served as MP3")
     if report.audio_missing:
         lines.append(f"    missing: {shown_list(report.audio_missing)}")
     if report.audio_unreadable:
