@@ -40,6 +40,7 @@ if __package__ in (None, ""):  # run as ``python bench/import_audio.py``: bench.
 from bench._common import positive_int, run_benchmark
 from mtcjudge.clips.audio import scan_audio
 from mtcjudge.clips.cut import Cut
+from mtcjudge.clips.rendition import RATE
 
 __all__ = ["DESCRIPTION", "add_arguments", "import_audio_benchmark", "main", "run_from_args"]
 
@@ -50,7 +51,6 @@ DESCRIPTION = (
 )
 TARGET_CLIPS = 2000
 TARGET_SECONDS = 120.0
-RATE = 44_100
 CHANNELS = 2
 #: the cut of a new campaign: 30 s from 30 % of the way in
 CUT = Cut(mode="excerpt", seconds=30.0, start_fraction=0.3)

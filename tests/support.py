@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
-from sqlalchemy import Connection, func, select, text
+from sqlalchemy import Connection, func, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from mtcjudge.clips.rendition import clip_source, rendition
 from mtcjudge.db import make_database_engine
-from mtcjudge.models import Judgment, Pair, PlanEntry, counted_judgment
+from mtcjudge.models import Document, Judgment, Lease, Pair, PlanEntry, counted_judgment
 
 
 def postgres_schema_url(url: str, schema: str) -> str:
@@ -163,3 +163,32 @@ def served_clip(document: Any) -> bytes:
         document.source_seconds,
     )
     return rendition(clip).read_bytes()
+
+
+def lease_of(db_session, pair: dict[str, Any]) -> Lease:
+    lease = db_session.get(Lease, pair["lease_id"])
+    db_session.refresh(lease)
+    return lease
+
+
+def judge_pool(db_session, client, token, n: int) -> list[dict[str, Any]]:
+    """Judge ``n`` hand-outs, asserting they are pool pairs; the pairs as the API gave them."""
+    pairs = []
+    for _ in range(n):
+        pair = next_body(client, token)["pair"]
+        assert lease_of(db_session, pair).kind == "pool"
+        body = {"lease_id": pair["lease_id"], "broad": 1, "fine": 40.0}
+        response = client.post(
+            f"/api/a/{token}/judgments", json={**body, "client_id": str(uuid.uuid4())}
+        )
+        assert response.status_code == 201, response.text
+        pairs.append(pair)
+    return pairs
+
+
+def no_genres(db_session, fx: Any) -> None:
+    """No document of the campaign ``fx`` has a genre (no anchor trial can be drawn)."""
+    db_session.execute(
+        update(Document).where(Document.campaign_id == fx.campaign.id).values(genre=None)
+    )
+    db_session.flush()

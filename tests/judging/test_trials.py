@@ -32,8 +32,8 @@ from mtcjudge.models import (
 )
 from mtcjudge.pool import repository as pool_repository
 from mtcjudge.security import hash_token
-from tests.factories import CampaignFixture, build_campaign
-from tests.support import next_body, served_clip
+from tests.factories import build_campaign
+from tests.support import judge_pool, lease_of, next_body, no_genres, served_clip
 
 
 # ---------------------------------------------------------------- helpers
@@ -42,23 +42,6 @@ def submit(client, token, lease_id, *, fine: float = 40.0, broad: int = 1):
     response = client.post(f"/api/a/{token}/judgments", json=body)
     assert response.status_code == 201, response.text
     return response.json()
-
-
-def lease_of(db_session, pair: dict[str, Any]) -> Lease:
-    lease = db_session.get(Lease, pair["lease_id"])
-    db_session.refresh(lease)
-    return lease
-
-
-def judge_pool(db_session, client, token, n: int) -> list[dict[str, Any]]:
-    """Judge ``n`` hand-outs, asserting they are pool pairs; the pairs as the API gave them."""
-    pairs = []
-    for _ in range(n):
-        pair = next_body(client, token)["pair"]
-        assert lease_of(db_session, pair).kind == "pool"
-        submit(client, token, pair["lease_id"])
-        pairs.append(pair)
-    return pairs
 
 
 def pair_counters(db_session) -> tuple[int, int, int]:
@@ -78,13 +61,6 @@ def shape(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return "number"
     return type(value).__name__ if not isinstance(value, int | float) else "number"
-
-
-def no_genres(db_session, fx: CampaignFixture) -> None:
-    db_session.execute(
-        update(Document).where(Document.campaign_id == fx.campaign.id).values(genre=None)
-    )
-    db_session.flush()
 
 
 def assessor_id(db_session, token: str) -> int:

@@ -23,8 +23,7 @@ from mtcjudge.judging import trials
 from mtcjudge.models import Document, Query
 from tests.audio_files import write_clip
 from tests.factories import build_campaign
-from tests.judging.test_trials import judge_pool, lease_of, no_genres
-from tests.support import next_body
+from tests.support import judge_pool, lease_of, next_body, no_genres
 
 
 @pytest.fixture(autouse=True)

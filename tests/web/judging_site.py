@@ -15,6 +15,10 @@ from typing import Any
 import numpy as np
 from scipy.signal import lfilter, resample_poly
 
+from mtcjudge.campaigns.creation import audio_columns
+from mtcjudge.clips.analysis import analyse
+from mtcjudge.clips.audio import AudioFile
+from mtcjudge.clips.cut import Cut
 from mtcjudge.config import Settings
 from mtcjudge.db import make_database_engine, make_sessionmaker, session_scope, upgrade_database
 from mtcjudge.main import create_app
@@ -28,6 +32,7 @@ from mtcjudge.models import (
     System,
 )
 from mtcjudge.security import hash_token
+from tests.audio_files import write_clip
 from tests.servers import serve_in_thread
 from tests.support import write_tone
 
@@ -46,6 +51,7 @@ def seed(
     quiet_candidates: bool = False,
     candidate_amplitude: float | None = None,
     notes: bool = False,
+    encoded: str | None = None,
 ) -> None:
     """3 systems x 2 queries x k=3 over real WAV clips, one assessor who has not consented.
 
@@ -55,7 +61,8 @@ def seed(
     ``clip_seconds``; with ``quiet_candidates`` the candidates are 14 dB quieter than the
     queries (sine amplitudes LOUD and QUIET); ``candidate_amplitude`` sets theirs; with
     ``notes`` each clip is a run of plucked notes (a waveform worth looking at) instead of a
-    steady tone."""
+    steady tone; with ``encoded`` ("mp3", "ogg", "flac", ...) each clip is a music-like file
+    of that format (tests/audio_files.py), analysed as the import does."""
     engine = make_database_engine(url)
     try:
         with session_scope(make_sessionmaker(engine)) as session:
@@ -76,6 +83,17 @@ def seed(
             documents: dict[str, Document] = {}
 
             def document(external_id: str) -> Document:
+                if external_id not in documents and encoded is not None:
+                    path = write_clip(
+                        audio_dir / f"{external_id}.{encoded}", clip_seconds, seed=len(documents)
+                    )
+                    analysis = analyse(path, Cut("whole"), query=external_id.startswith("query"))
+                    audio = AudioFile(path, analysis.mime, analysis.window.seconds, analysis)
+                    documents[external_id] = Document(
+                        campaign_id=campaign.id, external_id=external_id, **audio_columns(audio)
+                    )
+                    session.add(documents[external_id])
+                    session.flush()
                 if external_id not in documents:
                     path = audio_dir / f"{external_id}.wav"
                     quiet = quiet_candidates and external_id.startswith("cand")
