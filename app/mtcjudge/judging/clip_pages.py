@@ -27,8 +27,15 @@ from fastapi.responses import FileResponse, Response
 from sqlalchemy.orm import Session
 from starlette.types import Message, Receive, Scope, Send
 
+from mtcjudge.clips.cut import Window
 from mtcjudge.clips.decode import UnreadableAudio
-from mtcjudge.clips.rendition import SERVED_MIME, clip_source, safe_rendition
+from mtcjudge.clips.rendition import (
+    SERVED_MIME,
+    ClipSource,
+    clip_source,
+    rendition_file,
+    safe_rendition,
+)
 from mtcjudge.db import read_only
 from mtcjudge.deps import transaction
 from mtcjudge.errors import NotFound
@@ -133,14 +140,26 @@ class _ClipWanted:
     variant: str = "clip"  # "other": a reference trial's candidate (mtcjudge.clips.rendition)
 
 
-def _candidate(session: Session, token: str, lease_id: int) -> _ClipWanted:
+def _made(wanted: _ClipWanted) -> Path | None:
+    """The clip's rendition when this machine has made it already (a look at the cache, so
+    a clip made before is served without another trip to a worker thread)."""
+    if not wanted.audio_path or wanted.content_sha256 is None or wanted.duration_seconds is None:
+        return None  # imported before the analysis: :func:`_rendition_of` names it
+    window = Window(wanted.excerpt_start or 0.0, wanted.duration_seconds)
+    source = wanted.source_seconds or wanted.duration_seconds
+    clip = ClipSource(wanted.audio_path, wanted.content_sha256, source, window)
+    path = rendition_file(clip, wanted.variant)
+    return path if path.is_file() else None
+
+
+def _candidate(session: Session, token: str, lease_id: int) -> tuple[_ClipWanted, Path | None]:
     # a read: on SQLite it takes no write lock (the bytes sent are written afterwards)
     found = context_queries.lease_clip(read_only(session), token, lease_id, "candidate")
     if found is None:
         raise NotFound(UNKNOWN_LINK)
     if found.lease_id is None:
         raise NotFound("This clip is not part of your pairs.")
-    return _ClipWanted(
+    wanted = _ClipWanted(
         found.audio_path,
         found.content_sha256,
         found.excerpt_start,
@@ -148,16 +167,26 @@ def _candidate(session: Session, token: str, lease_id: int) -> _ClipWanted:
         found.source_seconds,
         "other" if found.kind == "reference" else "clip",
     )
+    return wanted, _made(wanted)
 
 
-def _query(session: Session, token: str, key: str) -> delivery_queries.QueryClip:
+def _query(
+    session: Session, token: str, key: str
+) -> tuple[delivery_queries.QueryClip, _ClipWanted, Path | None]:
     session = read_only(session)
     found = delivery_queries.query_clip(session, token, key)
     if found is None:
         if context_queries.assessor_by_token(session, token) is None:
             raise NotFound(UNKNOWN_LINK)
         raise NotFound("This clip is not part of your pairs.")
-    return found
+    wanted = _ClipWanted(
+        found.audio_path,
+        found.content_sha256,
+        found.excerpt_start,
+        found.duration_seconds,
+        found.source_seconds,
+    )
+    return found, wanted, _made(wanted)
 
 
 def _rendition_of(wanted: _ClipWanted) -> Path:
@@ -187,9 +216,12 @@ def _rendition_of(wanted: _ClipWanted) -> Path:
 
 
 async def _serve(
-    request: Request, wanted: _ClipWanted, record: Callable[[int], Awaitable[None]]
+    request: Request,
+    wanted: _ClipWanted,
+    made: Path | None,
+    record: Callable[[int], Awaitable[None]],
 ) -> Response:
-    path = await anyio.to_thread.run_sync(_rendition_of, wanted)
+    path = made if made is not None else await anyio.to_thread.run_sync(_rendition_of, wanted)
     etag = f'"{path.stem}"'
     headers = {"Cache-Control": "private, max-age=3600", "ETag": etag}
     if etag in _etags(request.headers.get("if-none-match")):
@@ -209,15 +241,8 @@ def _etags(header: str | None) -> set[str]:
 )
 async def query_clip(request: Request, token: str, key: str) -> Response:
     """A query clip of the assessor's pairs: one URL for every pair of the query."""
-    found = await transaction(request, partial(_query, token=token, key=key))
-    wanted = _ClipWanted(
-        found.audio_path,
-        found.content_sha256,
-        found.excerpt_start,
-        found.duration_seconds,
-        found.source_seconds,
-    )
-    return await _serve(request, wanted, partial(_record_query, request, found))
+    found, wanted, made = await transaction(request, partial(_query, token=token, key=key))
+    return await _serve(request, wanted, made, partial(_record_query, request, found))
 
 
 @clips_router.get(
@@ -227,5 +252,6 @@ async def query_clip(request: Request, token: str, key: str) -> Response:
 )
 async def candidate_clip(request: Request, token: str, lease_id: int) -> Response:
     """The candidate clip of one of the assessor's leases."""
-    wanted = await transaction(request, partial(_candidate, token=token, lease_id=lease_id))
-    return await _serve(request, wanted, partial(_record_candidate, request, lease_id))
+    work = partial(_candidate, token=token, lease_id=lease_id)
+    wanted, made = await transaction(request, work)
+    return await _serve(request, wanted, made, partial(_record_candidate, request, lease_id))
