@@ -106,14 +106,7 @@ def create_campaign(
         metadata.genre.values() if metadata else (),
     )
     clip_docs = sorted(run_docs | set(runs.queries))
-    if audio_upload is not None:
-        if audio_dir is not None:
-            raise InvalidInput("give an audio folder or an audio upload, not both")
-        scan = scan_upload(
-            session, audio_upload, clip_docs, spec.cut, set(runs.queries), clip_offsets
-        )
-    else:
-        scan = scan_clips(audio_dir, clip_docs, spec.cut, set(runs.queries), clip_offsets)
+    scan = _new_clips(session, spec, runs, clip_docs, audio_dir, audio_upload, clip_offsets)
     n_pool_pairs = load_collection(runs, spec.k, metadata).collection.n_pairs
     campaign = _store_campaign(session, spec)
     stored = _store_collection(session, campaign.id, runs, metadata, scan, teams, doc_names)
@@ -141,6 +134,23 @@ def create_campaign(
         n_unplayable_pairs=unplayable,
     )
     return campaign, report
+
+
+def _new_clips(
+    session: Session,
+    spec: CampaignSpec,
+    runs: Runs,
+    names: list[str],
+    audio_dir: Path | None,
+    audio_upload: str | None,
+    offsets: dict[str, float] | None,
+) -> AudioScan:
+    """A new campaign's clips, from a folder on the server or an upload from the browser."""
+    if audio_upload is None:
+        return scan_clips(audio_dir, names, spec.cut, set(runs.queries), offsets)
+    if audio_dir is not None:
+        raise InvalidInput("give an audio folder or an audio upload, not both")
+    return scan_upload(session, audio_upload, names, spec.cut, set(runs.queries), offsets)
 
 
 def _refuse_estimator_of_replays(estimator: str) -> None:

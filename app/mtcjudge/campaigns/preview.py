@@ -333,9 +333,8 @@ def build_preview(
     projection_seconds: float = PROJECTION_SECONDS,
     uploaded: Mapping[str, str | None] | None = None,
 ) -> Preview:
-    """Summarise what the campaign of ``spec`` would hold, and project its cost. The clips
-    are those of ``audio_dir``, or of an upload from the browser: ``uploaded`` maps each of
-    its document names to why its file cannot be used (None: it can)."""
+    """Summarise what the campaign of ``spec`` would hold, and project its cost (clips of
+    ``audio_dir``, or ``uploaded``: an upload's names, each to its problem or None)."""
     problems = list(parsed.problems)
     audio_path, audio_problem = check_audio_dir(None if uploaded is not None else audio_dir)
     if audio_problem is not None:
@@ -371,19 +370,15 @@ def build_preview(
             f"the campaign runs on the {spec.scale.upper()} scale and starts from none"
         )
 
+    with_audio = uploaded is not None or audio_path is not None
+    found = _audio_summary(audio_path, runs, loaded, uploaded) if with_audio else None
     audio = None
-    if uploaded is not None:
-        audio = _uploaded_summary(uploaded, runs, loaded)
+    if isinstance(found, Problem):
+        problems.append(found)
+    elif found is not None:
+        audio = found
         if audio.unplayable_pairs:
             notes.append(_unplayable_note(audio.unplayable_pairs, collection.n_pairs))
-    elif audio_path is not None:
-        found = _audio_summary(audio_path, runs, loaded)
-        if isinstance(found, Problem):
-            problems.append(found)
-        else:
-            audio = found
-            if audio.unplayable_pairs:
-                notes.append(_unplayable_note(audio.unplayable_pairs, collection.n_pairs))
     elif audio_problem is None:
         notes.append(_unplayable_note(collection.n_pairs, collection.n_pairs, folder=False))
 
@@ -413,10 +408,16 @@ def build_preview(
 
 
 def _audio_summary(
-    audio_path: Path, runs: Runs, loaded: LoadedCollection
+    audio_path: Path | None,
+    runs: Runs,
+    loaded: LoadedCollection,
+    uploaded: Mapping[str, str | None] | None = None,
 ) -> AudioSummary | Problem:
-    """The clips of the runs' documents and queries found in ``audio_path``, and the pool
-    pairs they leave unplayable (a problem when the folder cannot be read)."""
+    """The clips of the runs' documents and queries found in ``audio_path`` (or
+    ``uploaded``), and the pool pairs they leave unplayable (a problem when the folder
+    cannot be read)."""
+    if uploaded is not None or audio_path is None:
+        return _uploaded_summary(uploaded or {}, runs, loaded)
     needed = sorted(
         {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
         | set(runs.queries)
