@@ -116,8 +116,8 @@ def test_an_organizer_uploads_a_folder_of_audio_with_the_keyboard_at_390_pixels(
         with session_scope(make_sessionmaker(engine)) as session:
             campaign = session.scalars(select(Campaign)).one()
             assert campaign.clip_cut == "whole"
-            rows = session.scalars(select(Document).where(Document.campaign_id == campaign.id))
-            paths = {row.external_id: row.audio_path for row in rows}
+            documents = session.scalars(select(Document).where(Document.campaign_id == campaign.id))
+            paths = {row.external_id: row.audio_path for row in documents}
     finally:
         engine.dispose()
     assert set(paths) == set(DOCS)
