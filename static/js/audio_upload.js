@@ -2,38 +2,23 @@
 // audio files sent one by one, or one zip, to the organizer API (POST /api/audio-uploads, then
 // PUT .../files/{name} or PUT .../zip with the raw bytes, then POST .../complete), with a
 // progress bar, a cancel button and, at the end, the files that cannot be used and why. The
-// campaign is then created with the upload's token (manage.js). XMLHttpRequest, not fetch:
-// only it reports the progress of what it sends.
+// campaign is then created with the upload's token (manage.js). The files go out with
+// lib.js's sendWithProgress (XMLHttpRequest: fetch does not report what it has sent).
 
 import { chooseFiles, formatBytes, progressText } from "./audio_files.js";
-import { byId, el, errorDetail, request } from "./lib.js";
+import { byId, el, errorDetail, request, sendWithProgress } from "./lib.js";
 
 class Cancelled extends Error {}
 
-/** PUT `body`; resolves to {status, json} whatever the status, rejects when it did not get there. */
-function put(url, body, { csrf, onProgress, onSent, current }) {
-  return new Promise((resolve, reject) => {
-    const xhr = new XMLHttpRequest();
-    xhr.open("PUT", url);
-    xhr.setRequestHeader("Content-Type", "application/octet-stream");
-    xhr.setRequestHeader("Accept", "application/json");
-    if (csrf) xhr.setRequestHeader("X-CSRF-Token", csrf);
-    xhr.upload.addEventListener("progress", (event) => onProgress(event.loaded));
-    if (onSent) xhr.upload.addEventListener("load", onSent);
-    xhr.addEventListener("load", () => {
-      let json = null;
-      try {
-        json = JSON.parse(xhr.responseText);
-      } catch {
-        json = null;
-      }
-      resolve({ status: xhr.status, json });
-    });
-    xhr.addEventListener("error", () => reject(new Error("the connection to the server failed")));
-    xhr.addEventListener("abort", () => reject(new Cancelled("cancelled")));
-    current.xhr = xhr;
-    xhr.send(body);
-  });
+/** PUT `body` (a File); resolves to {status, json}; a cancelled request rejects with Cancelled. */
+async function put(url, body, { csrf, onProgress, onSent, current }) {
+  try {
+    const { status, data } = await sendWithProgress(url, body, { csrf, onProgress, onSent, holder: current });
+    return { status, json: data };
+  } catch (error) {
+    if (error.name === "AbortError") throw new Cancelled("cancelled");
+    throw error;
+  }
 }
 
 /** The message of an error answer. */
@@ -220,7 +205,7 @@ class AudioUpload {
     this.status.textContent =
       error instanceof Cancelled
         ? "Upload cancelled: nothing of it will be used."
-        : `The upload failed: ${error.message} Nothing of it will be used; upload again.`;
+        : `The upload failed: ${String(error.message).replace(/\.?$/, ".")} Nothing of it will be used; upload again.`;
     this.button.focus();
   }
 

@@ -68,7 +68,7 @@ __all__ = [
 MAX_ZIP_MEMBERS = 20_000
 #: a file name's longest form, in bytes of UTF-8 (what file systems store)
 MAX_NAME_BYTES = 255
-_CHUNK = 1 << 20
+_UNPACKED_AT_ONCE = 1 << 20
 #: what operating systems put in folders and zips beside the files: never reported
 _SYSTEM_FILES = (".DS_Store", "Thumbs.db", "desktop.ini")
 
@@ -416,7 +416,7 @@ def _unpack(
     size = 0
     try:
         with archive.open(info) as source, open(target, "wb") as out:
-            while chunk := source.read(_CHUNK):
+            while chunk := source.read(_UNPACKED_AT_ONCE):
                 size += len(chunk)
                 if size > limits.file_bytes:
                     return None, too_large(limits) + " (unpacked)"
