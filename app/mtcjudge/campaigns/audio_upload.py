@@ -254,29 +254,56 @@ def store_file(
     again (same bytes: its report, nothing stored twice) or a duplicate (reported, the
     first one kept). Past the upload's limit the file is reported, not stored.
     """
-    name, ext = split_name(file_name)
     size = received[1] if received else 0
     if problem is None and received is not None:
-        path, size, sha256 = received
+        name, ext = split_name(file_name)
         earlier = repository.usable_upload_file(session, upload.id, name, ext)
-        if earlier is not None and earlier.sha256 == sha256:
+        if earlier is not None and earlier.sha256 == received[2]:
             return _file_report(earlier)
         if earlier is not None:
             problem = _duplicate(earlier.file_name)
-        elif not repository.add_upload_bytes(session, upload.id, size, limits.upload_bytes):
-            problem = (
-                f"not stored: the upload would pass the {format_bytes(limits.upload_bytes)} "
-                "allowed for one upload"
-            )
         else:
-            clip_store.insert_blob(session, sha256, path.read_bytes())
-            row = _add_row(session, upload.id, file_name, size, sha256, None)
-            if row is not None:
-                return _file_report(row)
-            problem = _duplicate(f"{name}.{ext}")  # another request stored one just now
+            stored = _store_usable(session, upload.id, limits, file_name, received)
+            if isinstance(stored, AudioUploadFile):
+                return _file_report(stored)
+            problem = stored
     row = _add_row(session, upload.id, file_name, size, None, problem or "not usable")
     assert row is not None  # unusable rows have no unique index
     return _file_report(row)
+
+
+def _store_usable(
+    session: Session,
+    upload_id: int,
+    limits: UploadLimits,
+    file_name: str,
+    received: tuple[Path, int, str],
+) -> AudioUploadFile | str:
+    """Count the file's bytes, store them and its row, all or nothing; the problem when the
+    upload's limit or a file of its name stored by another request at once stops it."""
+    path, size, sha256 = received
+    name, ext = split_name(file_name)
+    try:
+        with session.begin_nested():
+            if not repository.add_upload_bytes(session, upload_id, size, limits.upload_bytes):
+                return (
+                    f"not stored: the upload would pass the {format_bytes(limits.upload_bytes)} "
+                    "allowed for one upload"
+                )
+            clip_store.insert_blob(session, sha256, path.read_bytes())
+            row = AudioUploadFile(
+                upload_id=upload_id,
+                file_name=file_name,
+                name=name,
+                extension=ext[:16],
+                size=size,
+                sha256=sha256,
+                problem=None,
+            )
+            repository.add(session, row)
+    except IntegrityError:  # another request stored a file of this name just now
+        return _duplicate(f"{name}.{ext}")
+    return row
 
 
 def _duplicate(other: str) -> str:
