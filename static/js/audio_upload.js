@@ -38,7 +38,7 @@ function problemsTable(bad) {
   }
   const head = el("thead");
   const headRow = el("tr");
-  headRow.append(el("th", { scope: "col" }, "File"), el("th", { scope: "col" }, "Why it cannot be used"));
+  headRow.append(el("th", { scope: "col" }, "File"), el("th", { scope: "col" }, "Reason"));
   head.append(headRow);
   const table = el("table", { class: "data-table" });
   table.append(el("caption", { id: "upload-problems-caption" }, "Files that cannot be used"), head, body);
