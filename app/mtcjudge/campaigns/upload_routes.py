@@ -157,14 +157,15 @@ async def put_file(
     limits = limits_of(settings)
     await transaction(request, partial(uploads.find_upload, token=upload_token, receiving=True))
     problem = uploads.name_problem(file_name)
-    received = None
-    if problem is None:
-        ext = uploads.split_name(file_name)[1]
-        received = await _receive(request, f".{ext}", limits.file_bytes)
-        if received is None:
-            problem = uploads.too_large(limits)
+    # the body is read even for a name that cannot be a clip: a browser still sending it
+    # would take an early answer for a failed connection
+    ext = uploads.split_name(file_name)[1] if problem is None else "bin"
+    received = await _receive(request, f".{ext}", limits.file_bytes)
+    too_large = received is None
     try:
-        if received is not None:
+        if too_large:
+            problem = uploads.too_large(limits)
+        elif problem is None and received is not None:
             problem = await anyio.to_thread.run_sync(uploads.check_file, received[0])
 
         def work(session: Session) -> uploads.FileReport:
@@ -176,7 +177,7 @@ async def put_file(
         if received is not None:
             received[0].unlink(missing_ok=True)
     out = FileReportOut(**asdict(report)).model_dump(mode="json")
-    if received is None and problem == uploads.too_large(limits):
+    if too_large:
         body = {"error": "payload_too_large", "detail": f"{file_name}: {problem}", "file": out}
         # the rest of the body is not read: the connection cannot carry another request
         return JSONResponse(body, status_code=413, headers={"Connection": "close"})
