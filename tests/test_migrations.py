@@ -29,6 +29,9 @@ EXPECTED_TABLES = {
     "trajectory_point",
     "assessor_reliability",
     "clip_delivery",
+    "audio_blob",
+    "audio_upload",
+    "audio_upload_file",
 }
 
 

@@ -13,6 +13,10 @@ DEFAULT_DATABASE_URL = "sqlite:///mtcjudge.sqlite3"
 #: largest request body, except the organizer's import (``max_import_bytes``)
 MAX_BODY_BYTES = 64 * 1024
 DEFAULT_MAX_IMPORT_BYTES = 64 * 1024 * 1024
+#: one audio file from the browser (a 15-minute stereo WAV at 48 kHz is 173 MB)
+DEFAULT_MAX_AUDIO_FILE_BYTES = 256 * 1024 * 1024
+#: all the audio of one upload from the browser, stored in the database
+DEFAULT_MAX_AUDIO_UPLOAD_BYTES = 4 * 1024 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,12 @@ class Settings:
         Largest request body of the organizer's import, ``POST /api/campaigns``, whose runs
         and judgments travel as texts (``MTCJUDGE_MAX_IMPORT_BYTES``; 64 MiB). Every other
         request body is limited to :data:`MAX_BODY_BYTES`.
+    max_audio_file_bytes : int
+        Largest audio file uploaded from the browser, alone or in a zip, unpacked
+        (``MTCJUDGE_MAX_AUDIO_FILE_BYTES``; 256 MiB).
+    max_audio_upload_bytes : int
+        Largest upload of audio from the browser: the files stored, and a zip as sent
+        (``MTCJUDGE_MAX_AUDIO_UPLOAD_BYTES``; 4 GiB). The audio is stored in the database.
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -60,6 +70,8 @@ class Settings:
     threads: int = 8
     planner_interval: float = 0.5
     max_import_bytes: int = DEFAULT_MAX_IMPORT_BYTES
+    max_audio_file_bytes: int = DEFAULT_MAX_AUDIO_FILE_BYTES
+    max_audio_upload_bytes: int = DEFAULT_MAX_AUDIO_UPLOAD_BYTES
     session_hours: int = 12
     admin_username: str | None = None
     admin_password: str | None = field(default=None, repr=False)
@@ -76,6 +88,12 @@ class Settings:
             "threads": _positive_int(env, "MTCJUDGE_THREADS", 8),
             "max_import_bytes": _positive_int(
                 env, "MTCJUDGE_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES
+            ),
+            "max_audio_file_bytes": _positive_int(
+                env, "MTCJUDGE_MAX_AUDIO_FILE_BYTES", DEFAULT_MAX_AUDIO_FILE_BYTES
+            ),
+            "max_audio_upload_bytes": _positive_int(
+                env, "MTCJUDGE_MAX_AUDIO_UPLOAD_BYTES", DEFAULT_MAX_AUDIO_UPLOAD_BYTES
             ),
             "session_hours": _positive_int(env, "MTCJUDGE_SESSION_HOURS", 12),
             "admin_username": env.get("MTCJUDGE_ADMIN_USERNAME", "").strip() or None,

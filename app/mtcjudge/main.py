@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from mtcjudge._resources import resource_dir
 from mtcjudge.campaigns.manage import router as campaign_manage_router
 from mtcjudge.campaigns.routes import router as campaigns_router
+from mtcjudge.campaigns.upload_routes import router as audio_uploads_router
 from mtcjudge.config import MAX_BODY_BYTES, Settings
 from mtcjudge.db import make_database_engine, make_sessionmaker
 from mtcjudge.deps import require_organizer
@@ -53,6 +54,7 @@ logger = logging.getLogger(__name__)
 #: every router of the app, in the order their routes are matched
 _ROUTERS = (
     campaigns_router,
+    audio_uploads_router,
     results_router,
     judging_router,
     pages_router,
@@ -72,6 +74,9 @@ _IMPORTS = (
     "/api/campaigns/import-bundle",
     "/api/campaigns/{slug}/runs",
 )
+#: the requests that send audio from the browser: counted by the routes themselves (a file
+#: past its limit is reported), within ``Settings.max_audio_upload_bytes``
+_AUDIO_UPLOADS = ("/api/audio-uploads/{token}/files/{name}", "/api/audio-uploads/{token}/zip")
 
 
 def create_app(
@@ -124,10 +129,14 @@ def create_app(
     _add_probes(app, session_factory)
     _add_organizer_docs(app)
     # added last = outermost: the 413 of the body limit gets the security headers too
+    audio_bytes = max(settings.max_audio_file_bytes, settings.max_audio_upload_bytes)
     app.add_middleware(
         BodySizeLimit,
         default_limit=MAX_BODY_BYTES,
-        limits={("POST", path): settings.max_import_bytes for path in _IMPORTS},
+        limits={
+            **{("POST", path): settings.max_import_bytes for path in _IMPORTS},
+            **{("PUT", path): audio_bytes for path in _AUDIO_UPLOADS},
+        },
     )
     app.add_middleware(SecurityHeaders)
     install_access_log_redaction()

@@ -33,6 +33,9 @@ from sqlalchemy.sql.elements import ColumnElement
 __all__ = [
     "Assessor",
     "AssessorReliability",
+    "AudioBlob",
+    "AudioUpload",
+    "AudioUploadFile",
     "AuditEvent",
     "Base",
     "Campaign",
@@ -594,3 +597,64 @@ class TrajectoryPoint(Base):
     ranking_confidence: Mapped[float] = mapped_column(Float, nullable=False)
     system_pairs_settled: Mapped[int] = mapped_column(Integer, nullable=False)
     at: Mapped[datetime] = _ts()
+
+
+class AudioBlob(Base):
+    """A usable audio file's bytes, named by their SHA-256: stored once, never changed. A
+    document's ``audio_path`` ``blob:<sha256>.<ext>`` names one (mtcjudge.clips.sources)."""
+
+    __tablename__ = "audio_blob"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    data: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    created_at: Mapped[datetime] = _ts()
+
+
+class AudioUpload(Base):
+    """An organizer's upload of audio from the browser, named by a random token: files are
+    added while it is ``receiving``; a campaign is made only from a ``complete`` one."""
+
+    __tablename__ = "audio_upload"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token: Mapped[str] = mapped_column(String(43), unique=True, nullable=False)
+    organizer_id: Mapped[int | None] = mapped_column(
+        ForeignKey("organizer.id", ondelete="SET NULL")
+    )
+    actor: Mapped[str] = mapped_column(String(200), nullable=False)
+    state: Mapped[str] = mapped_column(String(16), default="receiving", nullable=False)
+    total_bytes: Mapped[int] = mapped_column(BigInteger, default=0, nullable=False)
+    created_at: Mapped[datetime] = _ts()
+
+
+class AudioUploadFile(Base):
+    """One file of an upload: its name as sent (``file_name``), the document it is for
+    (``name``, the stem in NFC) and its extension, and either its blob (usable) or the
+    ``problem`` that makes it unusable."""
+
+    __tablename__ = "audio_upload_file"
+    __table_args__ = (
+        # one usable file of each name and extension an upload: a second is a duplicate
+        Index(
+            "ix_audio_upload_file_usable",
+            "upload_id",
+            "name",
+            "extension",
+            unique=True,
+            sqlite_where=text("sha256 IS NOT NULL"),
+            postgresql_where=text("sha256 IS NOT NULL"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    upload_id: Mapped[int] = mapped_column(
+        ForeignKey("audio_upload.id", ondelete="CASCADE"), nullable=False
+    )
+    file_name: Mapped[str] = mapped_column(Text, nullable=False)
+    name: Mapped[str] = mapped_column(Text, nullable=False)
+    extension: Mapped[str] = mapped_column(String(16), nullable=False)
+    size: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    sha256: Mapped[str | None] = mapped_column(ForeignKey("audio_blob.sha256"))
+    problem: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = _ts()

@@ -5,7 +5,8 @@
 // - request / api: fetch on the same origin with JSON in and out, the session's CSRF token
 //   (X-CSRF-Token) on changes, and one way of reporting failures (NetworkError, ApiError);
 //   fetchBytes for a file's bytes (the judging page's clips), fetchAttachment for a download
-//   with its name (the dashboard's exports);
+//   with its name (the dashboard's exports), sendWithProgress for an upload whose progress
+//   is shown (the new-campaign page's audio);
 // - $, $$, byId, el: DOM look-ups and element creation;
 // - formatInt, readFile: the number format and the file reading the organizer pages share.
 
@@ -73,6 +74,38 @@ export async function request(url, { method = "GET", json, body, contentType, cs
     }
   }
   return { status: response.status, ok: response.ok, data };
+}
+
+/**
+ * Send `body` (a File, a Blob) with XMLHttpRequest, which, unlike fetch, reports how much of
+ * it went out: `onProgress(loaded)` as it is sent, `onSent()` once all of it is. `csrf` adds
+ * the X-CSRF-Token header; `holder.xhr` is set to the request, so that it can be aborted.
+ * Resolves to {status, data} (data null when the answer is not JSON); rejects with a
+ * NetworkError when the server could not be reached, and an AbortError when aborted.
+ */
+export function sendWithProgress(url, body, { method = "PUT", csrf, onProgress, onSent, holder = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, url);
+    xhr.setRequestHeader("Content-Type", "application/octet-stream");
+    xhr.setRequestHeader("Accept", "application/json");
+    if (csrf) xhr.setRequestHeader("X-CSRF-Token", csrf);
+    if (onProgress) xhr.upload.addEventListener("progress", (event) => onProgress(event.loaded));
+    if (onSent) xhr.upload.addEventListener("load", onSent);
+    xhr.addEventListener("load", () => {
+      let data = null;
+      try {
+        data = JSON.parse(xhr.responseText);
+      } catch {
+        data = null;
+      }
+      resolve({ status: xhr.status, data });
+    });
+    xhr.addEventListener("error", () => reject(new NetworkError("the connection to the server failed")));
+    xhr.addEventListener("abort", () => reject(new DOMException("the request was aborted", "AbortError")));
+    holder.xhr = xhr;
+    xhr.send(body);
+  });
 }
 
 /**

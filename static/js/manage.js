@@ -6,6 +6,7 @@
 // campaign's management page. Management page: copy buttons for the links shown once.
 // Every change carries the session's CSRF token (X-CSRF-Token, see lib.js).
 
+import { setupAudioUpload } from "./audio_upload.js";
 import { renderPreview } from "./campaign_preview.js";
 import { $, $$, byId, el, errorDetail, readFile, request } from "./lib.js";
 
@@ -78,7 +79,7 @@ function setupCopy() {
 // ------------------------------------------------------------------ new campaign: the form
 
 const INTEGERS = ["k", "lease_minutes", "judgments_per_pair", "seed"];
-const DECIMALS = ["target", "listen_seconds", "quality_rate"];
+const DECIMALS = ["target", "listen_seconds", "quality_rate", "excerpt_seconds", "excerpt_start_fraction"];
 const TEXTS = ["name", "slug", "description", "scale", "measure", "estimator", "policy", "order_by"];
 const FILES = ["metadata", "judgments_fine", "judgments_broad"];
 
@@ -86,6 +87,8 @@ const form = byId("new-campaign");
 let checked = false; // the preview matches the form as it is
 // the organizer confirmed creating the campaign open although pairs cannot be played
 let confirmUnplayable = false;
+// the audio uploaded from this page (audio_upload.js)
+let audioUpload = null;
 
 const field = (name) => byId(`field-${name}`);
 
@@ -144,8 +147,13 @@ async function payload() {
   data.auto_pause = field("auto_pause").checked;
   data.status = field("open").checked ? "open" : "draft";
   if (confirmUnplayable) data.confirm_unplayable = true;
-  const audio = field("audio_dir").value.trim();
-  if (audio !== "") data.audio_dir = audio;
+  data.clip_cut = $("input[name=clip_cut]:checked", form)?.value || "excerpt";
+  if (audioUpload?.source() === "upload") {
+    if (audioUpload.token()) data.audio_upload = audioUpload.token();
+  } else {
+    const audio = field("audio_dir").value.trim();
+    if (audio !== "") data.audio_dir = audio;
+  }
 
   const runs = [...field("runs").files];
   const others = FILES.map((name) => [name, field(name).files[0]]).filter(([, file]) => file);
@@ -222,6 +230,19 @@ function unchecked(message) {
 
 // ------------------------------------------------------------------ new campaign: check, create
 
+/** Whether the chosen audio is ready to be used; else says what to do first. */
+function audioReady() {
+  if (audioUpload?.source() !== "upload" || audioUpload.token()) return true;
+  const button = byId("upload-button");
+  showFormError(
+    audioUpload.busy()
+      ? "The audio is still uploading: wait for it to finish."
+      : "Upload the audio first (the “Upload the audio” button), or choose a folder on the server.",
+  );
+  if (!audioUpload.busy()) button.focus();
+  return false;
+}
+
 async function check() {
   clearErrors();
   if (!field("runs").files.length) {
@@ -229,6 +250,7 @@ async function check() {
     showFormError("Choose the run files first.", "runs");
     return;
   }
+  if (!audioReady()) return;
   setBusy(true, "Checking the files and simulating the campaign (a few seconds)…");
   let result;
   try {
@@ -260,6 +282,7 @@ async function create() {
     showFormError("The campaign needs a name.", "name");
     return;
   }
+  if (!audioReady()) return;
   const status = byId("create-status");
   setBusy(true, "");
   status.textContent = "Creating the campaign…";
@@ -299,6 +322,10 @@ function setupNewCampaign() {
     check();
   });
   byId("create-button").addEventListener("click", create);
+  audioUpload = setupAudioUpload({
+    csrf: form.dataset.csrf,
+    changed: () => unchecked("The audio has changed: check the files again before creating."),
+  });
 }
 
 setupCopy();

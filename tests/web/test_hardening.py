@@ -297,6 +297,12 @@ def _valid_requests() -> dict[tuple[str, str], dict[str, Any]]:
         ("POST", "/api/a/{token}/pause"): {},
         ("POST", "/api/campaigns/import-bundle"): {"content": b"PK", "params": {"slug": "x"}},
         ("POST", "/api/campaigns/{slug}/runs"): {"json": {"runs": [RUN_FILE]}},
+        ("POST", "/api/audio-uploads"): {},
+        ("GET", "/api/audio-uploads/{upload_token}"): {},
+        ("PUT", "/api/audio-uploads/{upload_token}/files/{file_name}"): {"content": b"RIFF"},
+        ("PUT", "/api/audio-uploads/{upload_token}/zip"): {"content": b"PK"},
+        ("POST", "/api/audio-uploads/{upload_token}/complete"): {},
+        ("DELETE", "/api/audio-uploads/{upload_token}"): {},
     }
 
 
@@ -309,7 +315,13 @@ _WITHOUT_DATABASE: dict[tuple[str, str], dict[str, Any]] = {
 
 def _concrete(path: str) -> str:
     return path.format(
-        slug="some-campaign", token="some-token", judgment_id=7, assessor_id=1, what="qrels"
+        slug="some-campaign",
+        token="some-token",
+        judgment_id=7,
+        assessor_id=1,
+        what="qrels",
+        upload_token="u" * 43,
+        file_name="a.wav",
     )
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from mtcjudge import audit
 from mtcjudge.campaigns import repository
+from mtcjudge.campaigns.audio_upload import scan_upload
 from mtcjudge.campaigns.changes import AddRunsReport, ImportReport
 from mtcjudge.campaigns.spec import SLUG_MAX, CampaignSpec
 from mtcjudge.clips.audio import AudioFile, AudioScan, scan_audio
@@ -65,12 +66,17 @@ def create_campaign(
     *,
     confirm_unplayable: bool = False,
     clip_offsets: dict[str, float] | None = None,
+    audio_upload: str | None = None,
 ) -> tuple[Campaign, ImportReport]:
     """Store a campaign and its collection; nothing is committed (the caller's transaction).
 
     A campaign created open whose pool has pairs that cannot be played (a clip without
     readable audio; every pair without an audio directory) needs ``confirm_unplayable``, as
     opening one does (:func:`mtcjudge.campaigns.service.update_campaign`).
+
+    The clips come from ``audio_dir``, a folder on the server, or ``audio_upload``, the token
+    of a complete upload from the browser (:mod:`mtcjudge.campaigns.audio_upload`), whose
+    documents store their clip as audio in the database.
 
     Documents are every document of the runs, of the metadata and every query (query ids are
     clip ids). Results keep the full lists as given, ranked 1..n: the engine applies the MIREX
@@ -84,7 +90,8 @@ def create_campaign(
         An estimator a new campaign does not offer (:data:`CAMPAIGN_ESTIMATORS`; a stored
         campaign keeps any of :data:`~mtcjudge.mtc.factory.ESTIMATOR_CHOICES`), an explicit
         slug already taken, ``teams`` naming a system absent from the runs, an id longer than
-        the database allows, or an audio directory that does not exist.
+        the database allows, an audio directory that does not exist, an upload that is not
+        complete, or both a directory and an upload.
     UnplayableNotConfirmed
         Created open with pairs that cannot be played, without ``confirm_unplayable``
         (the caller's transaction is then to be rolled back).
@@ -98,9 +105,8 @@ def create_campaign(
         metadata.artist.values() if metadata else (),
         metadata.genre.values() if metadata else (),
     )
-    scan = scan_clips(
-        audio_dir, sorted(run_docs | set(runs.queries)), spec.cut, set(runs.queries), clip_offsets
-    )
+    clip_docs = sorted(run_docs | set(runs.queries))
+    scan = _new_clips(session, spec, runs, clip_docs, audio_dir, audio_upload, clip_offsets)
     n_pool_pairs = load_collection(runs, spec.k, metadata).collection.n_pairs
     campaign = _store_campaign(session, spec)
     stored = _store_collection(session, campaign.id, runs, metadata, scan, teams, doc_names)
@@ -128,6 +134,23 @@ def create_campaign(
         n_unplayable_pairs=unplayable,
     )
     return campaign, report
+
+
+def _new_clips(
+    session: Session,
+    spec: CampaignSpec,
+    runs: Runs,
+    names: list[str],
+    audio_dir: Path | None,
+    audio_upload: str | None,
+    offsets: dict[str, float] | None,
+) -> AudioScan:
+    """A new campaign's clips, from a folder on the server or an upload from the browser."""
+    if audio_upload is None:
+        return scan_clips(audio_dir, names, spec.cut, set(runs.queries), offsets)
+    if audio_dir is not None:
+        raise InvalidInput("give an audio folder or an audio upload, not both")
+    return scan_upload(session, audio_upload, names, spec.cut, set(runs.queries), offsets)
 
 
 def _refuse_estimator_of_replays(estimator: str) -> None:
@@ -470,7 +493,7 @@ def audio_columns(audio: AudioFile | None) -> dict[str, Any]:
     analysis = audio.analysis if audio else None
     other = analysis.other if analysis else None
     return {
-        "audio_path": str(audio.path) if audio else None,
+        "audio_path": (audio.stored_as or str(audio.path)) if audio else None,
         "audio_type": audio.mime if audio else None,
         "duration_seconds": audio.duration_seconds if audio else None,
         "excerpt_start": analysis.window.start if analysis else None,

@@ -30,6 +30,7 @@ from mtcjudge.campaigns import service as campaigns
 from mtcjudge.campaigns.limits import FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.campaigns.spec import CampaignSpec
+from mtcjudge.clips.cut import MAX_EXCERPT_SECONDS, MIN_EXCERPT_SECONDS
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
 from mtcjudge.errors import CampaignNotFound, InvalidInput, UnplayableNotConfirmed
 from mtcjudge.models import Assessor, Campaign, as_utc
@@ -131,7 +132,8 @@ def _choices(values: tuple[str, ...], labels: dict[str, str]) -> list[Choice]:
 
 @router.get("/new-campaign", name="new_campaign")
 def new_campaign(request: Request, settings: SettingsDep, organizer: CurrentOrganizer) -> Response:
-    """The upload form: files, the audio folder, the settings; then the preview."""
+    """The upload form: files, the audio (a folder on the server or uploaded), the settings;
+    then the preview."""
     defaults = {f.name: f.default for f in fields(CampaignSpec)}
     return templates.TemplateResponse(
         request,
@@ -140,12 +142,17 @@ def new_campaign(request: Request, settings: SettingsDep, organizer: CurrentOrga
             "organizer": organizer,
             "defaults": defaults,
             "ranges": INT_SETTINGS,
-            "decimal_ranges": FLOAT_SETTINGS,
+            "decimal_ranges": {
+                **FLOAT_SETTINGS,
+                "excerpt_seconds": (MIN_EXCERPT_SECONDS, MAX_EXCERPT_SECONDS),
+                "excerpt_start_fraction": (0.0, 0.99),
+            },
             "scales": _SCALES,
             "measures": _choices(MEASURES, MEASURE_TITLES),
             "estimators": _choices(CAMPAIGN_ESTIMATORS, _ESTIMATORS),
             "policies": _choices(POLICIES, _POLICIES),
             "max_import_bytes": settings.max_import_bytes,
+            "max_audio_file_bytes": settings.max_audio_file_bytes,
         },
         headers=NO_STORE,
     )

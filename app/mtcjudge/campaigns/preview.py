@@ -14,7 +14,8 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -330,10 +331,12 @@ def build_preview(
     audio_dir: str | None,
     *,
     projection_seconds: float = PROJECTION_SECONDS,
+    uploaded: Mapping[str, str | None] | None = None,
 ) -> Preview:
-    """Summarise what the campaign of ``spec`` would hold, and project its cost."""
+    """Summarise what the campaign of ``spec`` would hold, and project its cost (clips of
+    ``audio_dir``, or ``uploaded``: an upload's names, each to its problem or None)."""
     problems = list(parsed.problems)
-    audio_path, audio_problem = check_audio_dir(audio_dir)
+    audio_path, audio_problem = check_audio_dir(None if uploaded is not None else audio_dir)
     if audio_problem is not None:
         problems.append(audio_problem)
     runs = parsed.runs
@@ -367,15 +370,15 @@ def build_preview(
             f"the campaign runs on the {spec.scale.upper()} scale and starts from none"
         )
 
+    with_audio = uploaded is not None or audio_path is not None
+    found = _audio_summary(audio_path, runs, loaded, uploaded) if with_audio else None
     audio = None
-    if audio_path is not None:
-        found = _audio_summary(audio_path, runs, loaded)
-        if isinstance(found, Problem):
-            problems.append(found)
-        else:
-            audio = found
-            if audio.unplayable_pairs:
-                notes.append(_unplayable_note(audio.unplayable_pairs, collection.n_pairs))
+    if isinstance(found, Problem):
+        problems.append(found)
+    elif found is not None:
+        audio = found
+        if audio.unplayable_pairs:
+            notes.append(_unplayable_note(audio.unplayable_pairs, collection.n_pairs))
     elif audio_problem is None:
         notes.append(_unplayable_note(collection.n_pairs, collection.n_pairs, folder=False))
 
@@ -405,10 +408,16 @@ def build_preview(
 
 
 def _audio_summary(
-    audio_path: Path, runs: Runs, loaded: LoadedCollection
+    audio_path: Path | None,
+    runs: Runs,
+    loaded: LoadedCollection,
+    uploaded: Mapping[str, str | None] | None = None,
 ) -> AudioSummary | Problem:
-    """The clips of the runs' documents and queries found in ``audio_path``, and the pool
-    pairs they leave unplayable (a problem when the folder cannot be read)."""
+    """The clips of the runs' documents and queries found in ``audio_path`` (or
+    ``uploaded``), and the pool pairs they leave unplayable (a problem when the folder
+    cannot be read)."""
+    if uploaded is not None or audio_path is None:
+        return _uploaded_summary(uploaded or {}, runs, loaded)
     needed = sorted(
         {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
         | set(runs.queries)
@@ -417,14 +426,6 @@ def _audio_summary(
         scan = scan_audio(audio_path, needed)
     except (ValueError, OSError) as exc:
         return Problem("audio_dir", str(exc), field="audio_dir")
-    playable = set(scan.found)
-    collection = loaded.collection
-    unplayable = sum(
-        1
-        for p in range(collection.n_pairs)
-        if loaded.queries[int(collection.pair_query[p])] not in playable
-        or loaded.docs[int(collection.pair_doc[p])] not in playable
-    )
     return AudioSummary(
         directory=str(audio_path),
         needed=len(needed),
@@ -432,7 +433,48 @@ def _audio_summary(
         missing=len(scan.missing),
         missing_examples=scan.missing[:MISSING_SHOWN],
         unreadable=scan.unreadable[:MISSING_SHOWN],
-        unplayable_pairs=unplayable,
+        unplayable_pairs=_unplayable(loaded, set(scan.found)),
+    )
+
+
+def _unplayable(loaded: LoadedCollection, playable: set[str]) -> int:
+    """Pool pairs of which a clip is not among ``playable``."""
+    collection = loaded.collection
+    return sum(
+        1
+        for p in range(collection.n_pairs)
+        if loaded.queries[int(collection.pair_query[p])] not in playable
+        or loaded.docs[int(collection.pair_doc[p])] not in playable
+    )
+
+
+def _uploaded_summary(
+    uploaded: Mapping[str, str | None], runs: Runs, loaded: LoadedCollection
+) -> AudioSummary:
+    """The clips of the runs' documents and queries in an upload (by their names in NFC)."""
+    needed = sorted(
+        {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
+        | set(runs.queries)
+    )
+    found: set[str] = set()
+    missing: list[str] = []
+    unreadable: list[tuple[str, str]] = []
+    for doc in needed:
+        name = unicodedata.normalize("NFC", doc)
+        if name not in uploaded:
+            missing.append(doc)
+        elif (problem := uploaded[name]) is None:
+            found.add(doc)
+        else:
+            unreadable.append((doc, problem))
+    return AudioSummary(
+        directory="the uploaded audio",
+        needed=len(needed),
+        found=len(found),
+        missing=len(missing),
+        missing_examples=missing[:MISSING_SHOWN],
+        unreadable=unreadable[:MISSING_SHOWN],
+        unplayable_pairs=_unplayable(loaded, found),
     )
 
 

@@ -11,6 +11,8 @@ from sqlalchemy.orm import Session
 
 from mtcjudge.models import (
     Assessor,
+    AudioUpload,
+    AudioUploadFile,
     Base,
     Campaign,
     Document,
@@ -23,16 +25,21 @@ from mtcjudge.models import (
 __all__ = [
     "CampaignCounts",
     "add",
+    "add_upload_bytes",
     "all_campaigns",
     "bulk_insert",
     "campaign_by_slug",
     "campaign_counts",
+    "complete_upload",
     "document_ids",
     "documents_without_audio",
     "query_ids",
     "set_audio",
     "slugs_starting_with",
     "system_ids",
+    "upload_by_token",
+    "upload_file_rows",
+    "usable_upload_file",
 ]
 
 
@@ -155,3 +162,58 @@ def campaign_counts(session: Session, campaign_id: int) -> CampaignCounts:
 
 
 # ------------------------------------------------------------------ assessors set aside, paused
+
+
+# ------------------------------------------------------------------ audio from the browser
+
+
+def upload_by_token(session: Session, token: str) -> AudioUpload | None:
+    return session.scalar(select(AudioUpload).where(AudioUpload.token == token))
+
+
+def upload_file_rows(session: Session, upload_id: int) -> Sequence[AudioUploadFile]:
+    """The upload's files in the order they arrived."""
+    return session.scalars(
+        select(AudioUploadFile)
+        .where(AudioUploadFile.upload_id == upload_id)
+        .order_by(AudioUploadFile.id)
+    ).all()
+
+
+def usable_upload_file(
+    session: Session, upload_id: int, name: str, extension: str
+) -> AudioUploadFile | None:
+    """The usable file of this name and extension the upload holds already, if any."""
+    return session.scalar(
+        select(AudioUploadFile).where(
+            AudioUploadFile.upload_id == upload_id,
+            AudioUploadFile.name == name,
+            AudioUploadFile.extension == extension,
+            AudioUploadFile.sha256.is_not(None),
+        )
+    )
+
+
+def add_upload_bytes(session: Session, upload_id: int, n: int, limit: int) -> bool:
+    """Count ``n`` more bytes stored for a receiving upload, unless that passes ``limit``:
+    one conditional UPDATE, so two requests at once cannot both pass it."""
+    done = session.execute(
+        update(AudioUpload)
+        .where(
+            AudioUpload.id == upload_id,
+            AudioUpload.state == "receiving",
+            AudioUpload.total_bytes + n <= limit,
+        )
+        .values(total_bytes=AudioUpload.total_bytes + n)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(getattr(done, "rowcount", 0))
+
+
+def complete_upload(session: Session, upload_id: int) -> None:
+    session.execute(
+        update(AudioUpload)
+        .where(AudioUpload.id == upload_id)
+        .values(state="complete")
+        .execution_options(synchronize_session=False)
+    )

@@ -19,7 +19,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from mtcjudge import audit
 from mtcjudge.assessors import actions as assessor_actions
 from mtcjudge.assessors import overview as overview
-from mtcjudge.campaigns import creation, repository, service
+from mtcjudge.campaigns import audio_upload, creation, repository, service
 from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns.changes import record_campaign_created
 from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
@@ -104,6 +104,7 @@ def create_campaign(
             audio_dir,
             body.teams,
             confirm_unplayable=body.confirm_unplayable,
+            audio_upload=body.audio_upload,
         )
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc
@@ -286,6 +287,11 @@ class CampaignUpload(BaseModel):
     audio_dir: CleanText | None = Field(
         default=None, max_length=4096, description="folder of <doc_id>.<ext> clips on the server"
     )
+    audio_upload: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]{43}$",
+        description="token of a complete audio upload (POST /api/audio-uploads)",
+    )
     order_by: Literal["rank", "score"] = Field(default="rank", description=ORDER_BY_HELP)
 
     def values(self) -> dict[str, Any]:
@@ -359,7 +365,9 @@ def _setting_problem(exc: ValueError) -> previews.Problem:
     "/preview",
     responses=error_responses(400, 413),
 )
-def preview_campaign(body: CampaignUpload, _organizer: CurrentOrganizer) -> Any:
+def preview_campaign(
+    body: CampaignUpload, session: SessionDep, _organizer: CurrentOrganizer
+) -> Any:
     """What the campaign would hold, and the judgments it would need to reach its target
     (a short simulated campaign); nothing is saved. Problems (by file and line, the audio
     folder, the settings) make a 400 ``invalid_input`` whose body also holds the preview
@@ -367,7 +375,14 @@ def preview_campaign(body: CampaignUpload, _organizer: CurrentOrganizer) -> Any:
     lists whose scores contradict their ranks, by file and line."""
     problems, spec = _preview_spec(body)
     parsed = previews.read_upload(body.upload())
-    result = previews.build_preview(spec, parsed, body.audio_dir)
+    uploaded = None
+    if body.audio_upload is not None:
+        try:
+            uploaded = audio_upload.uploaded_names(session, body.audio_upload)
+        except InvalidInput as exc:
+            problems.append(previews.Problem("audio_upload", exc.message, field="audio_upload"))
+            uploaded = {}
+    result = previews.build_preview(spec, parsed, body.audio_dir, uploaded=uploaded)
     result = previews.Preview(
         **{
             **{f.name: getattr(result, f.name) for f in fields(result)},
@@ -397,7 +412,9 @@ def import_campaign(
     except ValueError as exc:
         raise InvalidInput(str(exc)) from exc
     parsed = previews.read_upload(body.upload())
-    audio_dir, audio_problem = previews.check_audio_dir(body.audio_dir)
+    audio_dir, audio_problem = None, None
+    if body.audio_upload is None:
+        audio_dir, audio_problem = previews.check_audio_dir(body.audio_dir)
     problems = parsed.problems + ([audio_problem] if audio_problem else [])
     if problems or parsed.runs is None:
         raise InvalidInput("; ".join(str(p) for p in problems))
@@ -411,6 +428,7 @@ def import_campaign(
             parsed.judgments_broad,
             audio_dir,
             confirm_unplayable=body.confirm_unplayable,
+            audio_upload=body.audio_upload,
         )
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc

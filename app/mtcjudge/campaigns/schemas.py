@@ -112,6 +112,12 @@ class CampaignCreate(CampaignSpec):
     audio_dir: CleanText | None = Field(
         default=None, description="directory of <doc_id>.<ext> clips on the server"
     )
+    audio_upload: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]{43}$",
+        description="token of a complete audio upload (POST /api/audio-uploads), instead of "
+        "audio_dir",
+    )
     teams: dict[str, str] | None = Field(default=None, description="system -> team")
     order_by: Literal["rank", "score"] = Field(default="rank", description=ORDER_BY_HELP)
 

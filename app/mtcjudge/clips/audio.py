@@ -21,6 +21,7 @@ from pathlib import Path
 from mtcjudge.clips.analysis import ClipAnalysis, analyse
 from mtcjudge.clips.cut import Cut
 from mtcjudge.clips.decode import AUDIO_TYPES, NOT_DECODED_TYPES, UnreadableAudio, inspect
+from mtcjudge.clips.sources import is_stored
 
 __all__ = [
     "AUDIO_TYPES",
@@ -35,13 +36,15 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AudioFile:
-    """A usable clip: where its file is, the file's MIME type, the clip's duration, and the
-    import's analysis (None for a preview, which reads headers only)."""
+    """A usable clip: where its file is, the file's MIME type, the clip's duration, the
+    import's analysis (None for a preview, which reads headers only), and the ``audio_path``
+    to store when it is not the file's path (uploaded audio: ``blob:<sha256>.<ext>``)."""
 
     path: Path
     mime: str
     duration_seconds: float | None
     analysis: ClipAnalysis | None = None
+    stored_as: str | None = None
 
 
 @dataclass(frozen=True)
@@ -178,10 +181,12 @@ def probe_audio(path: str | os.PathLike[str]) -> AudioFile:
 
 class ClipWatch:
     """Whether stored clips can still be played: the file exists and :func:`probe_audio`
-    reads it. A file is probed again only when its size, times, inode or mode changed
-    since this process last probed it (``os.stat``), so checking a campaign's clips every
-    few seconds costs one ``stat`` per clip. The memory is per process and only saves
-    work: every process finds the same answers from the files themselves.
+    reads it (audio uploaded into the database, checked at its upload and import and never
+    changed, can always be played). A file is probed again only when its size, times, inode
+    or mode changed since this process last probed it (``os.stat``), so checking a
+    campaign's clips every few seconds costs one ``stat`` per clip. The memory is per
+    process and only saves work: every process finds the same answers from the files
+    themselves.
     """
 
     def __init__(self) -> None:
@@ -190,6 +195,8 @@ class ClipWatch:
 
     def problem(self, path: str) -> str | None:
         """Why the clip at ``path`` cannot be played now (None when it can)."""
+        if is_stored(path):
+            return None
         try:
             stat = os.stat(path)
         except OSError as exc:

@@ -28,6 +28,7 @@ __all__ = [
     "UnreadableAudio",
     "inspect",
     "read_window",
+    "verify",
 ]
 
 FloatArray = NDArray[np.float32]
@@ -160,6 +161,36 @@ def _count_frames(file: Path) -> int:
     except (RuntimeError, soundfile.LibsndfileError) as exc:
         raise UnreadableAudio(f"cannot be decoded ({_reason(exc)})") from exc
     return frames
+
+
+def verify(path: str | os.PathLike[str]) -> SourceInfo:
+    """Read the header of the file at ``path`` and decode all of it, block by block (an
+    upload's check: the whole file must be there, whatever stretch a campaign will cut).
+
+    Raises
+    ------
+    UnreadableAudio
+        With the reason when the file cannot be used.
+    """
+    source = inspect(path)
+    got = 0
+    try:
+        with soundfile.SoundFile(str(source.path)) as handle:
+            # read() rather than blocks(), which pads to the frames the header declares
+            while len(block := handle.read(1 << 16, dtype="float32", always_2d=True)):
+                if not np.all(np.isfinite(block)):
+                    raise UnreadableAudio("damaged: it decodes to samples that are not numbers")
+                got += len(block)
+    except OSError as exc:
+        raise UnreadableAudio(f"cannot open: {exc.strerror or exc}") from exc
+    except (RuntimeError, soundfile.LibsndfileError) as exc:
+        raise UnreadableAudio(f"cannot be decoded ({_reason(exc)})") from exc
+    if source.frames - got > _SHORT_TOLERANCE_SECONDS * source.sample_rate:
+        raise UnreadableAudio(
+            f"truncated or damaged: it decodes to {got / source.sample_rate:.1f} s of the "
+            f"{source.seconds:.1f} s its header declares"
+        )
+    return source
 
 
 def read_window(source: SourceInfo, start: float, seconds: float) -> FloatArray:

@@ -36,6 +36,7 @@ from mtcjudge.clips.rendition import (
     rendition_file,
     safe_rendition,
 )
+from mtcjudge.clips.sources import BlobLoader, factory_loader, local_path, present
 from mtcjudge.db import read_only
 from mtcjudge.deps import transaction
 from mtcjudge.errors import NotFound
@@ -189,19 +190,20 @@ def _query(
     return found, wanted, _made(wanted)
 
 
-def _rendition_of(wanted: _ClipWanted) -> Path:
+def _rendition_of(wanted: _ClipWanted, load: BlobLoader) -> Path:
     """The clip's rendition: its excerpt as MP3, or for a reference trial's candidate another
-    excerpt of the query's recording, made now if this machine has not made it yet."""
+    excerpt of the query's recording, made now if this machine has not made it yet (from
+    audio uploaded into the database: its copy on this machine, written by ``load``)."""
     if not wanted.audio_path:
         raise NotFound("This clip has no audio; please tell the organizer.")
     missing = NotFound(
         "This clip's audio file is missing or damaged on the server; please tell the organizer."
     )
-    if not Path(wanted.audio_path).is_file():
+    if not present(wanted.audio_path):
         raise missing
     try:
         clip = clip_source(
-            wanted.audio_path,
+            str(local_path(wanted.audio_path, load)),
             wanted.content_sha256,
             wanted.excerpt_start,
             wanted.duration_seconds,
@@ -221,7 +223,11 @@ async def _serve(
     made: Path | None,
     record: Callable[[int], Awaitable[None]],
 ) -> Response:
-    path = made if made is not None else await anyio.to_thread.run_sync(_rendition_of, wanted)
+    if made is not None:
+        path = made
+    else:
+        load = factory_loader(request.app.state.session_factory)
+        path = await anyio.to_thread.run_sync(_rendition_of, wanted, load)
     etag = f'"{path.stem}"'
     headers = {"Cache-Control": "private, max-age=3600", "ETag": etag}
     if etag in _etags(request.headers.get("if-none-match")):

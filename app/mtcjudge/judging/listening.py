@@ -15,10 +15,10 @@ into bytes: some of it must have been sent.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 from mtcjudge.clips.rendition import served_bytes_estimate
+from mtcjudge.clips.sources import present
 from mtcjudge.errors import ListeningRequired
 
 __all__ = [
@@ -90,7 +90,7 @@ def check_listening(listen_seconds: float, clips: tuple[ClipEvidence, ...]) -> N
                 f"please listen to the {clip.name} for at least {seconds} before scoring "
                 f"(played {clip.reported_ms / 1000:.1f} s so far)"
             )
-        if not os.path.isfile(clip.audio_path):
+        if not present(clip.audio_path):
             raise ListeningRequired(
                 f"the {clip.name} clip's audio file is missing on the server, so it cannot "
                 "be listened to (please tell the organizer)"

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from mtcjudge.clips.decode import UnreadableAudio
 from mtcjudge.clips.rendition import clip_source, rendition_file, safe_rendition
+from mtcjudge.clips.sources import factory_loader, local_path
 from mtcjudge.db import execute_plain, session_scope
 from mtcjudge.models import Campaign, Document, Pair, PlanEntry, Query
 
@@ -94,6 +95,7 @@ class RenditionWarmer:
         self, session_factory: sessionmaker[Session], *, interval: float = INTERVAL
     ) -> None:
         self.session_factory = session_factory
+        self.load = factory_loader(session_factory)  # audio uploaded into the database
         self.interval = interval
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -108,7 +110,7 @@ class RenditionWarmer:
                 break
             try:
                 source = clip_source(
-                    clip.audio_path,
+                    str(local_path(clip.audio_path, self.load)),
                     clip.content_sha256,
                     clip.excerpt_start,
                     clip.duration_seconds,
