@@ -42,6 +42,8 @@ def encoded(request, empty_database_url: str, tmp_path: Path, monkeypatch) -> It
 
 def judge_by_keyboard(page) -> None:
     """Play each clip past the rule with Q and C, score with 2 and the arrows, submit."""
+    from playwright.sync_api import expect
+
     for key, role in (("q", "query"), ("c", "candidate")):
         page.keyboard.press(key)
         heard = (LISTEN_SECONDS + 0.2) * 1000
@@ -51,6 +53,7 @@ def judge_by_keyboard(page) -> None:
         page.keyboard.press(key)  # pause
     page.keyboard.press("2")
     page.keyboard.press("ArrowRight")
+    expect(page.locator("#submit-button")).to_be_enabled()
     page.keyboard.press("Enter")
 
 
@@ -74,7 +77,7 @@ def test_encoded_clips_are_judged_by_keyboard_at_390_px(encoded: LiveServer) -> 
             if n == 0 and AXE.exists():
                 assert axe_violations(page) == []
             judge_by_keyboard(page)
-            expect(page.locator("#assessor-judged")).to_have_text(str(n + 1))
+            expect(page.locator("#assessor-judged")).to_have_text(str(n + 1), timeout=15_000)
         assert errors == []
     clips = [path for path in fetched if path.startswith(f"/a/{TOKEN}/") and "/api/" not in path]
     queries = [path for path in clips if "/query/" in path]
