@@ -49,6 +49,7 @@ __all__ = [
     "rendition_key",
     "rotated",
     "served_bytes_estimate",
+    "write_atomically",
 ]
 
 log = logging.getLogger(__name__)
@@ -140,7 +141,13 @@ def rendition(clip: ClipSource, variant: str = "clip") -> Path:
     target = rendition_file(clip, variant)
     if target.is_file():
         return target
-    data = render(clip, variant)
+    write_atomically(target, render(clip, variant))
+    return target
+
+
+def write_atomically(target: Path, data: bytes) -> None:
+    """Write ``data`` at ``target`` whole or not at all: into a scratch file of the same
+    directory, then renamed (several processes may write the same file; none reads half)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, scratch = tempfile.mkstemp(dir=target.parent, suffix=".part")
     try:
@@ -150,7 +157,6 @@ def rendition(clip: ClipSource, variant: str = "clip") -> Path:
     except BaseException:
         Path(scratch).unlink(missing_ok=True)
         raise
-    return target
 
 
 def render(clip: ClipSource, variant: str = "clip") -> bytes:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from mtcjudge.clips import repository
 from mtcjudge.clips.decode import AUDIO_TYPES, UnreadableAudio
-from mtcjudge.clips.rendition import cache_directory
+from mtcjudge.clips.rendition import cache_directory, write_atomically
 from mtcjudge.db import session_scope
 
 __all__ = [
@@ -97,15 +96,7 @@ def local_path(audio_path: str, load: BlobLoader) -> Path:
         raise UnreadableAudio("the uploaded audio is not in the database")
     if hashlib.sha256(data).hexdigest() != sha256:
         raise UnreadableAudio("the uploaded audio in the database is damaged")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, scratch = tempfile.mkstemp(dir=target.parent, suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(scratch, target)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise
+    write_atomically(target, data)
     return target
 
 

@@ -140,6 +140,19 @@ class _ClipWanted:
     source_seconds: float | None
     variant: str = "clip"  # "other": a reference trial's candidate (mtcjudge.clips.rendition)
 
+    @classmethod
+    def of(
+        cls, found: context_queries.LeaseClip | delivery_queries.QueryClip, variant: str = "clip"
+    ) -> _ClipWanted:
+        return cls(
+            found.audio_path,
+            found.content_sha256,
+            found.excerpt_start,
+            found.duration_seconds,
+            found.source_seconds,
+            variant,
+        )
+
 
 def _made(wanted: _ClipWanted) -> Path | None:
     """The clip's rendition when this machine has made it already (a look at the cache, so
@@ -160,14 +173,7 @@ def _candidate(session: Session, token: str, lease_id: int) -> tuple[_ClipWanted
         raise NotFound(UNKNOWN_LINK)
     if found.lease_id is None:
         raise NotFound("This clip is not part of your pairs.")
-    wanted = _ClipWanted(
-        found.audio_path,
-        found.content_sha256,
-        found.excerpt_start,
-        found.duration_seconds,
-        found.source_seconds,
-        "other" if found.kind == "reference" else "clip",
-    )
+    wanted = _ClipWanted.of(found, "other" if found.kind == "reference" else "clip")
     return wanted, _made(wanted)
 
 
@@ -180,13 +186,7 @@ def _query(
         if context_queries.assessor_by_token(session, token) is None:
             raise NotFound(UNKNOWN_LINK)
         raise NotFound("This clip is not part of your pairs.")
-    wanted = _ClipWanted(
-        found.audio_path,
-        found.content_sha256,
-        found.excerpt_start,
-        found.duration_seconds,
-        found.source_seconds,
-    )
+    wanted = _ClipWanted.of(found)
     return found, wanted, _made(wanted)
 
 
