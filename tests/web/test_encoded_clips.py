@@ -41,7 +41,8 @@ def encoded(request, empty_database_url: str, tmp_path: Path, monkeypatch) -> It
 
 
 def judge_by_keyboard(page) -> None:
-    """Play each clip past the rule with Q and C, score with 2 and the arrows, submit."""
+    """Play each clip past the rule with Q and C (C stops the query), score with 2 and the
+    arrows, submit."""
     from playwright.sync_api import expect
 
     for key, role in (("q", "query"), ("c", "candidate")):
