@@ -286,6 +286,13 @@ def test_a_missing_report_falls_back_on_the_bytes_sent_then_on_the_model() -> No
     assert c.query_listen == pytest.approx(30.0)
     assert c.candidate_listen == pytest.approx(15.0)
     assert c.decision == pytest.approx(25.0)
+    # a query's bytes count over all the assessor's pairs of it: on a pair of the same
+    # query they say nothing of this pair's listening
+    again = replace(obs, submitted_at=200.0, leased_at=100.5)
+    same = clean([obs, again])[1]
+    assert not same.query_changed  # the same query as the previous judgment
+    assert same.query_listen is None
+    assert same.candidate_listen == pytest.approx(15.0)
     nothing = replace(obs, served_query_bytes=None, served_candidate_bytes=0)
     c = clean([nothing])[0]
     assert c.query_listen is None

@@ -13,8 +13,9 @@ estimated per assessor and pooled, robustly:
 
 - a judgment's listening is what the page reported it played (the audio clock); when the page
   sent nothing, what the server sent of the clip (``bytes / 16,000`` seconds: every clip is
-  served as 128 kbit/s CBR MP3), heard once; a report above :data:`MAX_PLAYS` plays of the
-  clip (a loop left running in an idle tab) is missing, not listening;
+  served as 128 kbit/s CBR MP3), heard once (not for the query of a pair of the same query:
+  its bytes count over all the assessor's pairs of it); a report above :data:`MAX_PLAYS`
+  plays of the clip (a loop left running in an idle tab) is missing, not listening;
 - a judgment's wall time is the shorter of lease→submit and previous submit→submit (so two
   tabs of one assessor are never counted twice); a negative one (a clock stepped back) is
   missing, and one longer than :func:`break_cap_seconds` (3 × the clips + 5 minutes: a
@@ -286,7 +287,9 @@ def clean(observations: Sequence[Observation], defaults: Defaults | None = None)
         # a query's bytes count over all the assessor's pairs of it: no duration from them
         qd = _duration(o.query_seconds, None)
         cd = _duration(o.candidate_seconds, o.served_candidate_bytes)
-        ql = _listen(o.query_listen_ms, qd, o.served_query_bytes, d.clip_seconds)
+        # ... nor, on a pair of the same query, any listening: it was sent for an earlier pair
+        query_bytes = o.served_query_bytes if changed else None
+        ql = _listen(o.query_listen_ms, qd, query_bytes, d.clip_seconds)
         cl = _listen(o.candidate_listen_ms, cd, o.served_candidate_bytes, d.clip_seconds)
         spans: list[float] = []
         overlapped = False
