@@ -419,3 +419,14 @@ def test_garbage_in_keeps_every_figure_finite_and_non_negative() -> None:
     assert spent.total.listening_seconds >= 0
     assert spent.total.decision_seconds >= 0
     assert spent.total.judgments == 300
+
+
+def test_the_defaults_put_mirex_2011_above_the_53_hour_floor_of_u12() -> None:
+    # 6,322 judgments of 100 queries, each query heard once (docs/method.md §11)
+    per_query = [64] * 22 + [63] * 78
+    assert sum(per_query) == 6_322
+    pairs = [PairToCome(None, i == 0, 30.0, 30.0) for n in per_query for i in range(n)]
+    hours = forecast_hours(fit([]), pairs).hours
+    assert hours == pytest.approx((100 * 70 + 6_222 * 40) / 3600)
+    assert hours == pytest.approx(71.1, abs=0.05)
+    assert hours > 53.0
