@@ -41,20 +41,30 @@ def encoded(request, empty_database_url: str, tmp_path: Path, monkeypatch) -> It
 
 
 def judge_by_keyboard(page) -> None:
-    """Play each clip past the rule with Q and C (C stops the query), score with 2 and the
-    arrows, submit."""
+    """Play each clip past the rule with Q and C, pausing each, score with 2 and the arrows,
+    submit. Every step waits for the page to show it took the key (a busy machine delays the
+    audio and the page), and a Submit that stays disabled says why (the page's hint)."""
     from playwright.sync_api import expect
 
+    heard = (LISTEN_SECONDS + 0.2) * 1000
     for key, role in (("q", "query"), ("c", "candidate")):
+        dataset = f"document.querySelector('#main-{role}-player').dataset"
         page.keyboard.press(key)
-        heard = (LISTEN_SECONDS + 0.2) * 1000
-        wait_until(
-            page, f"+document.querySelector('#main-{role}-player').dataset.listenedMs > {heard}"
-        )
+        wait_until(page, f"+{dataset}.listenedMs > {heard}", timeout=30.0)
         page.keyboard.press(key)  # pause
+        wait_until(page, f"{dataset}.playing === 'false'")
+        # what was heard stays heard once paused
+        assert int(page.evaluate(f"{dataset}.listenedMs")) > heard
     page.keyboard.press("2")
+    expect(page.locator('input[name="main-broad"][value="1"]')).to_be_checked()
     page.keyboard.press("ArrowRight")
-    expect(page.locator("#submit-button")).to_be_enabled()
+    expect(page.locator("#main-fine-value")).to_have_text("50")
+    submit = page.locator("#submit-button")
+    try:
+        expect(submit).to_be_enabled(timeout=10_000)
+    except AssertionError as error:
+        hint = page.locator("#submit-hint").inner_text()
+        raise AssertionError(f"Submit stayed disabled; the page says: {hint!r}") from error
     page.keyboard.press("Enter")
 
 
