@@ -17,6 +17,7 @@ EXPECTED_TABLES = {
     "query",
     "result",
     "assessor",
+    "assessor_pace",
     "lease",
     "judgment",
     "pair",

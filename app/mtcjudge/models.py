@@ -32,6 +32,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 __all__ = [
     "Assessor",
+    "AssessorPace",
     "AssessorReliability",
     "AudioBlob",
     "AudioUpload",
@@ -321,6 +322,9 @@ class PlanEntry(Base):
     query_id: Mapped[int] = mapped_column(Integer, nullable=False)
     rank: Mapped[int] = mapped_column(Integer, nullable=False)
     weight: Mapped[float] = mapped_column(Float, nullable=False)
+    # the pair's clips as served, in seconds (None: unknown): what it costs a volunteer
+    query_seconds: Mapped[float | None] = mapped_column(Float)
+    candidate_seconds: Mapped[float | None] = mapped_column(Float)
 
 
 class PlannerState(Base):
@@ -348,6 +352,31 @@ class PlannerState(Base):
     # the campaign settings the figures were computed with (target, measure, ...)
     settings_key: Mapped[str] = mapped_column(String(200), default="", nullable=False)
     error: Mapped[str | None] = mapped_column(Text)
+    # the pooled listening-time model as last fitted (None: the stated defaults)
+    pace_query_new: Mapped[float | None] = mapped_column(Float)
+    pace_query_same: Mapped[float | None] = mapped_column(Float)
+    pace_candidate: Mapped[float | None] = mapped_column(Float)
+    pace_decision: Mapped[float | None] = mapped_column(Float)
+
+
+class AssessorPace(Base):
+    """One assessor's listening pace as the planner last fitted it (docs/method.md §11-12):
+    shares of the query heard when it changes and when it does not, of the candidate, and
+    the decision's seconds, from ``judgments`` of theirs."""
+
+    __tablename__ = "assessor_pace"
+
+    assessor_id: Mapped[int] = mapped_column(
+        ForeignKey("assessor.id", ondelete="CASCADE"), primary_key=True
+    )
+    campaign_id: Mapped[int] = mapped_column(
+        ForeignKey("campaign.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query_new: Mapped[float] = mapped_column(Float, nullable=False)
+    query_same: Mapped[float] = mapped_column(Float, nullable=False)
+    candidate: Mapped[float] = mapped_column(Float, nullable=False)
+    decision: Mapped[float] = mapped_column(Float, nullable=False)
+    judgments: Mapped[int] = mapped_column(Integer, nullable=False)
 
 
 #: lease states: held now (until expires_at), answered by a judgment, given back, lapsed

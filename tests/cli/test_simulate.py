@@ -208,7 +208,15 @@ def test_missing_file_and_bad_plot_name(collection_dir: Path, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
-    "extra", [["--target", "1.5"], ["--batch", "0"], ["--measure", "map"], ["--k", "x"]]
+    "extra",
+    [
+        ["--target", "1.5"],
+        ["--batch", "0"],
+        ["--measure", "map"],
+        ["--k", "x"],
+        ["--volunteers", "-1"],
+        ["--selection", "fastest"],
+    ],
 )
 def test_bad_options_exit_2(
     collection_dir: Path, extra: list[str], capsys: pytest.CaptureFixture[str]
@@ -361,3 +369,31 @@ def test_the_experiment_switches_are_not_options_of_simulate(
         run(*simulate_args(collection_dir, option))
     assert exited.value.code == 2
     assert f"unrecognized arguments: {option}" in capsys.readouterr().err
+
+
+def test_the_json_gives_the_listening_hours_to_the_target_and_the_time_model(
+    collection_dir: Path, tmp_path: Path
+) -> None:
+    report = tmp_path / "r.json"
+    code, out, err = run(*simulate_args(collection_dir, "--json", str(report), "--volunteers", "3"))
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    volunteers = data["volunteers"]
+    assert 0 < data["listening_hours_to_target"] < data["hours_to_target"]
+    assert data["hours_to_target"] == pytest.approx(volunteers["hours"])
+    assert len(volunteers["volunteers"]) == 3
+    assert sum(v["judgments"] for v in volunteers["volunteers"]) == volunteers["judgments"]
+    # what the hours rest on, stated
+    model = volunteers["time_model"]
+    assert (model["selection"], model["volunteers"], model["decision_seconds"]) == ("cost", 3, 10)
+    assert volunteers["full_pool_hours"] > data["hours_to_target"]
+    assert "hours to target" in out and "judging the whole pool" in out
+
+
+def test_no_volunteers_no_hours(collection_dir: Path, tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    code, out, _ = run(*simulate_args(collection_dir, "--json", str(report), "--volunteers", "0"))
+    assert code == 0
+    data = json.loads(report.read_text())
+    assert data["listening_hours_to_target"] is None and data["volunteers"] is None
+    assert "hours to target" not in out

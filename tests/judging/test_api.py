@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, update
 
-from mtcjudge.models import Assessor, Judgment, Lease, Pair, PlannerState, utcnow
+from mtcjudge.models import (
+    Assessor,
+    AssessorPace,
+    Document,
+    Judgment,
+    Lease,
+    Pair,
+    PlannerState,
+    utcnow,
+)
+from mtcjudge.mtc import cost_aware
 from tests.factories import build_campaign
 from tests.support import next_body
 
@@ -403,12 +413,16 @@ def test_a_paused_campaign_does_not_claim_it_never_opened(db_session, client) ->
     )
 
 
+@pytest.mark.parametrize("replays_query", [False, True], ids=["default pace", "replays query"])
 def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
-    db_session, session_factory
+    db_session, session_factory, replays_query: bool
 ) -> None:
     """``joint``'s audit pair heads the plan, but an assessor whose query still has a pair
-    worth half the best keeps that query (a query clip is half a minute of listening); a
-    newcomer takes the audit's pair, and the lease says it was the audit's random draw."""
+    that gains as much per second of theirs as the best (their query is not heard again: by
+    the stated defaults 40 s against 70 s for 30 s clips) keeps that query; a newcomer takes
+    the audit's pair, and the lease says it was the audit's random draw. An assessor whose
+    fitted pace says they hear their query again in full on every pair (``assessor_pace``)
+    gains nothing by staying: they move to the best pair, the audit's."""
     from fastapi.testclient import TestClient
 
     from mtcjudge.config import Settings
@@ -417,24 +431,42 @@ def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
     from mtcjudge.planner.service import Planner
 
     fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="joint", target=1.0)
+    # half-minute clips, as in MIREX (the fixture's are one second long: a query costs little)
+    db_session.execute(
+        update(Document)
+        .where(Document.campaign_id == fx.campaign.id)
+        .values(duration_seconds=30.0)
+    )
+    db_session.flush()
     assert Planner(session_factory).run_once() == [fx.campaign.id]
     plan = db_session.execute(
-        select(PlanEntry.pair_id, PlanEntry.query_id, PlanEntry.weight, Pair.audit)
+        select(
+            PlanEntry.pair_id,
+            PlanEntry.query_id,
+            PlanEntry.weight,
+            Pair.audit,
+            PlanEntry.query_seconds,
+            PlanEntry.candidate_seconds,
+        )
         .join(Pair, Pair.id == PlanEntry.pair_id)
         .where(PlanEntry.campaign_id == fx.campaign.id)
         .order_by(PlanEntry.rank)
     ).all()
-    audit_pair, audit_query, _, is_audit = plan[0]
+    audit_pair, audit_query, _, is_audit, *clips = plan[0]
     assert is_audit
     best_real = plan[1].weight
-    # a query other than the audit's whose best pair is worth half the best, but is not it
+    pace = cost_aware.Pace.default()
+    # a query other than the audit's whose best pair gains as much per second as the best
+    # (stored at the best real weight) for a volunteer who stays on it, but is not the best
     best_of: dict[int, Any] = {}
     for row in plan[1:]:
         best_of.setdefault(row.query_id, row)
     own = next(
         row
         for query, row in best_of.items()
-        if query != audit_query and 0.5 * best_real <= row.weight < best_real
+        if query != audit_query
+        and row.weight < best_real
+        and cost_aware.stays(row.weight, row[4:6], best_real, tuple(clips), pace)
     )
     # the assessor's last judgment is of that query (another of its pairs)
     mine = db_session.get(Pair, next(r.pair_id for r in plan[::-1] if r.query_id == own.query_id))
@@ -455,7 +487,24 @@ def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
     )
     db_session.execute(update(Pair).where(Pair.id == mine.id).values(judged=1, changes=1))
     db_session.flush()
+    if replays_query:
+        db_session.add(
+            AssessorPace(
+                assessor_id=assessor_id,
+                campaign_id=fx.campaign.id,
+                query_new=1.0,
+                query_same=1.0,
+                candidate=1.0,
+                decision=10.0,
+                judgments=20,
+            )
+        )
+        db_session.flush()
     plain = TestClient(create_app(Settings(run_planner=False), session_factory=session_factory))
+    if replays_query:
+        moved = db_session.get(Lease, next_body(plain, fx.tokens[1])["pair"]["lease_id"])
+        assert (moved.pair_id, moved.selection_rule) == (audit_pair, "audit")
+        return
     stays = next_body(plain, fx.tokens[1])["pair"]
     assert stays["same_query_as_previous"] is True
     kept = db_session.get(Lease, stays["lease_id"])

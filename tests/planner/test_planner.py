@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy import select, update
 
 from mtcjudge.campaign_engine.build import load_campaign_engine
-from mtcjudge.models import Judgment, Pair, PlanEntry, PlannerState, utcnow
+from mtcjudge.models import Document, Judgment, Pair, PlanEntry, PlannerState, utcnow
+from mtcjudge.mtc.cost_aware import Pace
 from mtcjudge.mtc.joint import SystemEffectEngine
 from mtcjudge.planner.service import Planner
 from tests.factories import build_campaign
@@ -64,6 +65,36 @@ def test_a_joint_campaigns_plan_starts_with_the_audits_pair(db_session, session_
     assert isinstance(again.engine, SystemEffectEngine)
     np.testing.assert_array_equal(again.engine.audit_pairs(), first)
     assert again.engine.judged[first].all()
+
+
+def test_the_plan_ranks_pairs_by_gain_per_second_and_carries_their_clips(
+    db_session, session_factory
+) -> None:
+    """With clips of different lengths the plan orders pairs by weight per second of a
+    volunteer starting afresh (docs/method.md §12): a short clip's pair goes before a long
+    one's of the same weight; each entry carries its clips' durations, unknown ones None."""
+    fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="uniform")
+    documents = db_session.scalars(
+        select(Document).where(Document.campaign_id == fx.campaign.id).order_by(Document.id)
+    ).all()
+    for i, document in enumerate(documents):
+        document.duration_seconds = None if i == 0 else (5.0 if i % 2 else 120.0)
+    db_session.flush()
+    assert Planner(session_factory).run_once() == [fx.campaign.id]
+    rows = db_session.execute(
+        select(PlanEntry.weight, PlanEntry.query_seconds, PlanEntry.candidate_seconds)
+        .where(PlanEntry.campaign_id == fx.campaign.id)
+        .order_by(PlanEntry.rank)
+    ).all()
+    pace = Pace.default()
+    rates = [w / pace.seconds_of(q, c, changes=True) for w, q, c in rows]
+    assert rates == sorted(rates, reverse=True)
+    # not the order of the weights alone: the lengths changed it
+    weights = [w for w, _, _ in rows]
+    assert weights != sorted(weights, reverse=True)
+    known = {d.id: d.duration_seconds for d in documents}
+    assert {c for _, _, c in rows} <= set(known.values())
+    assert None in {q for _, q, _ in rows} | {c for _, _, c in rows}
 
 
 def test_one_planner_per_campaign_and_takeover_when_it_lapses(db_session, session_factory):

@@ -38,6 +38,10 @@ BENCHMARKS = {
     "claim_shape": ("sign errors against the claimed distributions' shape, in replays", None),
     "assessors": ("who the reliability flag catches, and careless assessors' cost", None),
     "import_audio": ("the import's analysis of 2,000 30-second MP3 clips, timed", None),
+    "hours": (
+        "volunteers' listening hours: judgment-greedy, locality and cost-aware selection",
+        None,
+    ),
     "clip_bytes": ("bytes one volunteer's browser receives per judgment, before and after", None),
 }
 

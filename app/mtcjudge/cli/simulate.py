@@ -33,6 +33,7 @@ from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
 from mtcjudge.mtc.replay import ReplayConfig, replay
 from mtcjudge.mtc.scales import get_scale
 from mtcjudge.mtc.selection import POLICIES
+from mtcjudge.mtc.volunteers import SELECTIONS, VolunteerRun, VolunteerSetup, replay_volunteers
 
 __all__ = ["register"]
 
@@ -161,6 +162,22 @@ def _add_replay(sim: argparse.ArgumentParser) -> None:
         type=integer("max judgments", 1),
         metavar="N",
         help="give up after N judgments (default: when the stopping rule holds)",
+    )
+    sim.add_argument(
+        "--volunteers",
+        type=integer("volunteers", 0),
+        default=4,
+        metavar="N",
+        help="also simulate N volunteers judging at once, with their own pace, query changes "
+        "and breaks, to report the listening hours to the target (4; 0: judgments only)",
+    )
+    sim.add_argument(
+        "--selection",
+        choices=SELECTIONS,
+        default="cost",
+        help="how the simulated volunteers' pairs are chosen: cost = the most confidence per "
+        "second of theirs (the product), greedy = the best pair whatever its query, "
+        "locality = the query they are on when worth half the best (the rule before)",
     )
     sim.add_argument(
         "--no-artist-filter",
@@ -300,6 +317,11 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for warning in coverage_warnings(metadata_coverage(loaded), model, args.metadata):
         err.write(f"mtcjudge: warning: {warning}\n")
     config = replay_config(args, model)
+    if args.volunteers and not args.quiet:
+        err.write(
+            f"simulate: the replay, then {args.volunteers} simulated volunteers for the "
+            "listening hours (--volunteers 0: the replay only)\n"
+        )
     bar = ProgressBar(err, loaded.collection.n_pairs, args.target, enabled=not args.quiet)
     try:
         result = replay(
@@ -312,10 +334,11 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     finally:
         bar.close()
+    hours = _volunteers(args, loaded, config, err)
     mirex = mirex_analysis(loaded, args)
-    out.write(format_summary(result, loaded, args, model, mirex) + "\n")
+    out.write(format_summary(result, loaded, args, model, mirex, hours) + "\n")
     if args.json is not None:
-        document = payload(result, loaded, args, model, config, mirex)
+        document = payload(result, loaded, args, model, config, mirex, hours)
         args.json.write_text(json.dumps(document, indent=2) + "\n")
     if args.plot is not None:
         from mtcjudge.cli.plot import plot_replay
@@ -326,6 +349,26 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
         plot_replay(result, args.plot, title, args.target)
     return 0
+
+
+def _volunteers(
+    args: argparse.Namespace, loaded: LoadedCollection, config: ReplayConfig, err: TextIO
+) -> tuple[VolunteerSetup, VolunteerRun] | None:
+    """The listening hours: the same campaign judged by ``--volunteers`` simulated volunteers
+    (None with 0)."""
+    if args.volunteers == 0:
+        return None
+    setup = VolunteerSetup(volunteers=args.volunteers, selection=args.selection, seed=args.seed)
+    run = replay_volunteers(
+        loaded.collection,
+        loaded.metadata,
+        loaded.judged_values,
+        get_scale(args.scale),
+        config.engine,
+        config.estimator,
+        setup,
+    )
+    return setup, run
 
 
 def run_synthetic(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:  # noqa: ARG001

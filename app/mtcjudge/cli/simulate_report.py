@@ -10,10 +10,12 @@ import numpy as np
 
 from mtcjudge.ingest.loader import LoadedCollection
 from mtcjudge.mtc.factory import CALIBRATED, DEFAULT_ESTIMATOR, JOINT
+from mtcjudge.mtc.listening_time import Defaults
 from mtcjudge.mtc.measures import MEASURE_TITLES, TIE_TOLERANCE, per_query_scores
 from mtcjudge.mtc.mirex import MirexAnalysis, friedman_tukey
 from mtcjudge.mtc.replay import ReplayConfig, ReplayResult, true_ties
 from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.volunteers import VolunteerRun, VolunteerSetup
 from mtcjudge.validation import printable
 
 __all__ = ["format_summary", "metadata_coverage", "mirex_analysis", "payload"]
@@ -57,6 +59,7 @@ def format_summary(
     args: argparse.Namespace,
     estimator: str,
     mirex: MirexAnalysis,
+    hours: tuple[VolunteerSetup, VolunteerRun] | None = None,
 ) -> str:
     label = f"{MEASURE_TITLES[args.measure]}@{args.k}"
     default = " (the default)" if args.model is None and estimator == DEFAULT_ESTIMATOR else ""
@@ -79,6 +82,19 @@ def format_summary(
         f"  RMSE of differences      {result.rmse_difference:.4f}",
         f"  replay time              {result.seconds:.2f} s",
     ]
+    if hours is not None:
+        setup, run = hours
+        full = full_pool_hours(loaded, setup)
+        lines += [
+            "",
+            f"  listening time: {setup.volunteers} simulated volunteers, {setup.selection} "
+            "selection (docs/method.md §12; 30 s clips, the stated assumptions)",
+            f"    hours to target        {run.hours:.1f} h ({run.listening_hours:.1f} h of "
+            f"listening), {run.judgments} judgments, {run.queries_heard} queries heard",
+            f"    judging the whole pool {full:.1f} h by the same assumptions ([U12] counts "
+            f"30 s per judgment: {result.pool_size * 30 / 3600:.1f} h); "
+            f"{run.hours / full:.0%} of it",
+        ]
     if result.judgments_to_target == 0 and result.stop_reason != "max_judgments":
         lines += [
             "",
@@ -124,6 +140,34 @@ def format_summary(
     return "\n".join(lines)
 
 
+def full_pool_hours(loaded: LoadedCollection, setup: VolunteerSetup) -> float:
+    """Hours of judging every pool pair once, each query heard once, by the setup's
+    assumptions (30 s clips)."""
+    clip = Defaults().clip_seconds
+    c = loaded.collection
+    seconds = c.n_queries * setup.query_new_share * clip + c.n_pairs * (
+        setup.candidate_share * clip + setup.decision_seconds
+    )
+    return seconds / 3600.0
+
+
+def _hours_payload(
+    loaded: LoadedCollection, hours: tuple[VolunteerSetup, VolunteerRun] | None
+) -> dict[str, Any]:
+    if hours is None:
+        return {"listening_hours_to_target": None, "hours_to_target": None, "volunteers": None}
+    setup, run = hours
+    return {
+        "listening_hours_to_target": run.listening_hours,
+        "hours_to_target": run.hours,
+        "volunteers": {
+            **run.summary(),
+            "full_pool_hours": full_pool_hours(loaded, setup),
+            "time_model": setup.assumptions(),
+        },
+    }
+
+
 def payload(
     result: ReplayResult,
     loaded: LoadedCollection,
@@ -131,6 +175,7 @@ def payload(
     model: str,
     config: ReplayConfig,
     mirex: MirexAnalysis,
+    hours: tuple[VolunteerSetup, VolunteerRun] | None = None,
 ) -> dict[str, Any]:
     return {
         "estimator": {
@@ -158,6 +203,7 @@ def payload(
             "m_jud": model not in (CALIBRATED, JOINT),
         },
         **result.summary(),
+        **_hours_payload(loaded, hours),
         "mirex_analysis": {
             "friedman_chi2": mirex.chi2,
             "df": mirex.df,

@@ -11,7 +11,7 @@ a pair's counters. Services only flush; the request's transaction commits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,13 +38,13 @@ from mtcjudge.judging.repository import judgments as judgment_queries
 from mtcjudge.judging.repository import leases as lease_queries
 from mtcjudge.judging.repository import progress as progress_queries
 from mtcjudge.models import Assessor, Campaign, Judgment, utcnow
+from mtcjudge.mtc.cost_aware import Pace, stays
 from mtcjudge.pool import repository as pool_repository
 from mtcjudge.security import hash_token
 from mtcjudge.validation import INT32_MAX
 
 __all__ = [
     "HISTORY_SIZE",
-    "LOCALITY",
     "SET_ASIDE_MESSAGE",
     "NextPair",
     "Progress",
@@ -59,8 +59,6 @@ __all__ = [
 ]
 
 HISTORY_SIZE = 10
-#: the assessor's own query is preferred when its best pair is worth this share of the best
-LOCALITY = 0.5
 #: candidates tried before giving up on a claim (each lost race skips one pair)
 MAX_CLAIM_ATTEMPTS = 16
 #: what an assessor whose judgments were set aside is told when the organizers wrote nothing
@@ -218,10 +216,12 @@ def _claim(
     now: datetime,
     previous_query: int | None,
 ) -> lease_queries.LeaseInfo | None:
-    """Lease the best free pair: the planner's next one, or one of the assessor's query
-    when it is worth at least ``LOCALITY`` of it. A pair another request took meanwhile
-    fails the conditional UPDATE and the next candidate is tried."""
+    """Lease the best free pair: the planner's next one, or the best one of the assessor's
+    query when it gains at least as much per second of theirs (docs/method.md §12). A pair
+    another request took meanwhile fails the conditional UPDATE and the next candidate is
+    tried."""
     per_pair = context.judgments_per_pair
+    pace = _pace(context)
     expires_at = now + timedelta(minutes=context.lease_minutes)
     skip: set[int] = set()
     looked_back = False
@@ -238,7 +238,13 @@ def _claim(
             own = lease_queries.candidate(
                 *args, planned=planned, query_id=previous_query, skip=frozenset(skip)
             )
-            if own is not None and own.weight >= LOCALITY * best.weight:
+            if own is not None and stays(
+                own.weight,
+                (own.query_seconds, own.candidate_seconds),
+                best.weight,
+                (best.query_seconds, best.candidate_seconds),
+                pace,
+            ):
                 chosen, rule = own, "own_query" if planned else "any_free"
         if planned and chosen.audit:
             # a random draw of the audit, not chosen for a weight (docs/method.md §8.2)
@@ -283,6 +289,17 @@ def _claim(
             expires_at,
         )
     return None
+
+
+def _pace(context: context_queries.Context) -> Pace:
+    """The assessor's pace as the planner last fitted it (the campaign's pooled one for an
+    assessor it has not fitted yet, the stated defaults before anything is measured), with
+    the campaign's listening rule."""
+    rule = max(0.0, context.listen_seconds)
+    if context.pace is None:
+        return replace(Pace.default(), rule=rule)
+    query_new, query_same, candidate, decision = context.pace
+    return Pace(query_new, query_same, candidate, decision, rule)
 
 
 def _nothing_to_hand_out(

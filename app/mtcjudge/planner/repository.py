@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
 from mtcjudge.models import (
+    AssessorPace,
     Campaign,
     Document,
     Judgment,
@@ -27,6 +28,7 @@ __all__ = [
     "busy_pairs",
     "campaigns_to_plan",
     "claim_planning",
+    "clip_seconds",
     "ensure_planner_state",
     "imported_scores",
     "pair_changes",
@@ -36,6 +38,7 @@ __all__ = [
     "release_planning",
     "replace_plan",
     "save_figures",
+    "save_paces",
     "still_planner",
 ]
 
@@ -217,3 +220,64 @@ def imported_scores(session: Session, campaign_id: int) -> list[Any]:
             )
         ).all()
     )
+
+
+_QUERY_CLIP, _CANDIDATE_CLIP = aliased(Document), aliased(Document)
+
+
+def clip_seconds(
+    session: Session, campaign_id: int
+) -> dict[tuple[int, int], tuple[float | None, float | None]]:
+    """The served durations of each pair's query and candidate clip, by (query_id,
+    document_id); None where a clip's duration is unknown."""
+    rows = session.execute(
+        select(
+            Pair.query_id,
+            Pair.document_id,
+            _QUERY_CLIP.duration_seconds,
+            _CANDIDATE_CLIP.duration_seconds,
+        )
+        .join(Query, Query.id == Pair.query_id)
+        .outerjoin(_QUERY_CLIP, _QUERY_CLIP.id == Query.document_id)
+        .outerjoin(_CANDIDATE_CLIP, _CANDIDATE_CLIP.id == Pair.document_id)
+        .where(Pair.campaign_id == campaign_id)
+    ).all()
+    return {(int(q), int(d)): (qs, cs) for q, d, qs, cs in rows}
+
+
+def save_paces(
+    session: Session,
+    campaign_id: int,
+    pooled: tuple[float, float, float, float],
+    assessors: dict[int, tuple[float, float, float, float, int]],
+) -> None:
+    """Store the campaign's pooled pace and each assessor's (query share when it changes,
+    when it does not, candidate share, decision seconds; and their judgments), replacing
+    what was stored."""
+    session.execute(
+        update(PlannerState)
+        .where(PlannerState.campaign_id == campaign_id)
+        .values(
+            pace_query_new=pooled[0],
+            pace_query_same=pooled[1],
+            pace_candidate=pooled[2],
+            pace_decision=pooled[3],
+        )
+    )
+    session.execute(delete(AssessorPace).where(AssessorPace.campaign_id == campaign_id))
+    if assessors:
+        session.execute(
+            insert(AssessorPace),
+            [
+                {
+                    "assessor_id": assessor,
+                    "campaign_id": campaign_id,
+                    "query_new": v[0],
+                    "query_same": v[1],
+                    "candidate": v[2],
+                    "decision": v[3],
+                    "judgments": v[4],
+                }
+                for assessor, v in sorted(assessors.items())
+            ],
+        )

@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -44,7 +44,9 @@ from mtcjudge.campaign_engine.document import (
 )
 from mtcjudge.db import session_scope
 from mtcjudge.models import Campaign, utcnow
+from mtcjudge.mtc.cost_aware import Pace
 from mtcjudge.mtc.projection import Projection
+from mtcjudge.mtc.selection import top_candidates
 from mtcjudge.planner import repository
 from mtcjudge.planner.projector import Projector
 from mtcjudge.planner.reliability import RELIABILITY_SECONDS, refresh_reliability
@@ -84,6 +86,11 @@ class _CampaignPlan:
     state: CampaignEngine
     row_ids: list[int]  # pair row id of each engine pair (-1: not stored)
     row_index: dict[int, int]  # pair row id -> engine pair
+    # seconds of each engine pair's query and candidate clip as served (NaN: unknown)
+    query_seconds: np.ndarray = field(default_factory=lambda: np.empty(0))
+    candidate_seconds: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # the campaign's pooled pace (docs/method.md §11-12): the plan's order per second
+    pace: Pace = field(default_factory=Pace.default)
     seen: dict[int, int] = field(default_factory=dict)  # pair row id -> changes applied
     # engine pairs whose audit draw is stored (``pair.audit``)
     audit_saved: set[int] = field(default_factory=set)
@@ -156,16 +163,19 @@ def _figures(plan: _CampaignPlan, campaign: Campaign, now: datetime) -> dict[str
 def _plan_rows(
     plan: _CampaignPlan, busy: set[int], campaign_id: int, plan_size: int
 ) -> list[dict[str, object]]:
-    """The plan: the ``plan_size`` most useful playable pairs that are free now."""
+    """The plan: the ``plan_size`` playable pairs free now that gain the most per second of
+    a volunteer who starts afresh (the query heard anew, the pooled pace; docs/method.md
+    §12), each with its clips' durations for the judging path's choice."""
     state = plan.state
     candidates = state.playable & (np.asarray(plan.row_ids, dtype=np.intp) >= 0)
     busy_index = [plan.row_index[pid] for pid in busy if pid in plan.row_index]
     candidates[busy_index] = False
     if not candidates.any():
         return []
-    ranked, weights = state.engine.ranked(plan_size, candidates)
-    # the audit's pairs at the best real weight (the judging path's locality rule)
+    ranked, weights = _ranked(plan, candidates, plan_size)
+    # the audit's pairs at the best real weight (what the judging path's choice compares)
     weights = state.engine.stored_weights(ranked, weights)
+    qs, cs = plan.query_seconds, plan.candidate_seconds
     return [
         {
             "pair_id": plan.row_ids[int(p)],
@@ -173,9 +183,38 @@ def _plan_rows(
             "query_id": state.pair_ids[int(p)][0],
             "rank": rank,
             "weight": float(w),
+            "query_seconds": _seconds(qs, int(p)),
+            "candidate_seconds": _seconds(cs, int(p)),
         }
         for rank, (p, w) in enumerate(zip(ranked, weights, strict=True))
     ]
+
+
+def _seconds(durations: np.ndarray, pair: int) -> float | None:
+    if pair >= durations.shape[0] or not math.isfinite(durations[pair]):
+        return None
+    return float(durations[pair])
+
+
+def _ranked(
+    plan: _CampaignPlan, candidates: np.ndarray, plan_size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best candidates per second and their weights. When every candidate costs the
+    same (clips of one length, or of unknown lengths) that is the engine's own order."""
+    engine = plan.state.engine
+    n = candidates.shape[0]
+    if engine.config.policy == "random" or plan.query_seconds.shape[0] != n:
+        return engine.ranked(plan_size, candidates)
+    seconds = plan.pace.pair_seconds(plan.query_seconds, plan.candidate_seconds, changes=True)
+    cost = seconds[candidates]
+    if float(cost.max() - cost.min()) <= 1e-9 * float(cost.max()):
+        return engine.ranked(plan_size, candidates)
+    weights = engine.weights()
+    cand = np.flatnonzero(candidates)
+    top = top_candidates(
+        weights / seconds, cand, engine.var, engine.collection.mean_rank, plan_size
+    )[:plan_size]
+    return top, weights[top]
 
 
 def _new_plan(session: Session, campaign: Campaign) -> _CampaignPlan:
@@ -183,6 +222,12 @@ def _new_plan(session: Session, campaign: Campaign) -> _CampaignPlan:
     stored = pool_repository.pair_ids(session, campaign.id)
     row_ids = [stored.get(ids, -1) for ids in state.pair_ids]
     plan = _CampaignPlan(state, row_ids, {pid: p for p, pid in enumerate(row_ids) if pid >= 0})
+    clips = repository.clip_seconds(session, campaign.id)
+    unknown = (None, None)
+    pairs = [clips.get((int(q), int(d)), unknown) for q, d in state.pair_ids]
+    plan.query_seconds = np.array([np.nan if q is None else q for q, _ in pairs], dtype=float)
+    plan.candidate_seconds = np.array([np.nan if c is None else c for _, c in pairs], dtype=float)
+    plan.pace = replace(plan.pace, rule=max(0.0, float(campaign.listen_seconds or 0.0)))
     plan.audit_saved = set(state.engine.audit_pairs().tolist())
     return plan
 

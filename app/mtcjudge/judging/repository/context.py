@@ -15,6 +15,7 @@ from mtcjudge.judging.repository.leases import LEASE_INFO_COLUMNS, LeaseInfo, le
 from mtcjudge.judging.repository.progress import ProgressCounts, progress_columns, progress_from
 from mtcjudge.models import (
     Assessor,
+    AssessorPace,
     Campaign,
     Document,
     Judgment,
@@ -81,6 +82,9 @@ class Context:
     stored_judgment: int | None = None  # id of the judgment already stored for the client id
     query_clip: ClipFile | None = None  # the named lease's clips (a submit)
     candidate_clip: ClipFile | None = None
+    # the assessor's fitted pace (query share new, same, candidate share, decision seconds),
+    # else the campaign's pooled one, else None: the stated defaults (``next``)
+    pace: tuple[float, float, float, float] | None = None
 
 
 _CONTEXT_COLUMNS = (
@@ -134,6 +138,14 @@ _NEXT_CONTEXT = (
         _LAST_KIND,
         *progress_columns(Assessor.id, Campaign.id),
         _TRIAL_PAIR.playable.label("trial_pair_playable"),
+        AssessorPace.query_new,
+        AssessorPace.query_same,
+        AssessorPace.candidate,
+        AssessorPace.decision,
+        PlannerState.pace_query_new,
+        PlannerState.pace_query_same,
+        PlannerState.pace_candidate,
+        PlannerState.pace_decision,
     )
     .select_from(Assessor)
     .join(Campaign, Campaign.id == Assessor.campaign_id)
@@ -148,6 +160,7 @@ _NEXT_CONTEXT = (
         ),
     )
     .outerjoin(PlannerState, PlannerState.campaign_id == Campaign.id)
+    .outerjoin(AssessorPace, AssessorPace.assessor_id == Assessor.id)
     .where(*_CONTEXT_WHERE)
 )
 _QUERY_DOC, _CANDIDATE_DOC = aliased(Document), aliased(Document)
@@ -214,7 +227,19 @@ def next_context(session: Session, token: str) -> Context | None:
         handouts=int(row.handouts or 0),
         last_kind=row.last_kind,
         trial_unplayable=row.trial_pair_playable is not None and not row.trial_pair_playable,
+        pace=_pace(row),
     )
+
+
+def _pace(row: Any) -> tuple[float, float, float, float] | None:
+    """The assessor's own pace when the planner fitted one, else the campaign's pooled one."""
+    own = (row.query_new, row.query_same, row.candidate, row.decision)
+    if None not in own:
+        return (float(own[0]), float(own[1]), float(own[2]), float(own[3]))
+    pooled = (row.pace_query_new, row.pace_query_same, row.pace_candidate, row.pace_decision)
+    if None not in pooled:
+        return (float(pooled[0]), float(pooled[1]), float(pooled[2]), float(pooled[3]))
+    return None
 
 
 def submit_context(session: Session, token: str, lease_id: int, client_id: str) -> Context | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import (
     DateTime,
+    Float,
     Integer,
     String,
     bindparam,
@@ -47,6 +48,8 @@ class ClaimCandidate:
     lapsed_leases: bool  # it holds live leases that have all run out
     rank: int | None = None  # its place in the planner's list (None outside the plan)
     audit: bool = False  # drawn into ``joint``'s audit sample (a random unjudged pair)
+    query_seconds: float | None = None  # the clips' durations as the plan stores them
+    candidate_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -162,9 +165,16 @@ def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> An
         Pair.leased_until,
         Pair.audit,
     )
+    stmt: Any
     if planned:
         stmt = (
-            select(*columns, PlanEntry.weight, PlanEntry.rank)
+            select(
+                *columns,
+                PlanEntry.weight,
+                PlanEntry.rank,
+                PlanEntry.query_seconds,
+                PlanEntry.candidate_seconds,
+            )
             .join(PlanEntry, PlanEntry.pair_id == Pair.id)
             .where(PlanEntry.campaign_id == bindparam("campaign_id"), *conditions)
             .order_by(PlanEntry.rank)
@@ -173,7 +183,13 @@ def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> An
             stmt = stmt.where(PlanEntry.query_id == bindparam("query_id"))
     else:
         stmt = (
-            select(*columns, literal(0.0), literal(None, type_=Integer))
+            select(
+                *columns,
+                literal(0.0),
+                literal(None, type_=Integer),
+                literal(None, type_=Float),
+                literal(None, type_=Float),
+            )
             .where(*conditions)
             .order_by(Pair.id)
         )
@@ -219,7 +235,7 @@ def candidate(
     row = _run(session, statement, params).first()
     if row is None:
         return None
-    pair_id, query_id, document_id, leased, leased_until, audit, weight, rank = row
+    pair_id, query_id, document_id, leased, leased_until, audit, weight, rank, qs, cs = row
     lapsed = bool(leased) and leased_until is not None and as_utc(leased_until) <= now
     return ClaimCandidate(
         int(pair_id),
@@ -229,6 +245,8 @@ def candidate(
         lapsed,
         None if rank is None else int(rank),
         bool(audit),
+        None if qs is None else float(qs),
+        None if cs is None else float(cs),
     )
 
 
