@@ -3,7 +3,7 @@
 This is the boundary between identifiers (strings in files and databases) and
 the pure engine (integers): systems, queries and documents are numbered in
 sorted id order, so the engine's "lower index first" tie-break is the
-"lower (query id, doc id)" of docs/method.md §13 (A13).
+"lower (query id, doc id)" of docs/method.md §14 (A13).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ the pairs of query ``q`` are ``query_start[q]:query_start[q + 1]``.
 
 The retrieval structure is kept as a list of *entries* (system, pair, rank): one
 per retrieved result in a top k, sorted by pair. This is the sparse matrix
-``rank[A, p]`` of docs/method.md §14.
+``rank[A, p]`` of docs/method.md §15.
 """
 
 from __future__ import annotations

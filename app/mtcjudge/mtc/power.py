@@ -50,7 +50,7 @@ def power_threshold(
         Number of queries (>= 2).
     sigma : float, default 0.248
         Standard deviation of per-query differences. The [U12] value is on the
-        normalised [0, 1] scale (docs/method.md §13 (A9)): multiply the result by n_L-1 for raw AG.
+        normalised [0, 1] scale (docs/method.md §14 (A9)): multiply the result by n_L-1 for raw AG.
     alpha : float, default 0.05
         Type I error rate, in (0, 1).
     beta : float, default 0.15

@@ -189,7 +189,7 @@ def agk_bounds(
     The l- terms of the paper vanish because l- = 0. The paper's form (``tight=False``)
     charges l+ also to unjudged documents retrieved by both systems, whose true
     contribution is 0; ``tight=True`` counts only ``I(A_i<=k AND B_i>k)`` in the upper
-    and ``I(B_i<=k AND A_i>k)`` in the lower bound (docs/method.md §12 (item 23)). Both are valid:
+    and ``I(B_i<=k AND A_i>k)`` in the lower bound (docs/method.md §13 (item 23)). Both are valid:
     ``lower <= dAG@k <= upper`` whatever the unjudged gains in [0, lmax] turn out to be.
 
     Parameters
@@ -385,7 +385,7 @@ def significance_verdict(
         E[mean dLambda] of the pair ([U12] (4)), in the units of ``delta``.
     delta : float, default 0.067
         Rule-4 threshold (:func:`power_threshold`), on the normalised [0, 1] scale
-        (docs/method.md §13 (A9)); scale it by n_L-1 if E is in raw AG units.
+        (docs/method.md §14 (A9)); scale it by n_L-1 if E is in raw AG units.
     alpha : float, default 0.05
         Significance level, in (0, 1).
     two_tailed : bool, default False
