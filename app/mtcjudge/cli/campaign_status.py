@@ -151,7 +151,7 @@ def _hours_lines(results: Results) -> list[str]:
             f"    {name:<18} {hours_text(a.hours)}, {hours_text(a.listening_hours)} listening "
             f"({a.judgments} judgment(s))"
         )
-    label = "  hours to target     "
+    label = "  hours to target      "
     for t in listening.targets:
         own = " (this campaign's)" if abs(t.target - results.target) < 1e-9 else ""
         if t.reached:
