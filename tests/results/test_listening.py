@@ -83,7 +83,7 @@ def test_the_document_says_the_hours_spent_and_to_each_target(db_session, app_cl
     ]
     assert all(named[a["id"]] == a["pseudonym"] for a in listening["assessors"])
     assert sum(a["hours"] for a in listening["assessors"]) == pytest.approx(
-        listening["spent"]["hours"], abs=2e-3
+        listening["spent"]["hours"], abs=2e-4
     )
     # what the numbers rest on
     assert listening["defaults"]["decision_seconds"] == 10.0

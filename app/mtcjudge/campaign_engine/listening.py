@@ -350,7 +350,7 @@ class Projected(Protocol):
 
 
 def _hours(x: float) -> float:
-    return round(x, 3)
+    return round(x, 4)  # 0.36 s
 
 
 def _parameter(c: Component) -> ListeningParameter:
