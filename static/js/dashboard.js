@@ -3,6 +3,7 @@
    Events stream (GET /api/campaigns/{slug}/events). No library, no build step; every
    picture has a table beside it for screen readers and for copying numbers. */
 
+import { formatHours, formatHoursSpan } from "./hours.js";
 import { $, $$, byId, el, errorDetail, formatInt, request } from "./lib.js";
 
 const root = byId("dashboard");
@@ -142,28 +143,12 @@ function renderSummary(doc) {
 
 // ------------------------------------------------------------------ volunteers' hours
 
-// hours as the command line says them: seconds under a minute, minutes under an hour
-function hoursText(h) {
-  if (h === null || h === undefined) return "—";
-  if (h < 1 / 60) return `${Math.round(h * 3600)} s`;
-  return h < 1 ? `${Math.round(h * 60)} min` : `${h.toFixed(1)} h`;
-}
-
-// an interval of hours: "9.5–22.0 h", "40 min to 1.2 h", "21.0 h or more"
-function hoursSpan(low, high) {
-  if (high === null || high === undefined) return `${hoursText(low)} or more`;
-  const [lowNumber, lowUnit] = hoursText(low).split(" ");
-  const [highNumber, highUnit] = hoursText(high).split(" ");
-  if (lowUnit === highUnit) return `${lowNumber}–${highNumber} ${highUnit}`;
-  return `${hoursText(low)} to ${hoursText(high)}`;
-}
-
 // the listening section's hours to one target, as a table cell says them
 function targetHours(t) {
   if (!t) return "—";
   if (t.reached) return "reached";
   if (t.hours === null) return "not within the pool";
-  return `≈ ${hoursText(t.hours)} (${hoursSpan(t.low, t.high)})`;
+  return `≈ ${formatHours(t.hours)} (${formatHoursSpan(t.low, t.high)})`;
 }
 
 function ownTarget(doc) {
@@ -175,16 +160,16 @@ function renderHours(doc) {
   const listening = doc.listening;
   if (!listening) return;
   const spent = listening.spent;
-  byId("fig-hours").textContent = hoursText(spent.hours);
+  byId("fig-hours").textContent = formatHours(spent.hours);
   byId("fig-hours-of").textContent =
-    `${hoursText(spent.listening_hours)} of it listening, over ${plural(spent.judgments, "judgment")}`;
+    `${formatHours(spent.listening_hours)} of it listening, over ${plural(spent.judgments, "judgment")}`;
   const own = ownTarget(doc);
   let next = "";
   if (!doc.can_stop && own && !own.reached) {
     next =
       own.hours === null
         ? "the target is not within the pool in most simulations"
-        : `≈ ${hoursText(own.hours)} more to reach the target (${hoursSpan(own.low, own.high)})`;
+        : `≈ ${formatHours(own.hours)} more to reach the target (${formatHoursSpan(own.low, own.high)})`;
   }
   byId("fig-hours-to-target").textContent = next;
   byId("hours-method").textContent = hoursMethod(listening);
@@ -206,7 +191,7 @@ function hoursMethod(listening) {
     `${fmt.pct(listening.query_changes.share, 0)} of judgments change query; clips last ` +
     `${pool.query_seconds.toFixed(0)} s (queries) and ${pool.candidate_seconds.toFixed(0)} s (candidates) on average. ` +
     `Judging the whole pool once (${fmt.int(pool.pairs)} pairs, each of the ${fmt.int(pool.queries)} queries heard once) ` +
-    `would take about ${hoursText(pool.hours)} (${hoursSpan(pool.low, pool.high)}).`
+    `would take about ${formatHours(pool.hours)} (${formatHoursSpan(pool.low, pool.high)}).`
   );
 }
 
@@ -696,8 +681,9 @@ function trialsByKind(counts) {
 
 // an assessor's time spent, with the listening in it
 function spentCell(spent) {
-  const td = el("td", { class: "num" }, spent ? hoursText(spent.hours) : "—");
-  if (spent) td.appendChild(el("span", { class: "data-table__sub" }, `${hoursText(spent.listening_hours)} listening`));
+  const td = el("td", { class: "num" }, spent ? formatHours(spent.hours) : "—");
+  if (spent)
+    td.appendChild(el("span", { class: "data-table__sub" }, `${formatHours(spent.listening_hours)} listening`));
   return td;
 }
 
