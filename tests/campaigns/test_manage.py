@@ -222,10 +222,11 @@ def test_the_preview_gives_hours_from_the_stated_defaults() -> None:
         if t.judgments_median is None:
             assert t.hours is None
             continue
-        # each judged pair twice, a tenth of the hand-outs hidden trials: judgments at 40 s
-        # (56 s when the query changes, 0.2 of them)
+        # each judged pair twice, a tenth of the hand-outs hidden trials: judgments of 40 s,
+        # 70 s when the query changes (0.2 of them)
         judgments = t.judgments_median * 2 / 0.9
         assert t.hours == pytest.approx(judgments * (0.2 * 70 + 0.8 * 40) / 3600, abs=1e-3)
+        assert t.hours is not None
         assert t.hours_low is not None
         assert t.hours_low <= t.hours
         assert t.hours_high is None or t.hours <= t.hours_high
