@@ -151,17 +151,15 @@ def _hours_lines(results: Results) -> list[str]:
             f"    {name:<18} {hours_text(a.hours)}, {hours_text(a.listening_hours)} listening "
             f"({a.judgments} judgment(s))"
         )
-    label = "  hours to target      "
     for t in listening.targets:
-        own = " (this campaign's)" if abs(t.target - results.target) < 1e-9 else ""
         if t.reached:
             said = "reached"
         elif t.hours is None:
             said = "not reached within the pool"
         else:
             said = f"about {hours_text(t.hours)} ({hours_span(t.low, t.high)})"
-        lines.append(f"{label}{t.target:.2f}{own}: {said}")
-        label = " " * len(label)
+        own = ", this campaign's target" if abs(t.target - results.target) < 1e-9 else ""
+        lines.append(f"  {f'hours to {t.target:.2f}':<20} {said}{own}")
     pool = listening.pool
     level = round(100 * listening.level)
     lines.append(
