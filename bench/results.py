@@ -42,11 +42,14 @@ if __package__ in (None, ""):  # run as ``python bench/results.py``: bench.* fro
 from bench._common import mirex_or_synthetic, run_benchmark
 from mtcjudge.campaign_engine import document as engine_document
 from mtcjudge.campaign_engine.build import CampaignEngine
+from mtcjudge.campaign_engine.listening import ListeningInput, listening_facts, listening_section
+from mtcjudge.campaign_engine.repository import PoolClips
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.factory import CALIBRATED, engine_for_settings
+from mtcjudge.mtc.listening_time import Defaults
 from mtcjudge.mtc.projection import Projection, TargetProjection, project
 from mtcjudge.mtc.scales import FINE
 from mtcjudge.mtc.significance import significance_verdicts
@@ -112,10 +115,15 @@ def _case(
             judged=int(judged.sum()),
         )
 
+    # the listening section's size does not depend on the judgments' times: the defaults'
+    clips = PoolClips(c.n_queries, 0, 0.0, c.n_pairs, 0, 0.0)
+    listening = listening_facts(ListeningInput([], clips, Defaults(), 1, 0.0))
+
     def document() -> str:
         engine._evaluation = None  # as after a judgment
         part = engine_document.engine_results(state, campaign, projection=projection)
-        return engine_document.stored_json(part, "bench")
+        section = listening_section(listening, part.projections)
+        return engine_document.stored_json(part, "bench", section)
 
     def significance_matrices() -> object:
         # the rules on the (n_pairs, n_queries) bound matrices, as before the per-system path
@@ -128,12 +136,19 @@ def _case(
         campaign=campaign, measure="cg", scale="fine", driving=True, version=1,
         computed_at=utcnow(), stored=None, judgment_rows=int(judged.sum()),
         judgments_changed_at=utcnow(), unplayable_clips=[], trajectory=[], assessors=[],
+        listening=read.ListeningSource(),
     )  # fmt: skip
 
     def request() -> str:
-        part = engine_document.parse_stored(stored, "bench")
-        assert part is not None
-        ready = read.ResultsSnapshot(**{**snapshot.__dict__, "stored": part})
+        parts = engine_document.parse_stored_parts(stored, "bench")
+        assert parts.results is not None
+        ready = read.ResultsSnapshot(
+            **{
+                **snapshot.__dict__,
+                "stored": parts.results,
+                "listening": read.ListeningSource(stored=parts.listening),
+            }
+        )
         return results.results_json(read.complete(ready, _no_rows))
 
     doc = _summary(_times(document, repeat))

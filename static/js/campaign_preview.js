@@ -1,7 +1,9 @@
 // The new-campaign page's preview (templates/campaign_new.html): draws the answer of
 // POST /api/campaigns/preview (the problems in the files, the collection's figures, the
-// projected cost in judgments, the clips, the overlap of the systems). Imported by manage.js.
+// projected cost in judgments and volunteers' hours, the clips, the overlap of the systems).
+// Imported by manage.js.
 
+import { formatHours, formatHoursSpan } from "./hours.js";
 import { el, formatInt } from "./lib.js";
 
 /** "1 judgment", "1,234 judgments"; `many` for an irregular plural. */
@@ -25,6 +27,33 @@ function range(t) {
     text += ` (${formatInt(t.judgments_low)}–${formatInt(t.judgments_high)})`;
   }
   return text;
+}
+
+// the volunteers' hours of one target: ", about 14.2 h of volunteers' time (9.5–22.0 h)"
+function hours(t) {
+  if (t.reached || t.hours === null || t.hours === undefined) return "";
+  return `, about ${formatHours(t.hours)} of volunteers' time (${formatHoursSpan(t.hours_low, t.hours_high)})`;
+}
+
+// what the hours rest on: the stated defaults, nothing being measured yet
+function hoursNote(basis) {
+  const d = basis.defaults;
+  const clips = {
+    audio: `the clips' durations (${basis.pool.query_seconds.toFixed(0)} s queries and ${basis.pool.candidate_seconds.toFixed(0)} s candidates on average)`,
+    excerpt: `${d.clip_seconds} s clips (the excerpts the campaign cuts)`,
+    default: `${d.clip_seconds} s clips (their durations are read when the campaign is created)`,
+  }[basis.durations];
+  const repeats = basis.judgments_per_pair > 1 ? `, each pair judged ${basis.judgments_per_pair} times` : "";
+  const trials = basis.quality_rate
+    ? `, hidden quality trials on ${Math.round(100 * basis.quality_rate)} % of what is handed out`
+    : "";
+  return (
+    `Hours from the defaults, nothing being measured yet: ${clips}, the whole query when it changes ` +
+    `(one judgment in ${Math.round(1 / basis.query_change_share)}), the whole candidate, a ${d.decision_seconds} s decision` +
+    `${repeats}${trials}; ${Math.round(100 * basis.level)} % intervals. Judging the whole pool once would take about ` +
+    `${formatHours(basis.pool.hours)} (${formatHoursSpan(basis.pool.low, basis.pool.high)}). Once judging starts, ` +
+    "the dashboard measures the campaign's own pace (docs/method.md §11)."
+  );
 }
 
 // the median's share of the pool, as ", 55 % of the 538 pool pairs" (nothing when not reached)
@@ -141,7 +170,7 @@ function renderFigures(p) {
 
 function renderProjection(p) {
   const projection = el("section", { class: "preview-projection", "aria-labelledby": "projection-heading" });
-  projection.append(el("h3", { id: "projection-heading" }, "Judgments to reach the target"));
+  projection.append(el("h3", { id: "projection-heading" }, "Judgments and hours to reach the target"));
   if (!p.projection) {
     projection.append(el("p", { class: "muted" }, p.projection_note || "No projection."));
     return projection;
@@ -151,11 +180,11 @@ function renderProjection(p) {
   lead.append(
     el("strong", {}, range(target)),
     ` to reach a ranking confidence of ${target.target.toFixed(2)} (median, with the 10th–90th percentile range)` +
-      `${share(target, p.pool_pairs)}.`,
+      `${share(target, p.pool_pairs)}${hours(target)}.`,
   );
   const list = el("ul", { class: "plain-list" });
   for (const t of others)
-    list.append(el("li", {}, `Target ${t.target.toFixed(2)}: ${range(t)}${share(t, p.pool_pairs)}`));
+    list.append(el("li", {}, `Target ${t.target.toFixed(2)}: ${range(t)}${share(t, p.pool_pairs)}${hours(t)}`));
   const note = el(
     "p",
     { class: "muted small" },
@@ -165,6 +194,7 @@ function renderProjection(p) {
       "within about 10 % for a 0.99 target but were often off by half or more for 0.95 (docs/projection.md).",
   );
   projection.append(lead, list, note);
+  if (p.projection.hours) projection.append(el("p", { class: "muted small" }, hoursNote(p.projection.hours)));
   return projection;
 }
 

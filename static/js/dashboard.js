@@ -3,6 +3,7 @@
    Events stream (GET /api/campaigns/{slug}/events). No library, no build step; every
    picture has a table beside it for screen readers and for copying numbers. */
 
+import { formatHours, formatHoursSpan } from "./hours.js";
 import { $, $$, byId, el, errorDetail, formatInt, request } from "./lib.js";
 
 const root = byId("dashboard");
@@ -137,6 +138,61 @@ function renderSummary(doc) {
     : "Not computed yet: the planner is starting";
   renderWarnings(doc, unplayable);
   renderRate(doc);
+  renderHours(doc);
+}
+
+// ------------------------------------------------------------------ volunteers' hours
+
+// the listening section's hours to one target, as a table cell says them
+function targetHours(t) {
+  if (!t) return "—";
+  if (t.reached) return "reached";
+  if (t.hours === null) return "not within the pool";
+  return `≈ ${formatHours(t.hours)} (${formatHoursSpan(t.low, t.high)})`;
+}
+
+function ownTarget(doc) {
+  return (doc.listening?.targets || []).find((t) => Math.abs(t.target - doc.target) < 1e-9);
+}
+
+/** The volunteers' time (docs/method.md §11): spent so far, and still needed to the target. */
+function renderHours(doc) {
+  const listening = doc.listening;
+  if (!listening) return;
+  const spent = listening.spent;
+  byId("fig-hours").textContent = formatHours(spent.hours);
+  byId("fig-hours-of").textContent =
+    `${formatHours(spent.listening_hours)} of it listening, over ${plural(spent.judgments, "judgment")}`;
+  const own = ownTarget(doc);
+  let next = "";
+  if (!doc.can_stop && own && !own.reached) {
+    next =
+      own.hours === null
+        ? "the target is not within the pool in most simulations"
+        : `≈ ${formatHours(own.hours)} more to reach the target (${formatHoursSpan(own.low, own.high)})`;
+  }
+  byId("fig-hours-to-target").textContent = next;
+  byId("hours-method").textContent = hoursMethod(listening);
+}
+
+/** What the hours rest on, in words. */
+function hoursMethod(listening) {
+  const d = listening.defaults;
+  const pool = listening.pool;
+  const measured = listening.parameters.judgments;
+  const trials = listening.quality_rate
+    ? ` and the hidden trials (${fmt.pct(listening.quality_rate, 0)} of hand-outs)`
+    : "";
+  return (
+    `Volunteers' hours, with ${Math.round(100 * listening.level)} % intervals: from the listening time ` +
+    `measured on ${plural(measured, "judgment")} so far, shrunk toward the defaults (${d.clip_seconds} s clips ` +
+    `when their duration is unknown, the whole query when it changes, the whole candidate, a ${d.decision_seconds} s ` +
+    `decision). Each judged pair counts ${plural(listening.judgments_per_pair, "judgment")}${trials}; ` +
+    `${fmt.pct(listening.query_changes.share, 0)} of judgments change query; clips last ` +
+    `${pool.query_seconds.toFixed(0)} s (queries) and ${pool.candidate_seconds.toFixed(0)} s (candidates) on average. ` +
+    `Judging the whole pool once (${fmt.int(pool.pairs)} pairs, each of the ${fmt.int(pool.queries)} queries heard once) ` +
+    `would take about ${formatHours(pool.hours)} (${formatHoursSpan(pool.low, pool.high)}).`
+  );
 }
 
 function renderRate(doc) {
@@ -491,6 +547,7 @@ function renderCurve(doc) {
 
 /** The table under the curve: the judgments each target would still cost, and how that is projected. */
 function renderProjections(doc) {
+  const hours = new Map((doc.listening?.targets || []).map((t) => [t.target, t]));
   const costs = (doc.projections || []).map((t) => {
     const tr = el("tr");
     tr.appendChild(
@@ -511,6 +568,7 @@ function renderProjections(doc) {
       then = doc.pool_pairs ? `${fmt.int(total)} (${fmt.pct(total / doc.pool_pairs, 0)} of the pool)` : fmt.int(total);
     }
     tr.appendChild(el("td", { class: "num" }, then));
+    tr.appendChild(el("td", { class: "num" }, targetHours(hours.get(t.target))));
     return tr;
   });
   byId("costs-body").replaceChildren(...costs);
@@ -621,7 +679,16 @@ function trialsByKind(counts) {
     .join(", ");
 }
 
+// an assessor's time spent, with the listening in it
+function spentCell(spent) {
+  const td = el("td", { class: "num" }, spent ? formatHours(spent.hours) : "—");
+  if (spent)
+    td.appendChild(el("span", { class: "data-table__sub" }, `${formatHours(spent.listening_hours)} listening`));
+  return td;
+}
+
 function renderAssessors(doc) {
+  const spent = new Map((doc.listening?.assessors || []).map((a) => [a.id, a]));
   const rows = (doc.assessors || []).map((a) => {
     const tr = el("tr");
     tr.dataset.assessor = a.pseudonym;
@@ -640,6 +707,7 @@ function renderAssessors(doc) {
       );
     }
     tr.appendChild(judged);
+    tr.appendChild(spentCell(spent.get(a.id)));
     tr.appendChild(
       el(
         "td",
@@ -661,7 +729,7 @@ function renderAssessors(doc) {
   });
   if (!rows.length) {
     const tr = el("tr");
-    tr.appendChild(el("td", { colspan: "8" }, "No assessor invited yet."));
+    tr.appendChild(el("td", { colspan: "9" }, "No assessor invited yet."));
     rows.push(tr);
   }
   byId("assessors-body").replaceChildren(...rows);

@@ -84,6 +84,10 @@ def test_the_preview_of_good_files_saves_nothing(
     assert [t["target"] for t in projection["others"]] == [0.9, 0.99]
     assert projection["runs"] >= 2
     assert "simulated continuation" in projection["method"]
+    # the volunteers' hours, from the stated defaults
+    assert projection["target"]["hours"] is None or projection["target"]["hours"] >= 0
+    assert projection["hours"]["defaults"]["decision_seconds"] == 10.0
+    assert projection["hours"]["pool"]["pairs"] == preview["pool_pairs"]
     assert (count(session_factory, Campaign), count(session_factory, AuditEvent)) == before
 
 
@@ -191,6 +195,63 @@ def test_the_projection_is_bounded_in_time() -> None:
     preview = previews.build_preview(CampaignSpec(name="x"), parsed, None, projection_seconds=0.0)
     assert preview.projection is not None
     assert preview.projection.runs == 2  # the minimum, whatever the budget
+
+
+def test_the_preview_gives_hours_from_the_stated_defaults() -> None:
+    parsed = previews.read_upload(previews.Upload([previews.UploadedFile("r", RUNS)]))
+    spec = CampaignSpec(name="x", judgments_per_pair=2, quality_rate=0.1, listen_seconds=0.0)
+    preview = previews.build_preview(spec, parsed, None, projection_seconds=0.0)
+    assert preview.projection is not None
+    basis = preview.projection.hours
+    assert basis is not None
+    # nothing measured: the defaults, 30 s excerpts (the campaign's cut), one query change
+    # in five judgments
+    assert basis.durations == "excerpt"
+    assert (basis.pool.query_seconds, basis.pool.candidate_seconds) == (30.0, 30.0)
+    d = basis.defaults
+    assert (d.query_new_share, d.candidate_share, d.decision_seconds) == (1.0, 1.0, 10.0)
+    assert basis.query_change_share == 0.2
+    assert (basis.judgments_per_pair, basis.quality_rate, basis.level) == (2, 0.1, 0.8)
+    # the whole pool once: 4 queries heard once, every pair's candidate and decision
+    pool = preview.pool_pairs
+    assert basis.pool.hours == pytest.approx((4 * 70 + (pool - 4) * 40) / 3600, abs=1e-3)
+    for t in [preview.projection.target, *preview.projection.others]:
+        if t.reached:
+            assert t.hours == 0
+            continue
+        if t.judgments_median is None:
+            assert t.hours is None
+            continue
+        # each judged pair twice, a tenth of the hand-outs hidden trials: judgments of 40 s,
+        # 70 s when the query changes (0.2 of them)
+        judgments = t.judgments_median * 2 / 0.9
+        assert t.hours == pytest.approx(judgments * (0.2 * 70 + 0.8 * 40) / 3600, abs=1e-3)
+        assert t.hours is not None
+        assert t.hours_low is not None
+        assert t.hours_low <= t.hours
+        assert t.hours_high is None or t.hours <= t.hours_high
+
+
+def test_the_preview_s_hours_use_the_clips_durations(tmp_path: Path) -> None:
+    parsed = previews.read_upload(previews.Upload([previews.UploadedFile("r", RUNS)]))
+    for doc in {f"d{i}" for i in range(20)} | {f"q{q}" for q in range(4)}:
+        write_tone(tmp_path / f"{doc}.wav", 440.0, seconds=2.0, rate=8000)
+    spec = CampaignSpec(name="x", clip_cut="whole", listen_seconds=0.0)
+    preview = previews.build_preview(spec, parsed, str(tmp_path), projection_seconds=0.0)
+    assert preview.projection is not None
+    basis = preview.projection.hours
+    assert basis is not None
+    assert basis.durations == "audio"
+    assert basis.pool.query_seconds == pytest.approx(2.0, abs=0.01)
+    assert basis.pool.candidate_seconds == pytest.approx(2.0, abs=0.01)
+    # 2 s clips: a judgment costs seconds, not a minute
+    assert basis.pool.hours < preview.pool_pairs * 20 / 3600
+    # without audio and with whole files, the default 30 s clip
+    whole = previews.build_preview(spec, parsed, None, projection_seconds=0.0)
+    assert whole.projection is not None
+    assert whole.projection.hours is not None
+    assert whole.projection.hours.durations == "default"
+    assert whole.projection.hours.pool.query_seconds == 30.0
 
 
 def test_a_large_collection_is_not_simulated_while_the_organizer_waits(

@@ -77,6 +77,8 @@ def test_an_organizer_creates_a_campaign_from_files_and_invites(
         expect(preview).to_contain_text("Pool at k = 3")
         expect(preview).to_contain_text("to reach a ranking confidence of 0.95")
         expect(preview).to_contain_text("simulated campaign")
+        expect(preview).to_contain_text("of volunteers' time")
+        expect(preview).to_contain_text("Hours from the defaults, nothing being measured yet")
         expect(preview).to_contain_text("every clip found and readable")
         assert page.locator(".preview-problems").count() == 0
         page.screenshot(path=str(tmp_path / "new-campaign.png"), full_page=True)

@@ -12,6 +12,8 @@ import pytest
 from mtcjudge.mtc.listening_time import (
     BYTES_PER_SECOND,
     PRIOR_WEIGHT,
+    QUERY_CHANGE_PRIOR,
+    QUERY_CHANGE_WEIGHT,
     Defaults,
     Observation,
     PairToCome,
@@ -19,7 +21,10 @@ from mtcjudge.mtc.listening_time import (
     clean,
     fit,
     forecast_hours,
+    forecast_judgments,
     hours_spent,
+    pool_hours,
+    query_changes,
 )
 
 
@@ -430,3 +435,62 @@ def test_the_defaults_put_mirex_2011_above_the_53_hour_floor_of_u12() -> None:
     assert hours == pytest.approx((100 * 70 + 6_222 * 40) / 3600)
     assert hours == pytest.approx(71.1, abs=0.05)
     assert hours > 53.0
+
+
+def test_a_count_stands_for_that_many_pairs_alike() -> None:
+    rng = np.random.default_rng(16)
+    obs, _ = simulate(SLOW, 60, rng)
+    model = fit(obs)
+    one_by_one = [PairToCome(2, i % 4 == 0, 20.0, 40.0) for i in range(200)]
+    counted = [PairToCome(2, True, 20.0, 40.0, 50), PairToCome(2, False, 20.0, 40.0, 150)]
+    a, b = forecast_hours(model, one_by_one), forecast_hours(model, counted)
+    assert (b.hours, b.low, b.high) == pytest.approx((a.hours, a.low, a.high))
+    assert forecast_hours(model, [PairToCome(2, True, count=0)]).hours == 0.0
+    for bad in (-1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="count"):
+            forecast_hours(model, [PairToCome(2, True, count=bad)])
+
+
+def test_the_query_change_share_is_shrunk_toward_the_stated_prior() -> None:
+    assert query_changes([]).share == QUERY_CHANGE_PRIOR == 0.2
+    # one assessor on queries 1, 1, 2, 2, 2, 1; another's first judgment changes query too
+    order = [(1, 1), (1, 1), (1, 2), (2, 2), (1, 2), (1, 2), (1, 1)]
+    obs = [Observation(a, q, float(i)) for i, (a, q) in enumerate(order)]
+    counted = query_changes(obs)
+    assert (counted.changes, counted.judgments) == (4, 7)
+    assert counted.share == pytest.approx((4 + QUERY_CHANGE_WEIGHT * 0.2) / (7 + 20))
+    # what the page says wins over the order
+    told = [replace(o, query_changed=False) for o in obs]
+    assert query_changes(told).changes == 0
+    # many judgments: the measured share
+    many = [Observation(1, i // 2, float(i)) for i in range(2000)]
+    assert query_changes(many).share == pytest.approx(0.5, abs=0.01)
+
+
+def test_forecast_judgments_is_forecast_hours_of_that_many_pairs() -> None:
+    model = fit([])
+    f = forecast_judgments(model, 1000, 0.2, 30.0, 30.0)
+    assert f.hours == pytest.approx((200 * 70 + 800 * 40) / 3600)
+    pairs = [PairToCome(None, i % 5 == 0, 30.0, 30.0) for i in range(1000)]
+    assert (f.low, f.high) == pytest.approx(
+        (forecast_hours(model, pairs).low, forecast_hours(model, pairs).high)
+    )
+    assert forecast_judgments(model, 0, 0.2).hours == 0.0
+    for judgments, share in ((-1, 0.2), (math.inf, 0.2), (10, 1.5), (10, -0.1)):
+        with pytest.raises(ValueError, match=r"judgments|share"):
+            forecast_judgments(model, judgments, share)
+
+
+def test_the_whole_pool_hears_each_query_once() -> None:
+    # MIREX 2011 with the defaults: 100 queries, 6,322 pairs (docs/method.md §11)
+    pool = pool_hours(fit([]), 100, 6_322, 30.0, 30.0)
+    assert pool.hours == pytest.approx((100 * 70 + 6_222 * 40) / 3600)
+    assert pool.listening_hours == pytest.approx((100 * 60 + 6_222 * 30) / 3600)
+    assert pool.low < pool.hours < pool.high
+    # unknown durations count as the default clip
+    assert pool_hours(fit([]), 100, 6_322).hours == pytest.approx(pool.hours)
+    assert pool_hours(fit([]), 0, 0).hours == 0.0
+    with pytest.raises(ValueError, match="every query"):
+        pool_hours(fit([]), 10, 5)
+    with pytest.raises(ValueError, match=">= 0"):
+        pool_hours(fit([]), -1, 5)

@@ -114,6 +114,33 @@ def test_assessors_by_pseudonym_from_their_judgments(db_session, assessed_campai
         assert not re.search(rf"\b{name}\b", text)
 
 
+def test_the_volunteers_hours_against_the_whole_pool(db_session, assessed_campaign):
+    judged = assessed_campaign.judged
+    document = service.build_report(db_session, judged.campaign.slug)
+    assert document["format_version"] == 3
+    hours = document["listening"]
+    spent, pool = hours["spent"], hours["pool"]
+    # every assessor's judgment (not the imported ones), by the model of docs/method.md §11
+    assert spent["judgments"] == 2 * len(ASSESSED)
+    assert 0 < spent["listening_hours"] <= spent["hours"]
+    # the whole pool once: every pool pair, each query heard once, by the same model
+    assert (pool["pairs"], pool["queries"]) == (document["judgments"]["pool_pairs"], 6)
+    assert pool["low"] < pool["hours"] < pool["high"]
+    assert hours["share_of_pool"]["listening_hours"] == pytest.approx(
+        spent["listening_hours"] / pool["listening_hours"]
+    )
+    assert hours["share_of_pool"]["hours"] == pytest.approx(spent["hours"] / pool["hours"])
+    # each assessor's time is theirs in the assessors' section, by pseudonym only
+    assert "assessors" not in hours
+    a1, a2, a3 = document["assessors"]["assessors"]
+    assert a1["hours"] + a2["hours"] == pytest.approx(spent["hours"], abs=1e-3)
+    assert (a3["hours"], a3["listening_hours"]) == (0.0, 0.0)
+    html = service.render_html(document)
+    assert "Volunteers' time" in html
+    share = round(100 * hours["share_of_pool"]["listening_hours"])
+    assert f"the listening so far is {share} % of that" in html
+
+
 # ------------------------------------------------------------------ agreement
 
 

@@ -116,6 +116,10 @@ def test_the_dashboard_follows_judging_without_a_reload(live: Site) -> None:
         assert page.locator("#forest .forest-row").count() == 4
         assert page.locator("#heatmap rect.cell:not(.diagonal)").count() == 2 * 6
         assert page.locator("#curve path.curve").count() == 1
+        # the volunteers' time: nothing spent yet, and what it rests on
+        wait_for_text(page, "#fig-hours", "0 s")
+        assert "over 0 judgments" in text_of(page, "#fig-hours-of")
+        assert "Judging the whole pool once" in text_of(page, "#hours-method")
         page.evaluate("window.notReloaded = true")
 
         with httpx.Client(base_url=base, timeout=10) as assessor:
@@ -125,6 +129,20 @@ def test_the_dashboard_follows_judging_without_a_reload(live: Site) -> None:
 
         wait_for_text(page, "#fig-judgments", "1")
         assert page.evaluate("window.notReloaded") is True
+        # the hours follow (the planner computes them again within seconds of a judgment)
+        deadline = time.monotonic() + 20
+        while not text_of(page, "#fig-hours-of").endswith("over 1 judgment"):
+            assert time.monotonic() < deadline, text_of(page, "#fig-hours-of")
+            page.wait_for_timeout(100)
+        spent = text_of(page, "#assessors-body tr td:nth-child(3)")
+        assert "listening" in spent
+        assert spent.split()[0].isdigit()
+        # each target's hours beside its judgments, with an interval unless reached
+        rows = page.locator("#costs-body tr").count()
+        assert rows >= 3
+        hours = page.locator("#costs-body tr td:nth-child(4)").all_text_contents()
+        assert len(hours) == rows
+        assert all(h == "reached" or h.startswith("≈") or h == "not within the pool" for h in hours)
 
         # another measure, with the keyboard: the ranking is redrawn, the loop is not changed
         page.focus("#measure")

@@ -1,6 +1,8 @@
 """The engine's part of a campaign's results document: what the planner computes from its live
 engine (:func:`engine_results`) and stores as JSON (:func:`stored_json`, read back with
-:func:`parse_stored`); :mod:`mtcjudge.results.document` adds the curve and the assessors.
+:func:`parse_stored` or, with the listening section stored beside it
+(:mod:`mtcjudge.campaign_engine.listening`), :func:`parse_stored_parts`);
+:mod:`mtcjudge.results.document` adds the curve and the assessors.
 
 Every count of judgments here is of judged pool pairs (a pair judged by two assessors counts
 once), the unit the engine and the projection count in.
@@ -17,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mtcjudge.campaign_engine.build import CampaignEngine
+from mtcjudge.campaign_engine.listening import ListeningSection, section_from_dict
 from mtcjudge.models import Campaign
 from mtcjudge.mtc.measures import Evaluation
 from mtcjudge.mtc.projection import Projection
@@ -194,24 +197,53 @@ def _engine_from_dict(d: dict[str, Any]) -> EngineResults:
     )
 
 
-def stored_json(part: EngineResults, settings_key: str) -> str:
-    """What the planner stores in ``campaign_results.document``."""
-    return json.dumps(
-        {"format": _FORMAT, "settings_key": settings_key, "results": plain(part)},
-        allow_nan=False,
-    )
+def stored_json(
+    part: EngineResults, settings_key: str, listening: ListeningSection | None = None
+) -> str:
+    """What the planner stores in ``campaign_results.document``: the engine part and, beside
+    it, the listening section (a document stored before it had one reads as without)."""
+    stored: dict[str, Any] = {
+        "format": _FORMAT,
+        "settings_key": settings_key,
+        "results": plain(part),
+    }
+    if listening is not None:
+        stored["listening"] = plain(listening)
+    return json.dumps(stored, allow_nan=False)
+
+
+@dataclass(frozen=True)
+class StoredParts:
+    """What a stored document holds for the settings it was asked for: the engine part and
+    the listening section, each None when not stored (or stored by other settings or
+    another layout)."""
+
+    results: EngineResults | None
+    listening: ListeningSection | None
+
+
+def parse_stored_parts(document: str, settings_key: str) -> StoredParts:
+    """The stored engine part and listening section; neither when the document was made with
+    other campaign settings (the planner has not caught up with a change yet) or by another
+    layout."""
+    try:
+        stored = json.loads(document)
+        if stored.get("format") != _FORMAT or stored.get("settings_key") != settings_key:
+            return StoredParts(None, None)
+        results = _engine_from_dict(stored["results"])
+    except (ValueError, KeyError, TypeError):
+        return StoredParts(None, None)
+    try:
+        listening = stored.get("listening")
+        return StoredParts(results, None if listening is None else section_from_dict(listening))
+    except (ValueError, KeyError, TypeError):
+        return StoredParts(results, None)
 
 
 def parse_stored(document: str, settings_key: str) -> EngineResults | None:
     """The stored engine part, or None when it was made with other campaign settings (the
     planner has not caught up with a change yet) or by another layout."""
-    try:
-        stored = json.loads(document)
-        if stored.get("format") != _FORMAT or stored.get("settings_key") != settings_key:
-            return None
-        return _engine_from_dict(stored["results"])
-    except (ValueError, KeyError, TypeError):
-        return None
+    return parse_stored_parts(document, settings_key).results
 
 
 def projection_targets(target: float) -> list[float]:

@@ -1,5 +1,6 @@
-"""Queries of the campaign engine: the collection and judgments as plain rows, and the stored
-results document the planner writes and results read."""
+"""Queries of the campaign engine: the collection and judgments as plain rows, the assessors'
+judgments with their times for the listening-time model, and the stored results document the
+planner writes and results read."""
 
 from __future__ import annotations
 
@@ -10,13 +11,14 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Float, Row, and_, case, func, insert, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from mtcjudge.models import (
     Assessor,
     CampaignResults,
     Document,
     Judgment,
+    Lease,
     Pair,
     Query,
     Result,
@@ -25,6 +27,7 @@ from mtcjudge.models import (
     as_utc,
     counted_judgment,
 )
+from mtcjudge.mtc.listening_time import Observation
 
 
 def collection_rows(
@@ -272,3 +275,98 @@ def judgment_rows(session: Session, campaign_id: int) -> tuple[int, datetime | N
         )
     ).one()
     return int(count or 0), None if last is None else as_utc(last)
+
+
+def _seconds(moment: datetime | None) -> float | None:
+    return None if moment is None else as_utc(moment).timestamp()
+
+
+def listening_observations(session: Session, campaign_id: int) -> list[Observation]:
+    """Every judgment the campaign's assessors gave (pool pairs and hidden quality trials, set
+    aside or not: each took the volunteer's time; not imported judgments), in the order they
+    were submitted (judgment id), as the listening-time model's observations: its lease's
+    hand-out time (None without a lease), its submit time, its two clips' durations (None
+    when unknown), what the page reported it played of each clip and what the server sent.
+    One SELECT, whatever the number of judgments."""
+    query_doc, candidate_doc = aliased(Document), aliased(Document)
+    rows = session.execute(
+        select(
+            Judgment.assessor_id,
+            Judgment.query_id,
+            Judgment.created_at,
+            Lease.leased_at,
+            query_doc.duration_seconds,
+            candidate_doc.duration_seconds,
+            Judgment.query_listen_ms,
+            Judgment.candidate_listen_ms,
+            Judgment.served_query_bytes,
+            Judgment.served_candidate_bytes,
+        )
+        .join(Query, Query.id == Judgment.query_id)
+        .join(query_doc, query_doc.id == Query.document_id)
+        .join(candidate_doc, candidate_doc.id == Judgment.document_id)
+        .outerjoin(Lease, Lease.id == Judgment.lease_id)
+        .where(
+            Judgment.campaign_id == campaign_id,
+            Judgment.assessor_id.is_not(None),
+            Judgment.source == "assessor",
+        )
+        .order_by(Judgment.id)
+    ).all()
+    return [
+        Observation(
+            assessor=int(a or 0),  # never None: filtered above
+            query=int(q),
+            submitted_at=_seconds(submitted),
+            leased_at=_seconds(leased),
+            query_seconds=None if qs is None else float(qs),
+            candidate_seconds=None if cs is None else float(cs),
+            query_listen_ms=qms,
+            candidate_listen_ms=cms,
+            served_query_bytes=qb,
+            served_candidate_bytes=cb,
+        )
+        for a, q, submitted, leased, qs, cs, qms, cms, qb, cb in rows
+    ]
+
+
+@dataclass(frozen=True)
+class PoolClips:
+    """The pool's clips: ``queries`` queries with pairs, ``queries_timed`` of them of known
+    duration adding up to ``query_seconds``; ``pairs`` pool pairs, the candidates of
+    ``pairs_timed`` of known duration adding up to ``candidate_seconds``."""
+
+    queries: int
+    queries_timed: int
+    query_seconds: float
+    pairs: int
+    pairs_timed: int
+    candidate_seconds: float
+
+
+def pool_clips(session: Session, campaign_id: int) -> PoolClips:
+    """Counts and durations of the pool's clips, summed in the database (two SELECTs)."""
+
+    def known(column: Any) -> Any:
+        return case((column > 0, column))
+
+    seconds = known(Document.duration_seconds)
+    pairs, pairs_timed, candidate_seconds = session.execute(
+        select(func.count(Pair.id), func.count(seconds), func.sum(seconds))
+        .join(Document, Document.id == Pair.document_id)
+        .where(Pair.campaign_id == campaign_id)
+    ).one()
+    pool_queries = select(Pair.query_id).where(Pair.campaign_id == campaign_id).distinct()
+    queries, queries_timed, query_seconds = session.execute(
+        select(func.count(Query.id), func.count(seconds), func.sum(seconds))
+        .join(Document, Document.id == Query.document_id)
+        .where(Query.campaign_id == campaign_id, Query.id.in_(pool_queries))
+    ).one()
+    return PoolClips(
+        queries=int(queries or 0),
+        queries_timed=int(queries_timed or 0),
+        query_seconds=float(query_seconds or 0.0),
+        pairs=int(pairs or 0),
+        pairs_timed=int(pairs_timed or 0),
+        candidate_seconds=float(candidate_seconds or 0.0),
+    )

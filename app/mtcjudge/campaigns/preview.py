@@ -5,7 +5,9 @@ server) is read with the same readers as the command line and the API, then summ
 systems, queries, pool size at ``k``, how much the systems overlap, clips found and
 missing, every problem by file and line, and the judgments a campaign would need to reach
 its target, from a short simulated campaign (:func:`mtcjudge.mtc.projection.project`) on the
-engine the campaign would run. Nothing here touches the database.
+engine the campaign would run, with the volunteers' hours they would take by the
+listening-time defaults (:mod:`mtcjudge.campaign_engine.listening`; nothing measured yet).
+Nothing here touches the database.
 """
 
 from __future__ import annotations
@@ -23,8 +25,19 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from mtcjudge.campaign_engine.document import TargetProjection
+from mtcjudge.campaign_engine.listening import (
+    LEVEL,
+    ListeningDefaults,
+    ListeningInput,
+    PoolHoursInfo,
+    listening_facts,
+    listening_section,
+)
+from mtcjudge.campaign_engine.repository import PoolClips
 from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.clips.audio import scan_audio
+from mtcjudge.clips.cut import Cut
 from mtcjudge.ingest.formats import (
     SCORE_CONFLICTS_SHOWN,
     InputError,
@@ -38,11 +51,13 @@ from mtcjudge.ingest.formats import (
 )
 from mtcjudge.ingest.loader import LoadedCollection, load_collection
 from mtcjudge.mtc.factory import engine_for_settings
+from mtcjudge.mtc.listening_time import Defaults
 from mtcjudge.mtc.projection import default_resolution, project
 from mtcjudge.mtc.scales import get_scale
 
 __all__ = [
     "AudioSummary",
+    "HoursBasis",
     "ParsedUpload",
     "Preview",
     "Problem",
@@ -162,22 +177,51 @@ class AudioSummary:
 
 @dataclass(frozen=True)
 class ProjectedTarget:
+    """Judged pairs needed to reach ``target`` (median and 10th-90th percentile), and the
+    volunteers' hours they would take (median, and an interval at the basis' level; None
+    when not reached within the pool, ``hours_high`` when the 90th percentile is not)."""
+
     target: float
     reached: bool
     judgments_median: int | None
     judgments_low: int | None
     judgments_high: int | None
+    hours: float | None = None
+    hours_low: float | None = None
+    hours_high: float | None = None
+
+
+@dataclass(frozen=True)
+class HoursBasis:
+    """What the preview's hours rest on: nothing is measured yet, so the listening-time
+    defaults (docs/method.md §11) hold: the whole query when it changes (``query_change_share``
+    of the judgments), the whole candidate, a decision of ``defaults.decision_seconds``;
+    clips of ``pool.query_seconds`` and ``pool.candidate_seconds`` on average, from
+    ``durations``: ``"audio"`` (the clips' durations, as the campaign would cut them; those
+    unread count as ``defaults.clip_seconds``), ``"excerpt"`` (the excerpt the campaign
+    cuts) or ``"default"`` (30 s). Each judged pair is judged ``judgments_per_pair`` times,
+    and a share ``quality_rate`` of the hand-outs are hidden trials; intervals at ``level``;
+    ``pool``: judging every pool pair once."""
+
+    durations: str
+    defaults: ListeningDefaults
+    query_change_share: float
+    judgments_per_pair: int
+    quality_rate: float
+    level: float
+    pool: PoolHoursInfo
 
 
 @dataclass(frozen=True)
 class ProjectionSummary:
-    """Judgments a campaign would need, from a short simulated campaign."""
+    """Judgments a campaign would need, from a short simulated campaign, and the hours."""
 
     target: ProjectedTarget
     others: list[ProjectedTarget]
     runs: int
     seconds: float
     method: str
+    hours: HoursBasis | None = None
 
 
 @dataclass(frozen=True)
@@ -371,7 +415,10 @@ def build_preview(
         )
 
     with_audio = uploaded is not None or audio_path is not None
-    found = _audio_summary(audio_path, runs, loaded, uploaded) if with_audio else None
+    durations: dict[str, float] = {}
+    found = None
+    if with_audio:
+        found, durations = _audio_summary(audio_path, runs, loaded, uploaded)
     audio = None
     if isinstance(found, Problem):
         problems.append(found)
@@ -383,6 +430,8 @@ def build_preview(
         notes.append(_unplayable_note(collection.n_pairs, collection.n_pairs, folder=False))
 
     projection, projection_note = _projection(spec, loaded, projection_seconds)
+    if projection is not None:
+        projection = _with_hours(projection, spec, loaded, durations)
     by_systems = np.bincount(collection.n_retrieving, minlength=collection.n_systems + 1)
     return Preview(
         problems=problems,
@@ -412,12 +461,13 @@ def _audio_summary(
     runs: Runs,
     loaded: LoadedCollection,
     uploaded: Mapping[str, str | None] | None = None,
-) -> AudioSummary | Problem:
+) -> tuple[AudioSummary | Problem, dict[str, float]]:
     """The clips of the runs' documents and queries found in ``audio_path`` (or
     ``uploaded``), and the pool pairs they leave unplayable (a problem when the folder
-    cannot be read)."""
+    cannot be read); with the duration of each file whose header says it (none for an
+    upload, whose files are read when the campaign is created)."""
     if uploaded is not None or audio_path is None:
-        return _uploaded_summary(uploaded or {}, runs, loaded)
+        return _uploaded_summary(uploaded or {}, runs, loaded), {}
     needed = sorted(
         {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
         | set(runs.queries)
@@ -425,8 +475,13 @@ def _audio_summary(
     try:
         scan = scan_audio(audio_path, needed)
     except (ValueError, OSError) as exc:
-        return Problem("audio_dir", str(exc), field="audio_dir")
-    return AudioSummary(
+        return Problem("audio_dir", str(exc), field="audio_dir"), {}
+    durations = {
+        doc: audio.duration_seconds
+        for doc, audio in scan.found.items()
+        if audio.duration_seconds is not None
+    }
+    summary = AudioSummary(
         directory=str(audio_path),
         needed=len(needed),
         found=len(scan.found),
@@ -435,6 +490,7 @@ def _audio_summary(
         unreadable=scan.unreadable[:MISSING_SHOWN],
         unplayable_pairs=_unplayable(loaded, set(scan.found)),
     )
+    return summary, durations
 
 
 def _unplayable(loaded: LoadedCollection, playable: set[str]) -> int:
@@ -552,3 +608,79 @@ def _projection(
         method=result.method,
     )
     return summary, ""
+
+
+def _clip_seconds(source_seconds: float, cut: Cut) -> float | None:
+    """The clip the campaign would cut from a file of ``source_seconds``; None when it
+    cannot (a whole file longer than the campaign allows)."""
+    try:
+        return cut.window(source_seconds).seconds
+    except ValueError:
+        return None
+
+
+def _pool_clips(loaded: LoadedCollection, durations: Mapping[str, float], cut: Cut) -> PoolClips:
+    """Counts and durations of the pool's clips, as the campaign would cut them."""
+    c = loaded.collection
+    clip = {
+        doc: seconds
+        for doc, source in durations.items()
+        if source > 0 and (seconds := _clip_seconds(source, cut)) is not None
+    }
+    queries = [loaded.queries[q] for q in np.unique(c.pair_query).tolist()]
+    candidates = [loaded.docs[d] for d in c.pair_doc.tolist()]
+    timed_queries = [clip[q] for q in queries if q in clip]
+    timed_candidates = [clip[d] for d in candidates if d in clip]
+    return PoolClips(
+        queries=len(queries),
+        queries_timed=len(timed_queries),
+        query_seconds=float(sum(timed_queries)),
+        pairs=len(candidates),
+        pairs_timed=len(timed_candidates),
+        candidate_seconds=float(sum(timed_candidates)),
+    )
+
+
+def _with_hours(
+    summary: ProjectionSummary,
+    spec: CampaignSpec,
+    loaded: LoadedCollection,
+    durations: Mapping[str, float],
+) -> ProjectionSummary:
+    """The projection with the volunteers' hours of each target, by the listening-time
+    defaults (nothing measured yet) and the clips' durations when the audio was read."""
+    clips = _pool_clips(loaded, durations, spec.cut)
+    whole = spec.clip_cut == "whole"
+    clip = Defaults().clip_seconds if whole else spec.excerpt_seconds
+    if clips.queries_timed or clips.pairs_timed:
+        source = "audio"
+    else:
+        source = "default" if whole else "excerpt"
+    defaults = Defaults(clip_seconds=clip, listen_rule_seconds=spec.listen_seconds)
+    facts = listening_facts(
+        ListeningInput([], clips, defaults, spec.judgments_per_pair, spec.quality_rate)
+    )
+    targets = [summary.target, *summary.others]
+    section = listening_section(
+        facts,
+        [
+            TargetProjection(
+                t.target, t.reached, t.judgments_median, t.judgments_low, t.judgments_high
+            )
+            for t in targets
+        ],
+    )
+    timed = [
+        replace(t, hours=h.hours, hours_low=h.low, hours_high=h.high)
+        for t, h in zip(targets, section.targets, strict=True)
+    ]
+    basis = HoursBasis(
+        durations=source,
+        defaults=section.defaults,
+        query_change_share=section.query_changes.share,
+        judgments_per_pair=section.judgments_per_pair,
+        quality_rate=section.quality_rate,
+        level=LEVEL,
+        pool=section.pool,
+    )
+    return replace(summary, target=timed[0], others=timed[1:], hours=basis)

@@ -99,6 +99,7 @@ def format_campaign_status(results: Results) -> str:
         lines.append(
             f"  assessors            {len(results.assessors)}, {active} holding a pair now"
         )
+    lines += _hours_lines(results)
     if not results.driving:
         lines.append("  (not the measure and scale the campaign's loop runs on)")
     lines += ["", f"    rank  system              {label:>9}   95% interval"]
@@ -110,6 +111,62 @@ def format_campaign_status(results: Results) -> str:
         )
     lines += ["", *_notes(results)]
     return "\n".join(lines) + "\n"
+
+
+def hours_text(hours: float | None) -> str:
+    """Hours as the status and the report say them: seconds under a minute, minutes under
+    an hour."""
+    if hours is None:
+        return "?"
+    if hours < 1 / 60:
+        return f"{round(hours * 3600)} s"
+    return f"{round(hours * 60)} min" if hours < 1 else f"{hours:.1f} h"
+
+
+def hours_span(low: float | None, high: float | None) -> str:
+    """An interval of hours: ``9.5-22.0 h``, ``40 min to 1.2 h``, ``21.0 h or more``."""
+    if high is None:
+        return f"{hours_text(low)} or more"
+    low_text, high_text = hours_text(low), hours_text(high)
+    low_number, low_unit = low_text.split(" ")
+    high_number, high_unit = high_text.split(" ")
+    if low_unit == high_unit:
+        return f"{low_number}-{high_number} {high_unit}"
+    return f"{low_text} to {high_text}"
+
+
+def _hours_lines(results: Results) -> list[str]:
+    """The volunteers' time (docs/method.md §11): spent so far, in total and by assessor,
+    still needed to each target, and the whole pool."""
+    listening = results.listening
+    spent = listening.spent
+    modelled = f", {spent.imputed} partly modelled" if spent.imputed else ""
+    lines = [
+        f"  hours spent          {hours_text(spent.hours)}, {hours_text(spent.listening_hours)} "
+        f"of it listening ({spent.judgments} judgment(s){modelled})"
+    ]
+    for a in listening.assessors:
+        name = a.pseudonym or f"#{a.id}"
+        lines.append(
+            f"    {name:<18} {hours_text(a.hours)}, {hours_text(a.listening_hours)} listening "
+            f"({a.judgments} judgment(s))"
+        )
+    for t in listening.targets:
+        if t.reached:
+            said = "reached"
+        elif t.hours is None:
+            said = "not reached within the pool"
+        else:
+            said = f"about {hours_text(t.hours)} ({hours_span(t.low, t.high)})"
+        own = ", this campaign's target" if abs(t.target - results.target) < 1e-9 else ""
+        lines.append(f"  {f'hours to {t.target:.2f}':<20} {said}{own}")
+    pool = listening.pool
+    level = round(100 * listening.level)
+    lines.append(
+        f"  whole pool once      {hours_text(pool.hours)} ({hours_span(pool.low, pool.high)}; "
+        f"intervals at {level} %)"
+    )
+    return lines
 
 
 def _disagreement(results: Results) -> str:

@@ -35,7 +35,8 @@ def snapshot_results_document(session: Session, campaign: Campaign, scale: str) 
     read from, never the planner's stored document, whose projection is a time-bounded
     simulation and whose version counts the planner's writes. So the results are a function
     of what the bundle holds: ``version`` and ``computed_at`` are null (the manifest's
-    ``created_at`` says when), ``projections`` empty and ``projection`` null, and the
+    ``created_at`` says when), ``projections`` empty and ``projection`` null (and so the
+    listening section's hours to each target, its figures computed from the rows), and the
     assessors carry no database id and no message to them."""
 
     def load(each: Campaign, scale: str) -> CampaignRows:
@@ -44,7 +45,12 @@ def snapshot_results_document(session: Session, campaign: Campaign, scale: str) 
     documents: dict[str, Any] = {}
     for measure in MEASURES:
         snapshot = read.read_snapshot(session, campaign.slug, measure, scale)
-        snapshot = replace(snapshot, stored=None, computed_at=None)
+        snapshot = replace(
+            snapshot,
+            stored=None,
+            computed_at=None,
+            listening=read.listening_from_rows(session, campaign),
+        )
         document = read.complete(snapshot, load).to_dict()
         document["version"] = None
         document["computed_at"] = None
@@ -52,6 +58,8 @@ def snapshot_results_document(session: Session, campaign: Campaign, scale: str) 
             # by pseudonym only: no database id, no organizer's message to them
             assessor.pop("id", None)
             assessor.pop("pause_reason", None)
+        for assessor in document["listening"]["assessors"]:
+            assessor.pop("id", None)
         documents[measure] = document
     return {
         "campaign": campaign.slug,

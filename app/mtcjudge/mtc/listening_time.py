@@ -51,6 +51,8 @@ __all__ = [
     "BYTES_PER_SECOND",
     "MAX_PLAYS",
     "PRIOR_WEIGHT",
+    "QUERY_CHANGE_PRIOR",
+    "QUERY_CHANGE_WEIGHT",
     "Cleaned",
     "Component",
     "Defaults",
@@ -60,13 +62,18 @@ __all__ = [
     "ListeningModel",
     "Observation",
     "PairToCome",
+    "PoolHours",
+    "QueryChanges",
     "Speeds",
     "TimeSpent",
     "break_cap_seconds",
     "clean",
     "fit",
     "forecast_hours",
+    "forecast_judgments",
     "hours_spent",
+    "pool_hours",
+    "query_changes",
 ]
 
 #: bytes per second of every served clip: 128 kbit/s constant-bitrate MP3
@@ -78,6 +85,12 @@ MAX_PLAYS = 4.0
 BREAK_MINUTES = 5.0
 #: judgments' worth of weight of the value an estimate is shrunk toward
 PRIOR_WEIGHT = 10.0
+#: the share of judgments that change query before a campaign measures it: our assumption,
+#: a volunteer judging about five pairs of a query before the next (the planner keeps an
+#: assessor on their query while its pairs are worth it)
+QUERY_CHANGE_PRIOR = 0.2
+#: judgments' worth of weight of that prior
+QUERY_CHANGE_WEIGHT = 20.0
 #: a decision more negative than this (listening longer than the wall time) is inconsistent
 _SLACK_SECONDS = 5.0
 #: assessors with at least this many values inform the between-assessor spread
@@ -186,10 +199,13 @@ class Expected:
 
 @dataclass(frozen=True)
 class PairToCome:
+    """``count`` pairs to come alike (fractional counts allowed: an expected number)."""
+
     assessor: int | None  # None: an assessor not seen yet
     query_changes: bool
     query_seconds: float | None = None
     candidate_seconds: float | None = None
+    count: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -479,12 +495,16 @@ def forecast_hours(
     noise = 0.0
     error = 0.0
     for p in pairs:
+        if not (math.isfinite(p.count) and p.count >= 0):
+            raise ValueError(f"a count of pairs must be finite and >= 0, got {p.count}")
+        if p.count == 0:
+            continue
         e = model.expected_seconds(
             p.assessor, p.query_changes, p.query_seconds, p.candidate_seconds
         )
-        mean += e.seconds
-        noise += e.sd**2
-        error += e.se
+        mean += p.count * e.seconds
+        noise += p.count * e.sd**2
+        error += p.count * e.se
     half = _z(level) * math.sqrt(noise + error**2)
     return Forecast(mean / 3600, max(0.0, mean - half) / 3600, (mean + half) / 3600, level)
 
@@ -540,3 +560,108 @@ def hours_spent(
         sum(t.imputed for t in per.values()),
     )
     return HoursSpent(total, per)
+
+
+@dataclass(frozen=True)
+class QueryChanges:
+    """How often a judgment changes query: ``changes`` of ``judgments`` measured, and the
+    ``share`` shrunk toward :data:`QUERY_CHANGE_PRIOR` with :data:`QUERY_CHANGE_WEIGHT`
+    judgments' weight."""
+
+    changes: int
+    judgments: int
+    share: float
+
+
+def query_changes(observations: Sequence[Observation]) -> QueryChanges:
+    """The share of judgments whose query differs from the assessor's previous judgment's
+    (an assessor's first judgment changes query), in the order given (submit order):
+    ``(changes + 20 * 0.2) / (judgments + 20)``, so 0.2 before anything is measured."""
+    last: dict[int, int] = {}
+    changes = 0
+    for o in observations:
+        changed = o.query_changed
+        if changed is None:
+            changed = last.get(o.assessor) != o.query
+        last[o.assessor] = o.query
+        changes += int(changed)
+    n = len(observations)
+    share = (changes + QUERY_CHANGE_WEIGHT * QUERY_CHANGE_PRIOR) / (n + QUERY_CHANGE_WEIGHT)
+    return QueryChanges(changes, n, share)
+
+
+def forecast_judgments(
+    model: ListeningModel,
+    judgments: float,
+    query_change_share: float,
+    query_seconds: float | None = None,
+    candidate_seconds: float | None = None,
+    level: float = 0.8,
+) -> Forecast:
+    """Hours ``judgments`` judgments to come will take (:func:`forecast_hours`), by
+    assessors not known in advance (the pool's speeds), ``query_change_share`` of them
+    changing query, every clip of the durations given (None: the default clip).
+
+    Raises
+    ------
+    ValueError
+        A negative or infinite count, a share outside [0, 1], a level outside (0, 1).
+    """
+    if not (math.isfinite(judgments) and judgments >= 0):
+        raise ValueError(f"judgments must be finite and >= 0, got {judgments}")
+    if not 0.0 <= query_change_share <= 1.0:
+        raise ValueError(f"query_change_share must be in [0, 1], got {query_change_share}")
+    changing = judgments * query_change_share
+    pairs = (
+        PairToCome(None, True, query_seconds, candidate_seconds, changing),
+        PairToCome(None, False, query_seconds, candidate_seconds, judgments - changing),
+    )
+    return forecast_hours(model, pairs, level)
+
+
+@dataclass(frozen=True)
+class PoolHours:
+    """Hours of judging a whole pool once, with an interval at ``level`` and the part of
+    the mean that is listening."""
+
+    hours: float
+    low: float
+    high: float
+    listening_hours: float
+    level: float
+
+
+def pool_hours(
+    model: ListeningModel,
+    n_queries: int,
+    n_pairs: int,
+    query_seconds: float | None = None,
+    candidate_seconds: float | None = None,
+    level: float = 0.8,
+) -> PoolHours:
+    """Hours of judging every one of ``n_pairs`` pool pairs once, by assessors not known in
+    advance, each query's pairs in a row: each of the ``n_queries`` queries heard once
+    (its first pair changes query), its other pairs at the same query's replay share (0
+    by default, the listening rule as a floor), every candidate and every decision once.
+
+    Raises
+    ------
+    ValueError
+        Negative counts, fewer pairs than queries (each query has a pair), a level outside
+        (0, 1).
+    """
+    if n_queries < 0 or n_pairs < 0:
+        raise ValueError(f"counts must be >= 0, got {n_queries} queries and {n_pairs} pairs")
+    if n_pairs < n_queries:
+        raise ValueError(f"every query has a pair: {n_pairs} pairs for {n_queries} queries")
+    first = PairToCome(None, True, query_seconds, candidate_seconds, float(n_queries))
+    rest = PairToCome(None, False, query_seconds, candidate_seconds, float(n_pairs - n_queries))
+    forecast = forecast_hours(model, (first, rest), level)
+    listening = sum(
+        p.count
+        * model.expected_seconds(
+            None, p.query_changes, query_seconds, candidate_seconds, level
+        ).listening
+        for p in (first, rest)
+    )
+    return PoolHours(forecast.hours, forecast.low, forecast.high, listening / 3600, level)

@@ -8,7 +8,9 @@ and stores the figures the pages show (ranking confidence, whether judging can s
 after new judgments, the campaign's results document (:mod:`mtcjudge.results.document`) with a
 point of its confidence curve. The projection of the judgments still needed runs on a
 thread of its own (:class:`~mtcjudge.planner.projector.Projector`), at most every few
-seconds, so that a tick never waits for it. Nothing is shared between processes but the
+seconds, so that a tick never waits for it. The document's listening section (hours spent,
+hours to each target) is computed again at most every few seconds after judgments change
+(:mod:`mtcjudge.planner.listening`). Nothing is shared between processes but the
 database, so the processes may run on different machines. See docs/judging-at-scale.md.
 """
 
@@ -42,12 +44,14 @@ from mtcjudge.campaign_engine.document import (
     projection_targets,
     stored_json,
 )
+from mtcjudge.campaign_engine.listening import ListeningInput, ListeningSection
 from mtcjudge.db import session_scope
 from mtcjudge.models import Campaign, utcnow
 from mtcjudge.mtc.cost_aware import Pace
 from mtcjudge.mtc.projection import Projection
 from mtcjudge.mtc.selection import top_candidates
 from mtcjudge.planner import repository
+from mtcjudge.planner.listening import LISTENING_SECONDS, ListeningWatch
 from mtcjudge.planner.projector import Projector
 from mtcjudge.planner.reliability import RELIABILITY_SECONDS, refresh_reliability
 from mtcjudge.pool import repository as pool_repository
@@ -111,6 +115,8 @@ class _CampaignPlan:
     # the pairs judged more than once the disagreement was last measured from, and when
     disagreement_key: tuple[tuple[object, ...], ...] | None = None
     disagreement_checked_at: float = -math.inf
+    # the volunteers' listening time: the facts of the document's listening section
+    listening: ListeningWatch = field(default_factory=ListeningWatch)
 
     def projection_landed(self) -> bool:
         """Take in a projection that has finished since the last tick; True if one did."""
@@ -276,10 +282,13 @@ def plan_in_session(session: Session, campaign: Campaign, *, plan_size: int = PL
     repository.mark_audit(session, _unsaved_audit(plan))
     repository.save_figures(session, campaign.id, _figures(plan, campaign, now))
     part = engine_results(plan.state, campaign)
+    listening = plan.listening.read(session, campaign, 0.0)
+    if listening is not None:
+        plan.listening.take(listening)
     engine_repository.save_results(
         session,
         campaign.id,
-        stored_json(part, plan.state.settings_key),
+        stored_json(part, plan.state.settings_key, plan.listening.section(part.projections)),
         judged_pairs=part.judgments,
         ranking_confidence=part.ranking_confidence,
         system_pairs_settled=part.system_pairs_settled,
@@ -299,6 +308,7 @@ def plan_campaign(
     audio_check_seconds: float = AUDIO_CHECK_SECONDS,
     reliability_seconds: float = RELIABILITY_SECONDS,
     disagreement_seconds: float = DISAGREEMENT_SECONDS,
+    listening_seconds: float = LISTENING_SECONDS,
 ) -> _CampaignPlan | None:
     """One planning step for a campaign (:func:`_plan_step`), then, at most every
     ``reliability_seconds`` and only when judgments or quality-trial answers changed, the
@@ -313,6 +323,7 @@ def plan_campaign(
         projector=projector,
         audio_check_seconds=audio_check_seconds,
         disagreement_seconds=disagreement_seconds,
+        listening_seconds=listening_seconds,
     )
     if plan is not None and time.monotonic() - plan.reliability_checked_at >= reliability_seconds:
         _assess_reliability(session_factory, campaign_id, plan, owner)
@@ -350,6 +361,7 @@ def _plan_step(
     projector: Projector | None,
     audio_check_seconds: float,
     disagreement_seconds: float = DISAGREEMENT_SECONDS,
+    listening_seconds: float = LISTENING_SECONDS,
 ) -> _CampaignPlan | None:
     """One planning step for a campaign: read, compute, write (two short transactions,
     the computation in between holds no connection). Returns the state to keep.
@@ -358,7 +370,9 @@ def _plan_step(
     a projection lands); ``projector`` projects the judgments still needed (none without).
     Every ``audio_check_seconds`` (and on the first plan) the campaign's clips are looked at
     again (:func:`mtcjudge.pool.service.refresh_playable`); when pairs became unplayable or
-    playable again, the engine is rebuilt on the pairs that can be played."""
+    playable again, the engine is rebuilt on the pairs that can be played. Every
+    ``listening_seconds``, when the judgments changed, the listening section is computed
+    again (and the document rewritten with it)."""
     cached, bad_clips = _look_at_clips(session_factory, campaign_id, cached, audio_check_seconds)
     now = utcnow()
     with session_scope(session_factory) as session:
@@ -367,11 +381,13 @@ def _plan_step(
             return None
         ensure_pool(session, campaign)
         read = _read_changes(session, campaign, cached, bad_clips, disagreement_seconds)
+        listening = read.plan.listening.read(session, campaign, listening_seconds)
         idle = (
             not read.rebuilt
             and not read.fresh
             and read.disagreement is None
             and not read.landed
+            and listening is None
             and time.monotonic() - read.plan.planned_at < IDLE_REPLAN_SECONDS
         )
         if idle and not force:
@@ -389,10 +405,15 @@ def _plan_step(
         figures=_figures(cached, campaign, utcnow()),
         part=(
             engine_results(state, campaign, projection=cached.projection)
-            if read.rebuilt or read.fresh or read.landed or read.disagreement is not None
+            if read.rebuilt
+            or read.fresh
+            or read.landed
+            or read.disagreement is not None
+            or listening is not None
             else None
         ),
     )
+    written = _with_listening(cached, written, listening)
     if not _write_plan(session_factory, campaign_id, owner, state, written, rebuilt=read.rebuilt):
         return None  # another process took over while we computed
     cached.audit_saved.update(cached.row_index[pid] for pid in written.audit_rows)
@@ -502,12 +523,26 @@ def _changed_disagreement(
 @dataclass(frozen=True)
 class _Written:
     """What a planning step writes: the plan's rows, the audit draws not stored yet, the
-    planner's figures and (after changes) the engine's part of the results document."""
+    planner's figures and (after changes) the engine's part of the results document and its
+    listening section."""
 
     rows: list[dict[str, object]]
     audit_rows: list[int]
     figures: dict[str, object]
     part: EngineResults | None
+    listening: ListeningSection | None = None
+
+
+def _with_listening(
+    plan: _CampaignPlan, written: _Written, rows: ListeningInput | None
+) -> _Written:
+    """Fit the listening time to the rows read (if any), holding no connection, and give a
+    document to be written its listening section."""
+    if rows is not None:
+        plan.listening.take(rows)
+    if written.part is None:
+        return written
+    return replace(written, listening=plan.listening.section(written.part.projections))
 
 
 def _write_plan(
@@ -522,7 +557,7 @@ def _write_plan(
     """Write the step's plan, audit draws, figures and document; False when another process
     took the campaign over while this one computed (nothing is written)."""
     part = written.part
-    document = None if part is None else stored_json(part, state.settings_key)
+    document = None if part is None else stored_json(part, state.settings_key, written.listening)
     with session_scope(session_factory) as session:
         if owner is not None and not repository.still_planner(session, campaign_id, owner):
             return False
@@ -582,6 +617,10 @@ class Planner:
     disagreement_seconds : float
         How often, at most, the assessors' disagreement is measured again from the pairs
         judged more than once (:mod:`mtcjudge.mtc.disagreement`; 0: every tick).
+    listening_seconds : float
+        How often, at most, the volunteers' listening time is computed again while
+        judgments come in (:mod:`mtcjudge.planner.listening`; 0: every tick that finds the
+        judgments changed).
     """
 
     def __init__(
@@ -595,10 +634,12 @@ class Planner:
         audio_check_seconds: float = AUDIO_CHECK_SECONDS,
         reliability_seconds: float = RELIABILITY_SECONDS,
         disagreement_seconds: float = DISAGREEMENT_SECONDS,
+        listening_seconds: float = LISTENING_SECONDS,
     ) -> None:
         self.session_factory = session_factory
         self.reliability_seconds = reliability_seconds
         self.disagreement_seconds = disagreement_seconds
+        self.listening_seconds = listening_seconds
         self.interval = interval
         self.lease_seconds = lease_seconds
         self.audio_check_seconds = audio_check_seconds
@@ -631,6 +672,7 @@ class Planner:
                 audio_check_seconds=self.audio_check_seconds,
                 reliability_seconds=self.reliability_seconds,
                 disagreement_seconds=self.disagreement_seconds,
+                listening_seconds=self.listening_seconds,
             )
             if result is None:
                 self._plans.pop(campaign_id, None)

@@ -7,6 +7,8 @@ The document gathers what other services already compute; nothing is re-derived 
   :data:`mtcjudge.exports.formats.MEASURE_DEFINITIONS` names them);
 * the counts against the pool and the judgments come from the exports' queries
   (:mod:`mtcjudge.exports.repository`), whose pseudonyms (A1, A2, ...) the exports use too;
+* the volunteers' hours (spent, the whole pool once, to each target) are the results
+  document's listening section (:mod:`mtcjudge.campaign_engine.listening`);
 * agreement is Krippendorff's alpha (:mod:`mtcjudge.reports.agreement`), the MIREX analysis
   :func:`mtcjudge.mtc.mirex.friedman_tukey` on the per-query scores
   (:mod:`mtcjudge.reports.analysis`).
@@ -30,6 +32,7 @@ from sqlalchemy.orm import Session
 
 from mtcjudge.assessors.overview import AssessorOverview, assessor_overview
 from mtcjudge.campaign_engine.build import engine_from_rows, load_rows
+from mtcjudge.campaign_engine.document import plain
 from mtcjudge.campaigns import service as campaigns
 from mtcjudge.errors import InvalidInput
 from mtcjudge.exports import repository as export_repository
@@ -62,8 +65,8 @@ MEDIA_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json"}
 #: the family-wise level of the Tukey HSD, as MIREX used
 MIREX_ALPHA = 0.05
 #: the report's layout: a reader can tell an older document (2: ties, interval facts, the
-#: estimator's description; issue 23)
-FORMAT_VERSION = 2
+#: estimator's description; issue 23; 3: the volunteers' hours, issue 31)
+FORMAT_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,8 @@ def build_report(
         # what the confidence includes of the assessors' disagreement (docs/method.md §10)
         "assessor_disagreement": asdict(driving.assessor_disagreement),
     }
-    assessors, values = _judgment_summaries(session, campaign)
+    listening = plain(driving.listening)
+    assessors, values = _judgment_summaries(session, campaign, listening.pop("assessors"))
     assessors["quality_rate"] = float(campaign.quality_rate)
     return {
         "format": "mtcjudge report",
@@ -172,6 +176,7 @@ def build_report(
         "scale": scale,
         "measure_definitions": MEASURE_DEFINITIONS,
         "judgments": judgments,
+        "listening": _listening(listening),
         "rankings": {
             measure: _ranking(result, campaign, scale) for measure, result in results.items()
         },
@@ -242,15 +247,33 @@ def _trajectory(driving: Results, campaign: Campaign, scale: str) -> dict[str, A
     }
 
 
+def _listening(section: dict[str, Any]) -> dict[str, Any]:
+    """The volunteers' hours of the results document (its assessors go to theirs), with the
+    hours so far as a share of judging the whole pool once."""
+    spent, pool = section["spent"], section["pool"]
+
+    def share(so_far: float, whole: float) -> float | None:
+        return so_far / whole if whole > 0 else None
+
+    return {
+        **section,
+        "share_of_pool": {
+            "hours": share(spent["hours"], pool["hours"]),
+            "listening_hours": share(spent["listening_hours"], pool["listening_hours"]),
+        },
+    }
+
+
 def _median(values: list[float]) -> float | None:
     return float(statistics.median(values)) if values else None
 
 
 def _judgment_summaries(
-    session: Session, campaign: Campaign
+    session: Session, campaign: Campaign, hours: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], dict[str, dict[tuple[str, str], list[float]]]]:
-    """One pass over every judgment: each assessor's summary (pseudonyms as the exports'),
-    and every pair's values on each scale for the agreement."""
+    """One pass over every judgment: each assessor's summary (pseudonyms as the exports',
+    time spent from ``hours``, the listening section's assessors), and every pair's values
+    on each scale for the agreement."""
     pseudonyms = export_repository.assessor_pseudonyms(session, campaign.id)
     per_assessor: dict[int, dict[str, Any]] = {
         assessor_id: {
@@ -282,8 +305,11 @@ def _judgment_summaries(
             continue
         _count_judgment(per_assessor[row.assessor_id], row)
     overview = {o.id: o for o in assessor_overview(session, campaign)}
+    spent = {a["id"]: a for a in hours}
     assessors = [
-        _assessor_summary(pseudonym, per_assessor[assessor_id], overview[assessor_id])
+        _assessor_summary(
+            pseudonym, per_assessor[assessor_id], overview[assessor_id], spent.get(assessor_id)
+        )
         for assessor_id, pseudonym in pseudonyms.items()
     ]
     return {"assessors": assessors, "imported_judgments": imported}, values
@@ -305,9 +331,12 @@ def _count_judgment(summary: dict[str, Any], row: Any) -> None:
         summary["candidate_ms"].append(float(row.candidate_listen_ms))
 
 
-def _assessor_summary(pseudonym: str, s: dict[str, Any], o: AssessorOverview) -> dict[str, Any]:
-    """What the report says of one assessor: their judging, from their summary ``s``, and
-    what organizers did and the planner concluded, from their overview ``o``."""
+def _assessor_summary(
+    pseudonym: str, s: dict[str, Any], o: AssessorOverview, spent: dict[str, Any] | None
+) -> dict[str, Any]:
+    """What the report says of one assessor: their judging, from their summary ``s``, their
+    time as the listening-time model counts it (``spent``; None: no judgment), and what
+    organizers did and the planner concluded, from their overview ``o``."""
     r = o.reliability
     listened = math.fsum(s["query_ms"]) + math.fsum(s["candidate_ms"])
     return {
@@ -321,6 +350,9 @@ def _assessor_summary(pseudonym: str, s: dict[str, Any], o: AssessorOverview) ->
         "median_query_listen_ms": _median(s["query_ms"]),
         "median_candidate_listen_ms": _median(s["candidate_ms"]),
         "total_listen_seconds": round(listened / 1000.0, 3),
+        "hours": 0.0 if spent is None else spent["hours"],
+        "listening_hours": 0.0 if spent is None else spent["listening_hours"],
+        "imputed": 0 if spent is None else spent["imputed"],
         "counted_judgments": o.judgments,
         "set_aside_judgments": o.set_aside_judgments,
         "quality_trials": o.quality_trials,

@@ -3,7 +3,8 @@
 The document says where a campaign stands: judgments, the estimated ranking with each
 system's interval, every system pair's difference, confidence and [U12] significance
 verdict, the ranking confidence and its curve, the judgments still needed to reach the
-target (and other targets), and what each assessor is doing. Nothing is re-derived by a
+target (and other targets), what each assessor is doing, and what the judging has cost and
+will cost the volunteers in hours (``listening``). Nothing is re-derived by a
 route or a command: they read it with :mod:`mtcjudge.results.read` and print or send
 :func:`results_json`.
 
@@ -17,7 +18,11 @@ Where the numbers come from:
 * another measure or scale (``?measure=dcg&scale=broad``) is computed on demand from an
   engine built from the database rows (:func:`mtcjudge.results.read.complete`);
 * the curve (``trajectory_point``) and the assessors (judgment and lease rows) are read
-  when the document is asked for: the assessors' leases change without new judgments.
+  when the document is asked for: the assessors' leases change without new judgments;
+* the listening section (:mod:`mtcjudge.campaign_engine.listening`) is stored by the planner
+  beside the engine part; when the stored document has none (stored before it existed, or
+  not planned yet) it is computed from the rows when the document is read, and its hours to
+  each target are those of the document's projections (none for another measure or scale).
 
 ``unplayable_clips`` are the clips (external ids) whose missing or unreadable audio keeps
 ``pool_pairs - playable_pairs`` pairs from being judged.
@@ -36,6 +41,7 @@ from typing import Any, ClassVar
 
 from mtcjudge.assessors.reliability import NOT_ASSESSED, ReliabilityView
 from mtcjudge.campaign_engine.document import EngineResults, plain
+from mtcjudge.campaign_engine.listening import ListeningSection
 
 __all__ = [
     "AssessorSummary",
@@ -105,13 +111,14 @@ class _DocumentHead:
 @dataclass(frozen=True)
 class Results(EngineResults, _DocumentHead):
     """The results document (see the module docstring): the engine part with the campaign
-    it is of, the stored judgments, the clips that cannot be played, the curve and the
-    assessors."""
+    it is of, the stored judgments, the clips that cannot be played, the curve, the
+    assessors and the volunteers' hours."""
 
     judgment_rows: int
     unplayable_clips: list[str]
     trajectory: list[TrajectoryEntry]
     assessors: list[AssessorSummary]
+    listening: ListeningSection
 
     #: the document's own counts that stand beside the engine's in the JSON (the order the
     #: API has always sent): field -> the engine's field it follows

@@ -1,13 +1,15 @@
 """The results document at request time: what the organizer API, the live stream, the
 command line and the campaign report send.
 
-:func:`read_snapshot` reads, in one short transaction, the campaign, the engine part the
-planner stored (:mod:`mtcjudge.results.document`) when it answers the question, the
-confidence curve and the assessors; :func:`complete` adds the engine part when it has to
-be computed (another measure or scale, or nothing stored yet): from an engine built from
-the database rows, cached per process by (campaign, measure, scale, state of the
-judgments), without changing what drives the loop. :func:`results_for` does both in one
-session (the command line).
+:func:`read_snapshot` reads, in one short transaction, the campaign, the engine part and
+the listening section the planner stored (:mod:`mtcjudge.results.document`) when they
+answer the question, the confidence curve and the assessors; :func:`complete` adds the
+engine part when it has to be computed (another measure or scale, or nothing stored yet):
+from an engine built from the database rows, cached per process by (campaign, measure,
+scale, state of the judgments), without changing what drives the loop. A listening section
+not stored (a document stored before it existed, a campaign not planned yet) is computed
+from the rows (:func:`listening_from_rows`), cached the same way. :func:`results_for` does
+both in one session (the command line).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import statistics
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -27,7 +29,15 @@ from mtcjudge.assessors.overview import AssessorOverview, assessor_overview
 from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.campaign_engine.build import CampaignRows, engine_from_rows, load_rows
 from mtcjudge.campaign_engine.build import settings_key as campaign_settings_key
-from mtcjudge.campaign_engine.document import EngineResults, engine_results, parse_stored
+from mtcjudge.campaign_engine.document import EngineResults, engine_results, parse_stored_parts
+from mtcjudge.campaign_engine.listening import (
+    ListeningFacts,
+    ListeningSection,
+    listening_facts,
+    listening_section,
+    read_listening,
+    with_pseudonyms,
+)
 from mtcjudge.campaigns import service
 from mtcjudge.db import session_scope
 from mtcjudge.errors import InvalidInput
@@ -39,10 +49,12 @@ from mtcjudge.results import repository
 from mtcjudge.results.document import AssessorSummary, Results, TrajectoryEntry
 
 __all__ = [
+    "ListeningSource",
     "ResultsSnapshot",
     "RowsLoader",
     "check_view",
     "complete",
+    "listening_from_rows",
     "read_snapshot",
     "results_for",
     "rows_loader",
@@ -52,6 +64,26 @@ __all__ = [
 TRAJECTORY_POINTS = 500
 #: assessors' medians are over their latest judgments: their pace now, not on day one
 RECENT_JUDGMENTS = 100
+
+
+@dataclass(frozen=True, eq=False)
+class ListeningSource:
+    """Where a document's listening section comes from: the section the planner stored
+    (``stored``), or the facts computed from the rows (``facts``)."""
+
+    stored: ListeningSection | None = None
+    facts: ListeningFacts | None = None
+
+    def section(self, part: EngineResults, stored_part: bool) -> ListeningSection:
+        """The section of a document whose engine part is ``part`` (``stored_part``: the one
+        the planner stored beside the section): a stored section's hours to each target are
+        those of the stored projections, kept only with the stored part; from the facts,
+        those of ``part``'s projections (none for a part computed on demand)."""
+        if self.stored is not None:
+            return self.stored if stored_part else replace(self.stored, targets=[])
+        if self.facts is None:
+            raise ValueError("a listening source holds a stored section or facts")
+        return listening_section(self.facts, part.projections)
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +104,7 @@ class ResultsSnapshot:
     unplayable_clips: list[str]
     trajectory: list[TrajectoryEntry]
     assessors: list[AssessorSummary]
+    listening: ListeningSource
 
     @property
     def needs_engine(self) -> bool:
@@ -105,11 +138,18 @@ def read_snapshot(
     scale = scale or campaign.scale
     driving = measure == campaign.measure and scale == campaign.scale
     row = engine_repository.stored_results(session, campaign.id)
-    stored = None
-    if driving and row is not None:
-        stored = parse_stored(row.document, campaign_settings_key(campaign))
+    stored = stored_listening = None
+    if row is not None:
+        parts = parse_stored_parts(row.document, campaign_settings_key(campaign))
+        stored = parts.results if driving else None
+        stored_listening = parts.listening
     now = utcnow()
     n_rows, changed_at = engine_repository.judgment_rows(session, campaign.id)
+    listening = (
+        ListeningSource(stored=stored_listening)
+        if stored_listening is not None
+        else listening_from_rows(session, campaign, (n_rows, changed_at))
+    )
     return ResultsSnapshot(
         campaign=campaign,
         measure=measure,
@@ -126,7 +166,28 @@ def read_snapshot(
             repository.assessor_activity(session, campaign.id, now, recent=RECENT_JUDGMENTS),
             assessor_overview(session, campaign),
         ),
+        listening=listening,
     )
+
+
+def listening_from_rows(
+    session: Session, campaign: Campaign, judgments: tuple[int, datetime | None] | None = None
+) -> ListeningSource:
+    """The listening facts computed from the campaign's rows, cached per process by the
+    campaign, its settings and the state of its judgments (``judgments``: the count and
+    last change of its judgment rows, if already read)."""
+    n_rows, changed_at = judgments or engine_repository.judgment_rows(session, campaign.id)
+    key = (
+        campaign.id,
+        campaign.slug,
+        campaign_settings_key(campaign),
+        float(campaign.listen_seconds),
+        int(campaign.judgments_per_pair),
+        float(campaign.quality_rate),
+        n_rows,
+        changed_at,
+    )
+    return ListeningSource(facts=_LISTENING.get(key, lambda: read_listening(session, campaign)))
 
 
 #: reads the rows an engine is built from: (campaign, scale) -> rows
@@ -140,6 +201,7 @@ def complete(snapshot: ResultsSnapshot, load: RowsLoader) -> Results:
     computed_at = snapshot.computed_at
     if part is None:
         part, computed_at = _ON_DEMAND.get(snapshot, load)
+    listening = snapshot.listening.section(part, part is snapshot.stored)
     return Results(
         campaign=snapshot.campaign.slug,
         status=snapshot.campaign.status,
@@ -152,6 +214,7 @@ def complete(snapshot: ResultsSnapshot, load: RowsLoader) -> Results:
         unplayable_clips=snapshot.unplayable_clips,
         trajectory=snapshot.trajectory,
         assessors=snapshot.assessors,
+        listening=with_pseudonyms(listening, {a.id: a.pseudonym for a in snapshot.assessors}),
     )
 
 
@@ -272,3 +335,33 @@ class _OnDemand:
 
 
 _ON_DEMAND = _OnDemand()
+
+
+class _ListeningOnDemand:
+    """Listening facts computed from the rows, once per process and state of a campaign's
+    judgments (a small LRU): what a document the planner stored without a listening section
+    (or has not stored yet) reads instead."""
+
+    def __init__(self, max_entries: int = 8) -> None:
+        self.max_entries = max_entries
+        self._facts: OrderedDict[tuple[Any, ...], ListeningFacts] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...], read: Callable[[], Any]) -> ListeningFacts:
+        with self._lock:
+            if key in self._facts:
+                self._facts.move_to_end(key)
+                return self._facts[key]
+        facts = listening_facts(read())
+        with self._lock:
+            self._facts[key] = facts
+            while len(self._facts) > self.max_entries:
+                self._facts.popitem(last=False)
+        return facts
+
+    def clear(self) -> None:
+        with self._lock:
+            self._facts.clear()
+
+
+_LISTENING = _ListeningOnDemand()

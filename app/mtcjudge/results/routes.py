@@ -18,6 +18,7 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic.dataclasses import dataclass
 
 from mtcjudge.campaign_engine import document as engine_document
+from mtcjudge.campaign_engine import listening as engine_listening
 from mtcjudge.campaigns import service
 from mtcjudge.campaigns.routes import CHECK_SLUG
 from mtcjudge.deps import CurrentOrganizer, SettingsDep, still_signed_in, transaction
@@ -69,6 +70,39 @@ class AssessorOut(document.AssessorSummary):
     """An assessor by pseudonym: progress, pace over their latest judgments, activity."""
 
 
+@dataclass(frozen=True, config=domain_schema())
+class AssessorHoursOut(engine_listening.AssessorHours):
+    """One assessor's time so far (by id and pseudonym): judgments, hours, of which
+    listening, and judgments part of whose time is the model's."""
+
+
+@dataclass(frozen=True, config=domain_schema())
+class TargetHoursOut(engine_listening.TargetHours):
+    """Volunteers' hours still needed to reach ``target`` (median, and an interval at the
+    section's level from the projection's 10th to 90th percentile and the model's error);
+    null when not reached within the pool."""
+
+
+@dataclass(
+    frozen=True,
+    config=domain_schema(
+        level="the level of every interval of the section",
+        defaults="what holds before anything is measured (docs/method.md §11)",
+        parameters="the pooled model: shares of each clip heard, decision seconds",
+        query_changes="the share of judgments that change query, measured and shrunk",
+        spent="time judging took so far: every judgment assessors gave, set aside or not",
+        pool="judging every pool pair once, each query heard once",
+        targets="hours to each projected target (none for another measure or scale)",
+    ),
+)
+class ListeningOut(engine_listening.ListeningSection):
+    """What judging has cost the volunteers and what it will cost, in hours (docs/method.md
+    §11)."""
+
+    assessors: list[AssessorHoursOut]  # type: ignore[assignment]
+    targets: list[TargetHoursOut]  # type: ignore[assignment]
+
+
 @dataclass(
     frozen=True,
     config=domain_schema(
@@ -83,6 +117,7 @@ class AssessorOut(document.AssessorSummary):
         system_pairs_settled="system pairs ordered with at least the target confidence",
         projected_judgments_to_target="the projection for the campaign's own target",
         trajectory="the ranking confidence as judgments came in (driving measure only)",
+        listening="the volunteers' hours: spent so far, the whole pool, to each target",
     ),
 )
 class ResultsOut(document.Results):
@@ -96,6 +131,7 @@ class ResultsOut(document.Results):
     assessor_disagreement: DisagreementOut
     trajectory: list[TrajectoryOut]  # type: ignore[assignment]
     assessors: list[AssessorOut]  # type: ignore[assignment]
+    listening: ListeningOut
 
 
 # ------------------------------------------------------------------ routes
