@@ -238,3 +238,37 @@ def test_hours_are_said_in_seconds_minutes_or_hours() -> None:
     assert hours_span(9.5, 22.0) == "9.5-22.0 h"
     assert hours_span(0.5, 1.5) == "30 min to 1.5 h"
     assert hours_span(21.0, None) == "21.0 h or more"
+
+
+def test_the_planner_stores_each_assessors_pace_for_the_judging_path(
+    db_session, app_client
+) -> None:
+    """The fitted model's paces (docs/method.md §12): the pool's on the planner's row, each
+    assessor's in ``assessor_pace``; the judging path reads them with the context."""
+    from mtcjudge.judging.repository.context import next_context
+    from mtcjudge.models import AssessorPace, PlannerState
+
+    fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, n_assessors=3)
+    for value in (90.0, 10.0, 55.0):
+        judge(app_client, fx.tokens[0], value, listen_ms=1200)
+    app_client.plan()
+    db_session.expire_all()
+    state = db_session.get(PlannerState, fx.campaign.id)
+    pooled = (
+        state.pace_query_new,
+        state.pace_query_same,
+        state.pace_candidate,
+        state.pace_decision,
+    )
+    assert None not in pooled
+    rows = db_session.scalars(
+        select(AssessorPace).where(AssessorPace.campaign_id == fx.campaign.id)
+    ).all()
+    judged = db_session.scalar(select(Assessor.id).where(Assessor.id == rows[0].assessor_id))
+    assert [(r.assessor_id, r.judgments) for r in rows] == [(judged, 3)]
+    mine = rows[0]
+    assert next_context(db_session, fx.tokens[0]).pace == pytest.approx(
+        (mine.query_new, mine.query_same, mine.candidate, mine.decision)
+    )
+    # an assessor not fitted yet: the pool's pace
+    assert next_context(db_session, fx.tokens[2]).pace == pytest.approx(pooled)
