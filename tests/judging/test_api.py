@@ -433,9 +433,7 @@ def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
     fx = build_campaign(db_session, n_systems=4, n_queries=3, k=3, estimator="joint", target=1.0)
     # half-minute clips, as in MIREX (the fixture's are one second long: a query costs little)
     db_session.execute(
-        update(Document)
-        .where(Document.campaign_id == fx.campaign.id)
-        .values(duration_seconds=30.0)
+        update(Document).where(Document.campaign_id == fx.campaign.id).values(duration_seconds=30.0)
     )
     db_session.flush()
     assert Planner(session_factory).run_once() == [fx.campaign.id]

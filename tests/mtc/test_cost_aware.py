@@ -11,7 +11,7 @@ import pytest
 from mtcjudge.ingest.formats import Judgments, Runs
 from mtcjudge.ingest.formats import Metadata as MetadataFile
 from mtcjudge.ingest.loader import LoadedCollection, load_collection
-from mtcjudge.mtc.cost_aware import Pace, stays
+from mtcjudge.mtc.cost_aware import FORGONE, Pace, stays
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.factory import build_engine
 from mtcjudge.mtc.listening_time import Defaults, Observation, fit
@@ -63,19 +63,27 @@ def test_the_pace_of_a_fitted_assessor() -> None:
 
 
 def test_a_volunteer_stays_while_their_pair_gains_as_much_per_second() -> None:
-    pace = Pace.default()  # 40 s to stay, 70 s to move on 30 s clips
+    """Stay while the own pair's gain per second is at least FORGONE (7/8) of the best's:
+    for 30 s clips at the default pace (40 s to stay, 70 s to move) that is the earlier rule,
+    half the best weight; it follows the clips' lengths and the volunteer's pace."""
+    assert FORGONE == pytest.approx(7 / 8)
+    pace = Pace.default()
     half_minute = (30.0, 30.0)
-    assert stays(0.58, half_minute, 1.0, half_minute, pace)  # 0.58/40 > 1/70
-    assert not stays(0.55, half_minute, 1.0, half_minute, pace)  # 0.55/40 < 1/70
-    # the old rule (half the best) would have kept them on 0.55: short clips make a new
-    # query cheap, so with 2 s clips staying is worth it only for nearly the best pair
+    assert stays(0.51, half_minute, 1.0, half_minute, pace)  # 0.51/40 >= 7/8 x 1/70
+    assert not stays(0.49, half_minute, 1.0, half_minute, pace)
+    # short clips make a new query cheap: with 2 s clips staying is worth it only for a pair
+    # of at least 7/8 x 12/14 = 0.75 of the best
     short = (2.0, 2.0)
-    assert not stays(0.8, short, 1.0, short, pace)
-    assert stays(0.95, short, 1.0, short, pace)
-    # a volunteer who replays the whole query on every pair gains nothing by staying
+    assert not stays(0.74, short, 1.0, short, pace)
+    assert stays(0.76, short, 1.0, short, pace)
+    # whole songs make a new query dear: with 4-minute clips 7/8 x 250/490 = 0.45 will do
+    song = (240.0, 240.0)
+    assert stays(0.45, song, 1.0, song, pace)
+    assert not stays(0.44, song, 1.0, song, pace)
+    # a volunteer who replays the whole query on every pair saves nothing by staying
     replays = Pace(query_same=1.0)
-    assert not stays(0.99, half_minute, 1.0, half_minute, replays)
-    assert stays(1.0, half_minute, 1.0, half_minute, replays)
+    assert not stays(0.87, half_minute, 1.0, half_minute, replays)
+    assert stays(0.88, half_minute, 1.0, half_minute, replays)
     # nothing to gain anywhere (an unplanned pair): staying is as good as moving
     assert stays(0.0, half_minute, 0.0, half_minute, pace)
 

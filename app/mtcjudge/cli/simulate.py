@@ -334,7 +334,7 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     finally:
         bar.close()
-    hours = _volunteers(args, loaded, config, err)
+    hours = _volunteers(args, loaded, config)
     mirex = mirex_analysis(loaded, args)
     out.write(format_summary(result, loaded, args, model, mirex, hours) + "\n")
     if args.json is not None:
@@ -352,7 +352,7 @@ def run_simulate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _volunteers(
-    args: argparse.Namespace, loaded: LoadedCollection, config: ReplayConfig, err: TextIO
+    args: argparse.Namespace, loaded: LoadedCollection, config: ReplayConfig
 ) -> tuple[VolunteerSetup, VolunteerRun] | None:
     """The listening hours: the same campaign judged by ``--volunteers`` simulated volunteers
     (None with 0)."""

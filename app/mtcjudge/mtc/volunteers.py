@@ -37,6 +37,7 @@ from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.factory import build_engine
 from mtcjudge.mtc.listening_time import Defaults, ListeningModel, Observation, fit
 from mtcjudge.mtc.scales import Scale
+from mtcjudge.mtc.selection import top_candidates
 
 __all__ = [
     "SELECTIONS",
@@ -230,12 +231,15 @@ class _Chooser:
             if mine.size:
                 return int(mine[0])
         pace = self.pace(v.index)
-        rate = stored[cand] / pace.pair_seconds(self.qd[cand], self.cd[cand], changes=True)
-        best = int(cand[int(np.argmax(rate))])
+        # ties as the engine breaks them (higher Var[R], lower mean rank, lower index: A13)
+        var, mean_rank = engine.var, engine.collection.mean_rank
+        rate = np.zeros_like(stored)
+        rate[cand] = stored[cand] / pace.pair_seconds(self.qd[cand], self.cd[cand], changes=True)
+        best = int(top_candidates(rate, cand, var, mean_rank, 1)[0])
         if v.query is not None:
             own = cand[pq[cand] == v.query]
             if own.size:
-                o = int(own[int(np.argmax(stored[own]))])
+                o = int(top_candidates(weights, own, var, mean_rank, 1)[0])
                 clips = (float(self.qd[o]), float(self.cd[o]))
                 if stays(float(stored[o]), clips, float(stored[best]), self.clips(best), pace):
                     return o
