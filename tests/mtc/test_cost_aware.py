@@ -4,6 +4,7 @@ own query's pair is worth staying for; and the simulated volunteers that measure
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -97,7 +98,7 @@ def collection() -> LoadedCollection:
     return load_collection(Runs(s.runs, "tsv"), 5, metadata, judgments)
 
 
-def _run(loaded: LoadedCollection, **setup: object):
+def _run(loaded: LoadedCollection, **setup: Any):
     engine, _ = build_engine(
         loaded.collection,
         loaded.metadata,

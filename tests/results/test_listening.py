@@ -267,8 +267,14 @@ def test_the_planner_stores_each_assessors_pace_for_the_judging_path(
     judged = db_session.scalar(select(Assessor.id).where(Assessor.id == rows[0].assessor_id))
     assert [(r.assessor_id, r.judgments) for r in rows] == [(judged, 3)]
     mine = rows[0]
-    assert next_context(db_session, fx.tokens[0]).pace == pytest.approx(
+    context, newcomer = (
+        next_context(db_session, fx.tokens[0]),
+        next_context(db_session, fx.tokens[2]),
+    )
+    assert context is not None
+    assert newcomer is not None
+    assert context.pace == pytest.approx(
         (mine.query_new, mine.query_same, mine.candidate, mine.decision)
     )
     # an assessor not fitted yet: the pool's pace
-    assert next_context(db_session, fx.tokens[2]).pace == pytest.approx(pooled)
+    assert newcomer.pace == pytest.approx(pooled)
