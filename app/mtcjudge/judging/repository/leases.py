@@ -21,9 +21,11 @@ from sqlalchemy import (
     String,
     bindparam,
     case,
+    cast,
     exists,
     func,
     literal,
+    null,
     or_,
     select,
     update,
@@ -187,8 +189,9 @@ def _candidate_statement(*, planned: bool, own_query: bool, several: bool) -> An
                 *columns,
                 literal(0.0),
                 literal(None, type_=Integer),
-                literal(None, type_=Float),
-                literal(None, type_=Float),
+                # typed NULLs: Postgres would read a bare NULL as text
+                cast(null(), Float),
+                cast(null(), Float),
             )
             .where(*conditions)
             .order_by(Pair.id)
