@@ -77,7 +77,13 @@ def test_encoded_clips_are_judged_by_keyboard_at_390_px(encoded: LiveServer) -> 
         page.set_viewport_size({"width": 390, "height": 844})
         page.on("request", lambda request: fetched.append(urlsplit(request.url).path))
         start_judging(page, encoded.base_url)
+        judge = page.locator("#judge")
+        previous = ""
         for n in range(3):
+            # the next pair is on screen (its players were still the last pair's until then)
+            expect(judge).not_to_have_attribute("data-lease-id", previous, timeout=15_000)
+            expect(judge).not_to_have_attribute("data-lease-id", "")
+            previous = judge.get_attribute("data-lease-id") or ""
             wait_ready(page)
             # the stored measures: a level and the clip's duration, a waveform drawn
             assert float(player(page, "query", "loudness")) < 0
