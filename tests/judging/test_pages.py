@@ -166,11 +166,12 @@ def test_judging_page_is_a_blind_shell(db_session, fx, client) -> None:
     assert "/lease/" not in html  # the clips' URLs come from the API, per lease
     # "rank" appears only in the campaign-wide wording, never as a result's rank
     allowed = ("Ranking confidence", "ranking of the systems", "rank the systems")
-    stripped = html
+    stripped = html.replace(token, "")
     for phrase in allowed:
         stripped = stripped.replace(phrase, "")
     assert "rank" not in stripped.lower()
-    assert "91" not in re.sub(r"#[0-9a-fA-F]{3,8}\b", "", html)
+    # (the page carries the assessor's own random token, which may hold "91" by chance)
+    assert "91" not in re.sub(r"#[0-9a-fA-F]{3,8}\b", "", html.replace(token, ""))
     # the parts the script drives are there
     for element_id in (
         'id="main-query-player"',
