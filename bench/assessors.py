@@ -88,6 +88,7 @@ __all__ = [
     "CampaignRecord",
     "Task",
     "add_arguments",
+    "load_case",
     "main",
     "run_from_args",
     "run_task",
@@ -277,22 +278,29 @@ class Task:
         return float(s.n_systems**2 * s.n_queries * s.k)
 
 
-def _load(task: Task) -> tuple[str, str, str, LoadedCollection, np.ndarray]:
-    """(name, measure, scale, collection on its scale, true FINE score over 100 per pair)."""
-    if task.settings is not None:
-        zoo = generate_zoo(task.settings)
-        loaded = load_synthetic(zoo.collection, task.settings.scale)
+def load_case(
+    settings: ZooSettings | None, mirex: str | None, measure: str = "cg"
+) -> tuple[str, str, str, LoadedCollection, np.ndarray]:
+    """(name, measure, scale, collection on its scale, true FINE score over 1 per pair) of a
+    suite collection, or of MIREX 2011 FINE (from the directory ``mirex``) at ``measure``."""
+    if settings is not None:
+        zoo = generate_zoo(settings)
+        loaded = load_synthetic(zoo.collection, settings.scale)
         fine = load_synthetic(zoo.collection, "fine").judged_values / 100.0
-        return task.settings.name, task.settings.measure, task.settings.scale, loaded, fine
-    assert task.mirex is not None
-    d = Path(task.mirex)
+        return settings.name, settings.measure, settings.scale, loaded, fine
+    assert mirex is not None
+    d = Path(mirex)
     loaded = load_collection(
         read_runs(d / "runs.tsv"),
         5,
         read_metadata(d / "metadata.tsv"),
         read_judgments(d / "judgments-fine.tsv", "fine"),
     )
-    return f"mirex2011 ({task.measure})", task.measure, "fine", loaded, loaded.judged_values / 100
+    return f"mirex2011 ({measure})", measure, "fine", loaded, loaded.judged_values / 100
+
+
+def _load(task: Task) -> tuple[str, str, str, LoadedCollection, np.ndarray]:
+    return load_case(task.settings, task.mirex, task.measure)
 
 
 # ---------------------------------------------------------------------------- one campaign

@@ -52,11 +52,9 @@ if __package__ in (None, ""):  # run as ``python bench/hours.py``: bench.* from 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import TARGETS, in_processes, non_negative_int, positive_int, run_benchmark
-from bench.assessors import QUALITY_RATE, Assessor
-from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, smoke_sized, suite_settings
+from bench.assessors import QUALITY_RATE, Assessor, load_case
+from bench.experiments.synthetic_zoo import ZooSettings, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
-from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
-from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.disagreement import disagreement
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, build_engine
@@ -121,24 +119,6 @@ class Record:
     seconds: float
 
 
-def _load(task: Task) -> tuple[str, str, str, LoadedCollection, np.ndarray]:
-    """(name, measure, scale, collection on its scale, true FINE score over 100 per pair)."""
-    if task.settings is not None:
-        zoo = generate_zoo(task.settings)
-        loaded = load_synthetic(zoo.collection, task.settings.scale)
-        fine = load_synthetic(zoo.collection, "fine").judged_values
-        return task.settings.name, task.settings.measure, task.settings.scale, loaded, fine
-    assert task.mirex is not None
-    d = Path(task.mirex)
-    loaded = load_collection(
-        read_runs(d / "runs.tsv"),
-        5,
-        read_metadata(d / "metadata.tsv"),
-        read_judgments(d / "judgments-fine.tsv", "fine"),
-    )
-    return "mirex2011 (cg)", "cg", "fine", loaded, loaded.judged_values
-
-
 def allowance(target: float, stop: str, confidence: float) -> float:
     """The share of system pairs a campaign's stop may get wrong: ``1 - target`` when it
     stopped confident, else ``1 - `` the confidence it ended with (a pool judged to the end
@@ -149,10 +129,10 @@ def allowance(target: float, stop: str, confidence: float) -> float:
 
 def run_task(task: Task) -> Record:
     started = time.perf_counter()
-    name, measure, scale_name, loaded, fine = _load(task)
+    name, measure, scale_name, loaded, fine = load_case(task.settings, task.mirex, "cg")
     scale = get_scale(scale_name)
     collection = loaded.collection
-    fine = np.nan_to_num(fine, nan=50.0) / 100.0
+    fine = np.nan_to_num(fine, nan=0.5)
     config = EngineConfig(measure=measure, target=task.target)
     engine, _ = build_engine(collection, loaded.metadata, scale, DEFAULT_ESTIMATOR, config)
     truth = loaded.judged_values
@@ -200,11 +180,7 @@ def run_task(task: Task) -> Record:
     evaluation = engine.evaluation()
     correct = correct_signs(evaluation.mean, true_means)
     # judging everything by the same assumptions: each query heard once, every pair judged
-    clip = 30.0
-    full = (
-        collection.n_queries * setup.query_new_share * clip
-        + collection.n_pairs * (setup.candidate_share * clip + setup.decision_seconds)
-    ) / 3600.0
+    full = setup.pool_hours(collection.n_queries, collection.n_pairs)
     return Record(
         collection=name,
         kind="suite" if task.settings is not None else "mirex",

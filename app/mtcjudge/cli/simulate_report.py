@@ -142,13 +142,9 @@ def format_summary(
 
 def full_pool_hours(loaded: LoadedCollection, setup: VolunteerSetup) -> float:
     """Hours of judging every pool pair once, each query heard once, by the setup's
-    assumptions (30 s clips)."""
-    clip = Defaults().clip_seconds
+    assumptions (clips of the default length)."""
     c = loaded.collection
-    seconds = c.n_queries * setup.query_new_share * clip + c.n_pairs * (
-        setup.candidate_share * clip + setup.decision_seconds
-    )
-    return seconds / 3600.0
+    return setup.pool_hours(c.n_queries, c.n_pairs, Defaults().clip_seconds)
 
 
 def _hours_payload(

@@ -95,6 +95,14 @@ class VolunteerSetup:
         if self.refit_every < 1:
             raise ValueError(f"refit_every must be at least 1, found {self.refit_every}")
 
+    def pool_hours(self, n_queries: int, n_pairs: int, clip_seconds: float = 30.0) -> float:
+        """Hours of judging every one of ``n_pairs`` pool pairs once by these assumptions,
+        each of the ``n_queries`` queries heard once (clips of ``clip_seconds``)."""
+        seconds = n_queries * self.query_new_share * clip_seconds + n_pairs * (
+            self.candidate_share * clip_seconds + self.decision_seconds
+        )
+        return seconds / 3600.0
+
     def assumptions(self) -> dict[str, float | int | str]:
         """The setup as JSON-ready figures (what a report states it assumed)."""
         return {
@@ -120,7 +128,6 @@ class _Volunteer:
     query: int | None = None
     clock: float = 0.0
     session_start: float = 0.0
-    last_submit: float | None = None
     listening: float = 0.0
     seconds: float = 0.0
     judgments: int = 0
