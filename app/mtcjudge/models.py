@@ -357,6 +357,10 @@ class PlannerState(Base):
     pace_query_same: Mapped[float | None] = mapped_column(Float)
     pace_candidate: Mapped[float | None] = mapped_column(Float)
     pace_decision: Mapped[float | None] = mapped_column(Float)
+    # the judgments still needed to the target, by the last projection's high end less those
+    # made since (None: no projection, or the target out of reach): the judging path keeps a
+    # volunteer on their query only for a pair ranked within it (docs/method.md §12)
+    horizon: Mapped[int | None] = mapped_column(Integer)
 
 
 class AssessorPace(Base):

@@ -413,16 +413,18 @@ def test_a_paused_campaign_does_not_claim_it_never_opened(db_session, client) ->
     )
 
 
-@pytest.mark.parametrize("replays_query", [False, True], ids=["default pace", "replays query"])
+@pytest.mark.parametrize("case", ["default pace", "replays query", "past the horizon", "within it"])
 def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
-    db_session, session_factory, replays_query: bool
+    db_session, session_factory, case: str
 ) -> None:
     """``joint``'s audit pair heads the plan, but an assessor whose query still has a pair
     that gains as much per second of theirs as the best (their query is not heard again: by
     the stated defaults 40 s against 70 s for 30 s clips) keeps that query; a newcomer takes
     the audit's pair, and the lease says it was the audit's random draw. An assessor whose
     fitted pace says they hear their query again in full on every pair (``assessor_pace``)
-    gains nothing by staying: they move to the best pair, the audit's."""
+    gains nothing by staying: they move to the best pair, the audit's. So does one whose query's
+    pair ranks past the judgments the campaign still needs (``planner_state.horizon``); one
+    within them stays."""
     from fastapi.testclient import TestClient
 
     from mtcjudge.config import Settings
@@ -485,6 +487,16 @@ def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
     )
     db_session.execute(update(Pair).where(Pair.id == mine.id).values(judged=1, changes=1))
     db_session.flush()
+    replays_query = case == "replays query"
+    if case in ("past the horizon", "within it"):
+        rank = next(i for i, row in enumerate(plan) if row.pair_id == own.pair_id)
+        horizon = rank if case == "past the horizon" else rank + 1
+        db_session.execute(
+            update(PlannerState)
+            .where(PlannerState.campaign_id == fx.campaign.id)
+            .values(horizon=horizon)
+        )
+        db_session.flush()
     if replays_query:
         db_session.add(
             AssessorPace(
@@ -499,7 +511,7 @@ def test_the_audits_pair_goes_to_an_assessor_who_moves_on_not_one_mid_query(
         )
         db_session.flush()
     plain = TestClient(create_app(Settings(run_planner=False), session_factory=session_factory))
-    if replays_query:
+    if case in ("replays query", "past the horizon"):
         moved = db_session.get(Lease, next_body(plain, fx.tokens[1])["pair"]["lease_id"])
         assert (moved.pair_id, moved.selection_rule) == (audit_pair, "audit")
         return

@@ -12,7 +12,7 @@ import pytest
 from mtcjudge.ingest.formats import Judgments, Runs
 from mtcjudge.ingest.formats import Metadata as MetadataFile
 from mtcjudge.ingest.loader import LoadedCollection, load_collection
-from mtcjudge.mtc.cost_aware import FORGONE, Pace, stays
+from mtcjudge.mtc.cost_aware import FORGONE, Pace, horizon, stays
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.factory import build_engine
 from mtcjudge.mtc.listening_time import Defaults, Observation, fit
@@ -87,6 +87,28 @@ def test_a_volunteer_stays_while_their_pair_gains_as_much_per_second() -> None:
     assert stays(0.88, half_minute, 1.0, half_minute, replays)
     # nothing to gain anywhere (an unplanned pair): staying is as good as moving
     assert stays(0.0, half_minute, 0.0, half_minute, pace)
+
+
+def test_a_volunteer_stays_only_for_a_pair_the_campaign_still_needs() -> None:
+    """Within a horizon of the judgments still needed, the own query's pair must rank below
+    it (0 is the best free pair); its gain per second must still be enough."""
+    pace, half_minute = Pace.default(), (30.0, 30.0)
+    assert stays(0.9, half_minute, 1.0, half_minute, pace, own_rank=5, within=6)
+    assert not stays(0.9, half_minute, 1.0, half_minute, pace, own_rank=6, within=6)
+    assert not stays(0.4, half_minute, 1.0, half_minute, pace, own_rank=1, within=6)
+    # no horizon, or a pair outside the plan: the per-second rule alone
+    assert stays(0.9, half_minute, 1.0, half_minute, pace, own_rank=600, within=None)
+    assert stays(0.9, half_minute, 1.0, half_minute, pace, own_rank=None, within=6)
+
+
+def test_the_horizon_is_the_projections_high_end_less_the_judgments_since() -> None:
+    assert horizon(120, 0) == 120
+    assert horizon(120, 20) == 100
+    # never below one pair (the best): past the projection the choice is the greedy one
+    assert horizon(120, 500) == 1
+    assert horizon(0, 0) == 1
+    # no projection, or the target out of the pool's reach: no limit
+    assert horizon(None, 3) is None
 
 
 # ---------------------------------------------------------------------------- volunteers

@@ -146,3 +146,26 @@ def test_the_planner_takes_in_judgments_made_anywhere(db_session, session_factor
     after = db_session.get(PlannerState, fx.campaign.id)
     assert after.judged_pairs == 1
     assert top not in plan_rows(db_session, fx.campaign.id)  # judged: no longer handed out
+
+
+def test_the_planner_writes_the_judgments_still_needed_when_a_projection_lands(
+    db_session, session_factory
+) -> None:
+    """``planner_state.horizon`` (docs/method.md §12): none before a projection; then the
+    projection's high end to the campaign's target less the judgments made since, at least 1."""
+    from mtcjudge.planner.projector import Projector
+
+    fx = build_campaign(db_session, n_systems=4, n_queries=4, k=3, target=0.99)
+    planner = Planner(session_factory, projector=Projector(inline=True, runs=2, max_seconds=None))
+    planner.run_once()
+    db_session.expire_all()
+    assert db_session.get(PlannerState, fx.campaign.id).horizon is None
+    planner.run_once()  # the projection asked after the first plan lands
+    db_session.expire_all()
+    state = db_session.get(PlannerState, fx.campaign.id)
+    cached = planner._plans[fx.campaign.id]
+    projection = cached.projection
+    assert projection is not None
+    high = projection.for_target(0.99).judgments_high
+    assert high is not None
+    assert state.horizon == max(high - (cached.state.engine.n_judged - projection.judged), 1)

@@ -217,7 +217,8 @@ def _claim(
     previous_query: int | None,
 ) -> lease_queries.LeaseInfo | None:
     """Lease the best free pair: the planner's next one, or the best one of the assessor's
-    query when it gains at least as much per second of theirs (docs/method.md §12). A pair
+    query when it gains at least as much per second of theirs and ranks within the judgments
+    the campaign still needs (docs/method.md §12). A pair
     another request took meanwhile fails the conditional UPDATE and the next candidate is
     tried."""
     per_pair = context.judgments_per_pair
@@ -244,6 +245,8 @@ def _claim(
                 best.weight,
                 (best.query_seconds, best.candidate_seconds),
                 pace,
+                own_rank=own.rank if planned else None,
+                within=context.horizon,
             ):
                 chosen, rule = own, "own_query" if planned else "any_free"
         if planned and chosen.audit:

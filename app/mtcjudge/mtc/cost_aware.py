@@ -13,6 +13,12 @@ second *of theirs* as the best pair elsewhere, which costs them the new query to
 
     stay  <=>  w_own / seconds(own, same query)  >=  w_best / seconds(best, new query)
 
+The cheaper pair is worth taking only if the campaign would judge it before it stops: the
+volunteer stays only while their query's best pair ranks among the judgments still needed
+(the *horizon*: the high end of the projection of the judgments to the campaign's target,
+less those made since). Near the end of a campaign, and in a campaign of a few dozen
+judgments, the rule is the greedy one.
+
 The plan itself is ranked by weight per second of a volunteer who starts afresh (the pooled
 pace, the query heard anew). Only the order changes: the stop rule and the confidence do
 not depend on it.
@@ -30,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mtcjudge.mtc.listening_time import Defaults, ListeningModel, Speeds
 
-__all__ = ["FORGONE", "Pace", "stays"]
+__all__ = ["FORGONE", "Pace", "horizon", "stays"]
 
 FloatArray = NDArray[np.float64]
 
@@ -116,16 +122,33 @@ class Pace:
         return float(self.pair_seconds([q], [c], changes=changes)[0])
 
 
+def horizon(high: int | None, judged_since: int) -> int | None:
+    """The judgments a campaign still needs, by the high end (90th percentile) of its last
+    projection to its target less the ``judged_since`` judgments made after it; at least 1.
+    None (no limit) when there is no projection or most of its runs did not reach the target
+    within the pool."""
+    if high is None:
+        return None
+    return max(int(high) - max(int(judged_since), 0), 1)
+
+
 def stays(
     own_weight: float,
     own_durations: tuple[float | None, float | None],
     best_weight: float,
     best_durations: tuple[float | None, float | None],
     pace: Pace,
+    *,
+    own_rank: int | None = None,
+    within: int | None = None,
 ) -> bool:
     """Whether the volunteer's own query's best pair (``own_weight``, its clips' durations)
     gains at least as much per second of theirs as the best pair elsewhere, whose query they
-    would hear anew."""
+    would hear anew; and, with a horizon ``within`` (:func:`horizon`), whether it is among the
+    pairs the campaign would judge before it stops: its rank among the free pairs (0: the
+    best) below the horizon."""
+    if within is not None and own_rank is not None and own_rank >= within:
+        return False
     own = max(own_weight, 0.0) / pace.seconds_of(*own_durations, changes=False)
     best = max(best_weight, 0.0) / pace.seconds_of(*best_durations, changes=True)
     return own >= FORGONE * best

@@ -11,7 +11,8 @@ when they finish the previous one, among the pairs nobody is judging, by a *sele
   pair overall, else the best pair (the rule of the product before cost-aware selection);
 * ``cost`` — the most weight per expected second for that volunteer
   (:mod:`mtcjudge.mtc.cost_aware`), with the pace the planner would believe: the
-  listening-time model (:mod:`mtcjudge.mtc.listening_time`) fitted to the judgments so far.
+  listening-time model (:mod:`mtcjudge.mtc.listening_time`) fitted to the judgments so far,
+  and the horizon of the judgments still needed (:func:`~mtcjudge.mtc.projection.project`).
 
 The audit's random pairs (the ``joint`` estimator's) go first under every selection: the
 next volunteer to move to another query takes one when it is due.
@@ -32,10 +33,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mtcjudge.mtc.collection import Collection, Metadata
-from mtcjudge.mtc.cost_aware import Pace, stays
+from mtcjudge.mtc.cost_aware import Pace, horizon, stays
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.factory import build_engine
 from mtcjudge.mtc.listening_time import Defaults, ListeningModel, Observation, fit
+from mtcjudge.mtc.projection import project
 from mtcjudge.mtc.scales import Scale
 from mtcjudge.mtc.selection import top_candidates
 
@@ -51,6 +53,11 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 SELECTIONS = ("cost", "greedy", "locality")
+#: the cost-aware volunteers' planner projects the judgments to the target after at least
+#: this many judgments ...
+PROJECT_EVERY = 25
+#: ... with this many simulated runs (reproducible: no time budget)
+PROJECTION_RUNS = 4
 
 
 @dataclass(frozen=True)
@@ -214,6 +221,9 @@ class _Chooser:
         self.cd = candidate_duration
         self.defaults = defaults
         self.model: ListeningModel | None = None
+        # the last projection's high end of the judgments to the target, and when it was made
+        self.high: int | None = None
+        self.projected_at = -1
 
     def pick(self, v: _Volunteer, available: NDArray[np.bool_]) -> int | None:
         engine = self.engine
@@ -248,10 +258,45 @@ class _Chooser:
             if own.size:
                 o = int(top_candidates(weights, own, var, mean_rank, 1)[0])
                 clips = (float(self.qd[o]), float(self.cd[o]))
-                if stays(float(stored[o]), clips, float(stored[best]), self.clips(best), pace):
+                # its rank in the plan's order (per second of a fresh start)
+                rank = int((rate[cand] > rate[o]).sum())
+                within = horizon(self.high, engine.n_judged - self.projected_at)
+                best_clips = self.clips(best)
+                if stays(
+                    float(stored[o]),
+                    clips,
+                    float(stored[best]),
+                    best_clips,
+                    pace,
+                    own_rank=rank,
+                    within=within,
+                ):
                     return o
         # the audit's pair goes to a volunteer who changes query anyway
         return int(due[0]) if due.size else best
+
+    def reproject(self, done: int) -> None:
+        """Project the judgments to the target again (as the planner does while judgments
+        come): after :data:`PROJECT_EVERY` judgments, or a tenth of the horizon when that is
+        more (a run of thousands of judgments projects a few dozen times)."""
+        if self.projected_at >= 0:
+            within = horizon(self.high, done - self.projected_at)
+            if done - self.projected_at < max(PROJECT_EVERY, 0.1 * (within or 1e9)):
+                return
+        self.projected_at = done
+        target = self.engine.config.target
+        self.high = (
+            project(
+                self.engine,
+                [target],
+                runs=PROJECTION_RUNS,
+                max_seconds=None,
+                batch=self.setup.volunteers,
+                seed=self.setup.seed + done,
+            )
+            .for_target(target)
+            .judgments_high
+        )
 
     def clips(self, pair: int) -> tuple[float, float]:
         return float(self.qd[pair]), float(self.cd[pair])
@@ -391,8 +436,10 @@ def simulate_volunteers(
         if after_judgment is not None:
             after_judgment(who, pair, value)
         done = engine.n_judged
-        if setup.selection == "cost" and done % setup.refit_every == 0:
-            chooser.model = fit(observations, defaults)
+        if setup.selection == "cost":
+            if done % setup.refit_every == 0:
+                chooser.model = fit(observations, defaults)
+            chooser.reproject(done)
         reason = engine.stop_reason()
         if trajectory_every and done % trajectory_every == 0:
             trajectory.append(

@@ -47,7 +47,7 @@ from mtcjudge.campaign_engine.document import (
 from mtcjudge.campaign_engine.listening import ListeningInput, ListeningSection
 from mtcjudge.db import session_scope
 from mtcjudge.models import Campaign, utcnow
-from mtcjudge.mtc.cost_aware import Pace
+from mtcjudge.mtc.cost_aware import Pace, horizon
 from mtcjudge.mtc.projection import Projection
 from mtcjudge.mtc.selection import top_candidates
 from mtcjudge.planner import repository
@@ -163,7 +163,21 @@ def _figures(plan: _CampaignPlan, campaign: Campaign, now: datetime) -> dict[str
         "system_pairs_settled": settled,
         "settings_key": settings_key(campaign),
         "error": None,
+        "horizon": _horizon(plan, campaign),
     }
+
+
+def _horizon(plan: _CampaignPlan, campaign: Campaign) -> int | None:
+    """The judgments the campaign still needs to its target (mtc.cost_aware.horizon), from
+    the last projection made on this engine's collection (None without one)."""
+    projection = plan.projection
+    if projection is None:
+        return None
+    try:
+        high = projection.for_target(campaign.target).judgments_high
+    except ValueError:  # projected before the target changed: wait for the next
+        return None
+    return horizon(high, plan.state.engine.n_judged - projection.judged)
 
 
 def _plan_rows(

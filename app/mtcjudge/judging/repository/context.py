@@ -85,6 +85,8 @@ class Context:
     # the assessor's fitted pace (query share new, same, candidate share, decision seconds),
     # else the campaign's pooled one, else None: the stated defaults (``next``)
     pace: tuple[float, float, float, float] | None = None
+    # the judgments the campaign still needs, as the planner last wrote it (None: no limit)
+    horizon: int | None = None
 
 
 _CONTEXT_COLUMNS = (
@@ -146,6 +148,7 @@ _NEXT_CONTEXT = (
         PlannerState.pace_query_same,
         PlannerState.pace_candidate,
         PlannerState.pace_decision,
+        PlannerState.horizon,
     )
     .select_from(Assessor)
     .join(Campaign, Campaign.id == Assessor.campaign_id)
@@ -228,6 +231,7 @@ def next_context(session: Session, token: str) -> Context | None:
         last_kind=row.last_kind,
         trial_unplayable=row.trial_pair_playable is not None and not row.trial_pair_playable,
         pace=_pace(row),
+        horizon=None if row.horizon is None else int(row.horizon),
     )
 
 
