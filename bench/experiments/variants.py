@@ -88,7 +88,7 @@ class WideningOffsetsEngine(OutsideOffsetsEngine):
     ) -> tuple[FloatArray, FloatArray]:
         """The judgment-free estimate, with the variance of the offsets learnt from
         ``judged`` added to its own."""
-        parts = pair_offsets(self, judged, pairs)
+        parts = pair_offsets(self, self.learnt_offsets(judged), pairs)
         return parts.mean, parts.var + parts.offset_var
 
 

@@ -7,9 +7,10 @@ factor κ (:func:`system_effect_from_judgments`), the offsets of each system's s
 unshared results (:func:`group_effect_from_judgments`) and those of the further factors
 (query, artist, genre cell, variance stratum: :func:`factor_effects_from_judgments`), all at
 once by :func:`learn_offsets`. Nothing here changes the engine:
-:func:`mtcjudge.mtc.joint.relearn_offsets` sets what :func:`learn_offsets` learns on it, and
-:func:`pair_offsets` reads the offsets some judgments alone teach (an assessor's expected
-answers, :mod:`mtcjudge.mtc.reliability`).
+:func:`mtcjudge.mtc.joint.relearn_offsets` sets what the engine learns
+(:meth:`mtcjudge.mtc.joint.SystemEffectEngine.learnt_offsets`) on it, and :func:`pair_offsets`
+reads what some judgments alone teach for each pair (an assessor's expected answers,
+:mod:`mtcjudge.mtc.reliability`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "factor_effects_from_judgments",
     "group_effect_from_judgments",
     "learn_offsets",
+    "offsets_around",
     "pair_offsets",
     "system_effect_from_judgments",
 ]
@@ -163,8 +165,8 @@ def learn_offsets(
     The residuals are made once (:func:`~mtcjudge.mtc.residuals.judged_residuals`).
     With variance strata the strata's factors are learnt first
     (:func:`~mtcjudge.mtc.strata.stratum_factors`) and scale the residuals' variances in
-    place of the one κ; then the system offsets, the result groups' and the further
-    factors'."""
+    place of the one κ; then the system offsets, and the result groups' and the further
+    factors' around them (:func:`offsets_around`)."""
     residuals = judged_residuals(engine, model, judged)
     learn_variance = engine.learn_variance
     var_factor: FloatArray | None = None
@@ -175,12 +177,25 @@ def learn_offsets(
     system = system_effect_from_judgments(
         engine, model, learn_variance=learn_variance, judged=residuals
     )
+    return offsets_around(engine, residuals, system, var_factor)
+
+
+def offsets_around(
+    engine: LearningEngine,
+    judged: JudgedResiduals,
+    system: SystemEffect,
+    var_factor: FloatArray | None = None,
+) -> LearntOffsets:
+    """The :class:`LearntOffsets` of the per-system offsets ``system`` learnt from the
+    residuals ``judged``: with them, the offsets of the result groups and of the further
+    factors that the engine has, learnt around them, and the pairs' variance factors
+    ``var_factor`` (with variance strata; None without)."""
     group = None
     if engine.result_groups is not None:
-        group = group_effect_from_judgments(engine, residuals, system)
+        group = group_effect_from_judgments(engine, judged, system)
     factors = None
     if engine.factors:
-        factors = factor_effects_from_judgments(engine, residuals, system, group)
+        factors = factor_effects_from_judgments(engine, judged, system, group)
     return LearntOffsets(system, group, factors, var_factor)
 
 
@@ -200,12 +215,12 @@ class PairOffsets(NamedTuple):
 
 
 def pair_offsets(
-    engine: LearningEngine, judged: NDArray[np.bool_], pairs: slice | None = None
+    engine: LearningEngine, learnt: LearntOffsets, pairs: slice | None = None
 ) -> PairOffsets:
-    """The judgment-free estimates of ``pairs`` (all by default) and the offsets the engine
-    learns from the judgments of ``judged`` alone (:func:`learn_offsets`), without changing
-    the engine (what an assessor's answers are weighed against, mtcjudge.mtc.reliability)."""
-    learnt = learn_offsets(engine, engine.model, judged)
+    """The judgment-free estimates of ``pairs`` (all by default) and the offsets ``learnt``
+    of each (what the engine learns from some judgments alone,
+    :meth:`~mtcjudge.mtc.joint.SystemEffectEngine.learnt_offsets`), without changing the
+    engine (what an assessor's answers are weighed against, mtcjudge.mtc.reliability)."""
     c = engine.collection
     sl = pairs if pairs is not None else slice(0, c.n_pairs)
     base_mean, base_var = engine.model.prior_estimates()
