@@ -91,16 +91,18 @@ class ErrorModel:
         False: per-system offsets only (``calibrated``). True: the joint error model
         (``joint``): also the offsets of each system's shared and unshared results
         (:func:`shared_groups`), offsets shared by the pairs of a query, an artist and a
-        genre cell (:func:`metadata_factors`), and a common variance factor learnt from a
-        random audit of one judgment in ``audit_every``; the confidence weights take the
-        variance of each pair's estimate into account (:attr:`MTCEngine.selection_var`).
+        genre cell (:func:`metadata_factors`), and the variance factors of
+        ``variance_strata`` learnt from a random audit of one judgment in ``audit_every``;
+        the confidence weights take the variance of each pair's estimate into account
+        (:attr:`MTCEngine.selection_var`).
     audit_every : int
         With ``shared``: one judgment in this many goes to the audit sample.
     variance_strata : int
         With ``shared``: split the pool into this many strata by the quantiles of the
         estimates' own (judgment-free) variances; each stratum gets a mean offset (a further
         factor, "estimate stratum") and its own variance factor learnt from the audit pairs
-        in it (:func:`mtcjudge.mtc.strata.stratum_factors`), in place of the one κ. 0: off.
+        in it (:func:`mtcjudge.mtc.strata.stratum_factors`). 0: no strata, and no variance
+        factor learnt (the estimates' own variances stand).
     """
 
     shared: bool = False
@@ -184,8 +186,6 @@ class SystemEffectEngine(MTCEngine):
     ) -> None:
         super().__init__(collection, model, config, judged_values, rng)
         self.errors = errors
-        #: whether the variance factors are learnt (``joint``: κ, or one per stratum)
-        self.learn_variance = errors.shared
         #: one judgment in this many goes to the audit sample (0: no audit), :meth:`draw_audit`
         self.audit_every = errors.audit_every if errors.shared else 0
         #: the pairs drawn into the audit sample so far, a mask over the pool (None: no audit)
