@@ -65,13 +65,13 @@ from bench.experiments.synthetic_zoo import (
     smoke_sized,
     suite_settings,
 )
-from bench.experiments.variants import build_engine_with_errors
+from bench.experiments.variants import ONE_KAPPA_ERRORS, OneKappaEngine, build_engine_with_errors
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.engine import EngineConfig, MTCEngine
 from mtcjudge.mtc.factory import ESTIMATOR_CHOICES, build_engine
-from mtcjudge.mtc.joint import JOINT_ERRORS
+from mtcjudge.mtc.joint import ErrorModel, SystemEffectEngine
 from mtcjudge.mtc.measures import MEASURES, evaluate
 from mtcjudge.mtc.replay import correct_signs, true_ties
 from mtcjudge.mtc.scales import Scale, get_scale
@@ -98,11 +98,12 @@ BASELINE = "uniform"
 #: default for --selections: pairs are judged one per selection up to this pool size, then
 #: ceil(pool / this) per selection, as a campaign's planner hands out several (docs/calibration.md)
 SELECTIONS = 4000
-#: bench-only estimator variants: (the estimator they start from, the ErrorModel fields they
-#: change); each is an experiment of docs/experiments/, not something a campaign can name
-VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+#: bench-only estimator variants: (the estimator they start from, the error model they give
+#: it, the engine that learns it, bench/experiments/variants.py); each is an experiment of
+#: docs/experiments/, not something a campaign can name
+VARIANTS: dict[str, tuple[str, ErrorModel, type[SystemEffectEngine]]] = {
     # joint before its variance strata (one κ; docs/experiments/2026-11-27-packed-suite.md)
-    "joint-one-kappa": ("joint", {"variance_strata": 0}),
+    "joint-one-kappa": ("joint", ONE_KAPPA_ERRORS, OneKappaEngine),
 }
 
 
@@ -240,19 +241,16 @@ def frontier(judgments: Sequence[int], accuracy: Sequence[float], target: float)
 def _task_engine(task: Task, loaded: LoadedCollection, scale: Scale, measure: str) -> MTCEngine:
     """The engine of the task's estimator (a campaign's, or a bench variant's,
     :data:`VARIANTS`), with the campaigns' settings and the highest target."""
-    base, variant = task.estimator, None
-    if task.estimator in VARIANTS:
-        base, variant = VARIANTS[task.estimator]
     config = EngineConfig(measure=measure, policy=task.policy, target=max(TARGETS))
     collection = loaded.collection
     engine: MTCEngine
-    if variant is None:
-        engine, _ = build_engine(collection, loaded.metadata, scale, base, config)
-    else:
-        errors = dataclasses.replace(JOINT_ERRORS, **variant)
-        engine, _ = build_engine_with_errors(
-            collection, loaded.metadata, scale, base, config, errors=errors
-        )
+    if task.estimator not in VARIANTS:
+        engine, _ = build_engine(collection, loaded.metadata, scale, task.estimator, config)
+        return engine
+    base, errors, engine_class = VARIANTS[task.estimator]
+    engine, _ = build_engine_with_errors(
+        collection, loaded.metadata, scale, base, config, errors=errors, engine_class=engine_class
+    )
     return engine
 
 

@@ -356,13 +356,16 @@ def test_blends_replay_collections_made_of_the_mirex_runs(tmp_path) -> None:
 
 def test_a_bench_variant_replays_joint_with_another_error_model(tmp_path, monkeypatch) -> None:
     """``--estimator joint-one-kappa`` replays the joint of before its variance strata: the
-    same engine with ``variance_strata=0``, reported under the variant's name."""
+    same engine with ``variance_strata=0``, reported under the variant's name; the one κ is
+    learnt by the bench's engine (bench.experiments.variants.OneKappaEngine)."""
     built = []
+    classes = []
 
     def recording(real):
         def build(*args, **kwargs):
             engine, model = real(*args, **kwargs)
             built.append((args[3], engine.errors))
+            classes.append((engine.errors.variance_strata, type(engine).__name__))
             return engine, model
 
         return build
@@ -379,3 +382,4 @@ def test_a_bench_variant_replays_joint_with_another_error_model(tmp_path, monkey
     strata = sorted(errors.variance_strata for name, errors in built)
     assert [name for name, _ in built] == ["joint", "joint"]
     assert strata == [0, 5]
+    assert sorted(classes) == [(0, "OneKappaEngine"), (5, "SystemEffectEngine")]

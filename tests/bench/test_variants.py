@@ -1,6 +1,6 @@
 """bench/experiments/variants.py: the engine and estimator variants no campaign runs, put
 together from the product's pieces (offsets set from outside or that only widen the
-distributions, another error model, refits swapped into a relevance model)."""
+distributions, another error model, joint's one κ, refits swapped into a relevance model)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import pytest
 
 from bench.experiments.replay_variants import ResidualLog
 from bench.experiments.variants import (
+    ONE_KAPPA_ERRORS,
+    OneKappaEngine,
     OutsideOffsetsEngine,
     WideningOffsetsEngine,
     build_engine_with_errors,
@@ -22,10 +24,11 @@ from mtcjudge.ingest.loader import LoadedCollection, load_collection
 from mtcjudge.mtc.effects import SystemEffect
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.estimators import SOURCE_M_OUT, TABLE_A1, OrdinalModel, RelevanceModel
-from mtcjudge.mtc.factory import CALIBRATED, JOINT, build_engine
-from mtcjudge.mtc.joint import CALIBRATED_ERRORS, JOINT_ERRORS
+from mtcjudge.mtc.factory import AUDIT_EVERY, CALIBRATED, JOINT, build_engine
+from mtcjudge.mtc.joint import CALIBRATED_ERRORS, JOINT_ERRORS, SystemEffectEngine
+from mtcjudge.mtc.offset_learning import pair_offsets
 from mtcjudge.mtc.reliability import expected_moments
-from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.scales import FINE, get_scale
 from mtcjudge.mtc.synthetic import generate
 from tests.mtc import toy
 
@@ -146,6 +149,143 @@ def test_an_engine_with_the_estimators_own_error_model_is_its_engine(
     np.testing.assert_array_equal(variant.evaluation().diff_var, product.evaluation().diff_var)
     with pytest.raises(ValueError, match="error model"):
         build_engine_with_errors(c, loaded.metadata, get_scale("fine"), "uniform", errors=errors)
+
+
+# ------------------------------------------------------------------ one κ (joint before its strata)
+def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_teach_the_variance(
+    loaded: LoadedCollection,
+) -> None:
+    """``joint`` draws a random pair among those left unjudged once every AUDIT_EVERY
+    judgments and hands it out first (docs/method.md §8.2); its variance factor comes from
+    the audit's pairs alone: the pairs the policy picks for being informative are no fair
+    sample, and neither are the pairs of a random order that the policy had judged before
+    the audit got to them."""
+    c = loaded.collection
+    # the one κ of joint's error model without variance strata (with them, each stratum's
+    # factor is learnt the same way: tests/mtc/test_joint.py's
+    # test_each_variance_stratum_learns_its_own_factor_from_the_audit)
+    engine, model = build_engine_with_errors(
+        c,
+        loaded.metadata,
+        FINE,
+        JOINT,
+        EngineConfig(target=1.0),
+        errors=ONE_KAPPA_ERRORS,
+        engine_class=OneKappaEngine,
+    )
+    assert isinstance(engine, SystemEffectEngine)
+    base_mean, base_var = model.prior_estimates()
+    off = np.clip(base_mean + 3.0 * np.sqrt(base_var), 0, 100)
+    order = engine.audit_order()
+    assert sorted(order.tolist()) == list(range(c.n_pairs))
+    # the policy got to the order's first three pairs before the audit: they are not drawn;
+    # neither is the fourth, which no assessor can be given (a clip without audio)
+    engine.judge(order[:3], base_mean[order[:3]])
+    engine.learn_from_judgments()
+    engine.audit_allowed = np.ones(c.n_pairs, dtype=bool)
+    engine.audit_allowed[order[3]] = False
+    assert engine.select(1)[0] == order[4]
+    n = 6 * AUDIT_EVERY
+    for _ in range(n):
+        judged_before = engine.judged.copy()
+        pair = engine.select(1)
+        drawn = engine.audit_pairs()
+        assert drawn.size == engine.n_judged // AUDIT_EVERY + 1  # the audit keeps pace
+        assert not judged_before[drawn[~np.isin(drawn, np.flatnonzero(engine.judged))]].any()
+        # judgments exact where the policy chose, 3 sd off on the audit's pairs
+        engine.judge(pair, np.where(np.isin(pair, drawn), off[pair], base_mean[pair]))
+        engine.learn_from_judgments()
+    sample = engine.audit_pairs()
+    assert not np.isin(order[:4], sample).any()
+    assert engine.judged[sample].sum() >= sample.size - 1  # all but the one just drawn
+    assert engine.effect is not None
+    # 9 audit pairs 3 sd off against 20 pseudo-pairs of the prior: (20 + 9 x ~5) / 29
+    assert engine.effect.variance_scale > 1.5  # learnt from the audit's large errors
+    # an engine rebuilt from the same judgments and the stored draws learns the same
+    values = np.where(engine.judged, engine.values, np.nan)
+    twin, _ = build_engine_with_errors(
+        c,
+        loaded.metadata,
+        FINE,
+        JOINT,
+        EngineConfig(target=1.0),
+        judged_values=values,
+        audit_drawn=engine.audit_drawn,
+        errors=ONE_KAPPA_ERRORS,
+        engine_class=OneKappaEngine,
+    )
+    assert isinstance(twin, SystemEffectEngine)
+    assert twin.effect is not None
+    np.testing.assert_array_equal(twin.audit_pairs(), sample)
+    assert twin.effect.variance_scale == pytest.approx(engine.effect.variance_scale)
+    assert twin.draw_audit().size == 0  # nothing due: it does not draw again
+    # without the audit the many exact pairs the policy chose would hide the errors
+    twin.audit_every = 0
+    twin.learn_from_judgments()
+    assert twin.effect.variance_scale < 1.2
+
+
+def test_under_random_selection_every_judgment_teaches_the_variance(
+    loaded: LoadedCollection,
+) -> None:
+    """The random policy never consults the weights, so the audit draws nothing; every pair
+    it hands out is a random draw among those left unjudged, and all of them teach κ."""
+    c = loaded.collection
+    engine, model = build_engine_with_errors(
+        c,
+        loaded.metadata,
+        FINE,
+        JOINT,
+        EngineConfig(policy="random"),
+        errors=ONE_KAPPA_ERRORS,
+        engine_class=OneKappaEngine,
+    )
+    assert isinstance(engine, SystemEffectEngine)
+    base_mean, base_var = model.prior_estimates()
+    # 3 sd off either way: no offset of a system, query, artist or genre takes that out
+    sign = np.random.default_rng(1).choice([-1.0, 1.0], size=c.n_pairs)
+    off = np.clip(base_mean + 3.0 * sign * np.sqrt(base_var), 0, 100)
+    for _ in range(40):
+        pair = engine.select(1)
+        engine.judge(pair, off[pair])
+        engine.learn_from_judgments()
+    assert engine.audit_pairs().size == 0
+    assert engine.effect is not None
+    assert engine.effect.variance_scale > 1.5
+
+
+def test_the_one_kappa_is_learnt_by_the_bench_engine_alone_in_place_of_the_strata(
+    loaded: LoadedCollection,
+) -> None:
+    """The product's engine with the same error model (no strata) learns no variance factor:
+    the estimates' own variances stand. The one κ scales what an assessor's answers are
+    weighed against too, and refuses to sit beside variance strata."""
+    c = loaded.collection
+    config = EngineConfig(policy="random")
+    args = (c, loaded.metadata, FINE, JOINT, config)
+    one, model = build_engine_with_errors(
+        *args, errors=ONE_KAPPA_ERRORS, engine_class=OneKappaEngine
+    )
+    plain, _ = build_engine_with_errors(*args, errors=ONE_KAPPA_ERRORS)
+    assert type(plain) is SystemEffectEngine
+    base_mean, base_var = model.prior_estimates()
+    sign = np.random.default_rng(1).choice([-1.0, 1.0], size=c.n_pairs)
+    off = np.clip(base_mean + 3.0 * sign * np.sqrt(base_var), 0, 100)
+    for _ in range(40):
+        pair = one.select(1)
+        one.judge(pair, off[pair])
+        plain.judge(pair, off[pair])
+    assert one.effect is not None
+    assert plain.effect is not None
+    assert one.effect.variance_scale > 1.5
+    assert plain.effect.variance_scale == 1.0
+    assert plain.learnt_var_factor is None
+    parts = pair_offsets(one, one.learnt_offsets(one.judged))
+    np.testing.assert_array_equal(parts.var, base_var * one.effect.variance_scale)
+    _, var = one.expectation_from(one.judged)
+    np.testing.assert_allclose(var, parts.var + parts.offset_var, rtol=1e-12)
+    with pytest.raises(ValueError, match="variance strata"):
+        build_engine_with_errors(*args, errors=JOINT_ERRORS, engine_class=OneKappaEngine)
 
 
 # ------------------------------------------------------------------ refits

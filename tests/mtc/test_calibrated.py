@@ -23,21 +23,21 @@ def calibrated_engine(loaded, **config) -> tuple[SystemEffectEngine, RelevanceMo
     c = loaded.collection
     model = RelevanceModel(c, FINE, "ordinal", loaded.metadata, use_m_jud=False)
     engine = SystemEffectEngine(c, model, EngineConfig(**config))
-    relearn_offsets(engine, model)
+    relearn_offsets(engine)
     return engine, model
 
 
 def test_the_offsets_do_not_depend_on_the_order_of_the_judgments(loaded) -> None:
     pairs = np.random.default_rng(1).choice(loaded.collection.n_pairs, 40, replace=False)
     truth = loaded.judged_values
-    forward, fmodel = calibrated_engine(loaded)
-    backward, bmodel = calibrated_engine(loaded)
+    forward, _ = calibrated_engine(loaded)
+    backward, _ = calibrated_engine(loaded)
     for p in pairs:
         forward.judge([p], [truth[p]])
-        relearn_offsets(forward, fmodel)
+        relearn_offsets(forward)
     for p in pairs[::-1]:
         backward.judge([p], [truth[p]])
-        relearn_offsets(backward, bmodel)
+        relearn_offsets(backward)
     a, b = forward.evaluation(), backward.evaluation()
     np.testing.assert_allclose(a.mean, b.mean, atol=1e-12)
     np.testing.assert_allclose(a.pair_confidence, b.pair_confidence, atol=1e-12)
@@ -123,12 +123,12 @@ def test_the_variant_hooks_of_the_plain_engine_change_nothing(loaded) -> None:
 def test_the_system_effect_engine_learns_through_its_hook(loaded) -> None:
     truth = loaded.judged_values
     hooked, _ = calibrated_engine(loaded)
-    by_hand, model = calibrated_engine(loaded)
+    by_hand, _ = calibrated_engine(loaded)
     pairs = np.random.default_rng(2).choice(loaded.collection.n_pairs, 30, replace=False)
     for engine in (hooked, by_hand):
         engine.judge(pairs, truth[pairs])
     hooked.learn_from_judgments()
-    relearn_offsets(by_hand, model)
+    relearn_offsets(by_hand)
     assert hooked.effect is not None
     assert by_hand.effect is not None
     np.testing.assert_array_equal(hooked.effect.bias, by_hand.effect.bias)

@@ -9,7 +9,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from bench.experiments.variants import build_engine_with_errors
 from mtcjudge.ingest.loader import LoadedCollection, load_synthetic
 from mtcjudge.mtc.collection import Metadata
 from mtcjudge.mtc.effects import SystemEffect
@@ -23,8 +22,6 @@ from mtcjudge.mtc.scales import FINE, get_scale
 from mtcjudge.mtc.synthetic import generate
 
 K = 3
-#: joint's error model with one variance factor κ for every pair (no variance strata)
-ONE_KAPPA = replace(JOINT_ERRORS, variance_strata=0)
 
 
 def _judge_some(engine: SystemEffectEngine, truth: np.ndarray, n: int, seed: int = 0) -> None:
@@ -158,94 +155,6 @@ def test_joint_weighs_each_pair_by_the_variance_a_judgment_removes(
     for name in (CALIBRATED, "uniform"):
         other, _ = engine_for_settings(c, loaded.metadata, FINE, name)
         assert other.selection_var is None
-
-
-def test_one_judgment_in_twenty_audits_a_random_unjudged_pair_and_only_those_teach_the_variance(
-    loaded: LoadedCollection,
-) -> None:
-    """``joint`` draws a random pair among those left unjudged once every AUDIT_EVERY
-    judgments and hands it out first (docs/method.md §8.2); its variance factor comes from
-    the audit's pairs alone: the pairs the policy picks for being informative are no fair
-    sample, and neither are the pairs of a random order that the policy had judged before
-    the audit got to them."""
-    c = loaded.collection
-    # the one κ of joint's error model without variance strata (with them, each stratum's
-    # factor is learnt the same way: test_each_variance_stratum_learns_its_own_factor)
-    engine, model = build_engine_with_errors(
-        c, loaded.metadata, FINE, JOINT, EngineConfig(target=1.0), errors=ONE_KAPPA
-    )
-    assert isinstance(engine, SystemEffectEngine)
-    base_mean, base_var = model.prior_estimates()
-    off = np.clip(base_mean + 3.0 * np.sqrt(base_var), 0, 100)
-    order = engine.audit_order()
-    assert sorted(order.tolist()) == list(range(c.n_pairs))
-    # the policy got to the order's first three pairs before the audit: they are not drawn;
-    # neither is the fourth, which no assessor can be given (a clip without audio)
-    engine.judge(order[:3], base_mean[order[:3]])
-    engine.learn_from_judgments()
-    engine.audit_allowed = np.ones(c.n_pairs, dtype=bool)
-    engine.audit_allowed[order[3]] = False
-    assert engine.select(1)[0] == order[4]
-    n = 6 * AUDIT_EVERY
-    for _ in range(n):
-        judged_before = engine.judged.copy()
-        pair = engine.select(1)
-        drawn = engine.audit_pairs()
-        assert drawn.size == engine.n_judged // AUDIT_EVERY + 1  # the audit keeps pace
-        assert not judged_before[drawn[~np.isin(drawn, np.flatnonzero(engine.judged))]].any()
-        # judgments exact where the policy chose, 3 sd off on the audit's pairs
-        engine.judge(pair, np.where(np.isin(pair, drawn), off[pair], base_mean[pair]))
-        engine.learn_from_judgments()
-    sample = engine.audit_pairs()
-    assert not np.isin(order[:4], sample).any()
-    assert engine.judged[sample].sum() >= sample.size - 1  # all but the one just drawn
-    assert engine.effect is not None
-    # 9 audit pairs 3 sd off against 20 pseudo-pairs of the prior: (20 + 9 x ~5) / 29
-    assert engine.effect.variance_scale > 1.5  # learnt from the audit's large errors
-    # an engine rebuilt from the same judgments and the stored draws learns the same
-    values = np.where(engine.judged, engine.values, np.nan)
-    twin, _ = build_engine_with_errors(
-        c,
-        loaded.metadata,
-        FINE,
-        JOINT,
-        EngineConfig(target=1.0),
-        judged_values=values,
-        audit_drawn=engine.audit_drawn,
-        errors=ONE_KAPPA,
-    )
-    assert isinstance(twin, SystemEffectEngine)
-    assert twin.effect is not None
-    np.testing.assert_array_equal(twin.audit_pairs(), sample)
-    assert twin.effect.variance_scale == pytest.approx(engine.effect.variance_scale)
-    assert twin.draw_audit().size == 0  # nothing due: it does not draw again
-    # without the audit the many exact pairs the policy chose would hide the errors
-    twin.audit_every = 0
-    twin.learn_from_judgments()
-    assert twin.effect.variance_scale < 1.2
-
-
-def test_under_random_selection_every_judgment_teaches_the_variance(
-    loaded: LoadedCollection,
-) -> None:
-    """The random policy never consults the weights, so the audit draws nothing; every pair
-    it hands out is a random draw among those left unjudged, and all of them teach κ."""
-    c = loaded.collection
-    engine, model = build_engine_with_errors(
-        c, loaded.metadata, FINE, JOINT, EngineConfig(policy="random"), errors=ONE_KAPPA
-    )
-    assert isinstance(engine, SystemEffectEngine)
-    base_mean, base_var = model.prior_estimates()
-    # 3 sd off either way: no offset of a system, query, artist or genre takes that out
-    sign = np.random.default_rng(1).choice([-1.0, 1.0], size=c.n_pairs)
-    off = np.clip(base_mean + 3.0 * sign * np.sqrt(base_var), 0, 100)
-    for _ in range(40):
-        pair = engine.select(1)
-        engine.judge(pair, off[pair])
-        engine.learn_from_judgments()
-    assert engine.audit_pairs().size == 0
-    assert engine.effect is not None
-    assert engine.effect.variance_scale > 1.5
 
 
 def test_simulate_and_a_campaign_run_the_same_joint_estimator(loaded: LoadedCollection) -> None:
@@ -664,9 +573,10 @@ def test_copies_that_share_the_model_keep_their_own_variance_factors(
 def test_each_stratums_factor_is_kappa_over_its_own_audit_pairs(loaded: LoadedCollection) -> None:
     """The strata's factors, computed for all strata at once, are what κ's own function gives
     over each stratum's judged audit pairs."""
+    from bench.experiments.variants import variance_scale
     from mtcjudge.mtc.effects import estimate_system_effect
     from mtcjudge.mtc.joint import on_factor_grid
-    from mtcjudge.mtc.residuals import judged_residuals, variance_scale
+    from mtcjudge.mtc.residuals import judged_residuals
     from mtcjudge.mtc.strata import stratum_factors
 
     c = loaded.collection

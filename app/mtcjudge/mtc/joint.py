@@ -12,9 +12,10 @@ learnt from a random audit). Every
 is in the state a campaign's is after each call. Callers read the offsets through the engine
 hook :attr:`mtcjudge.mtc.engine.MTCEngine.offsets` (None on the plain engine).
 
-What the engine learns is computed by :mod:`mtcjudge.mtc.offset_learning` (from the
-residuals of :mod:`mtcjudge.mtc.residuals`, with the variance strata of
-:mod:`mtcjudge.mtc.strata`); :func:`relearn_offsets` sets it on the engine. The coefficient
+What the engine learns (:meth:`SystemEffectEngine.learnt_offsets`) is computed by
+:mod:`mtcjudge.mtc.offset_learning` (from the residuals of :mod:`mtcjudge.mtc.residuals`, with
+the variance strata of :mod:`mtcjudge.mtc.strata`); :func:`relearn_offsets` sets it on the
+engine. The coefficient
 masses the offsets enter the scores by, and the levels they are shared at, come from
 :mod:`mtcjudge.mtc.masses`.
 """
@@ -45,7 +46,12 @@ from mtcjudge.mtc.measures import (
     inverse_denominators,
     pool_ideals,
 )
-from mtcjudge.mtc.offset_learning import learn_offsets, pair_offsets, system_effect_from_judgments
+from mtcjudge.mtc.offset_learning import (
+    LearntOffsets,
+    learn_offsets,
+    pair_offsets,
+    system_effect_from_judgments,
+)
 from mtcjudge.mtc.selection import CoRetrieval
 from mtcjudge.mtc.strata import on_factor_grid, variance_strata
 
@@ -85,16 +91,18 @@ class ErrorModel:
         False: per-system offsets only (``calibrated``). True: the joint error model
         (``joint``): also the offsets of each system's shared and unshared results
         (:func:`shared_groups`), offsets shared by the pairs of a query, an artist and a
-        genre cell (:func:`metadata_factors`), and a common variance factor learnt from a
-        random audit of one judgment in ``audit_every``; the confidence weights take the
-        variance of each pair's estimate into account (:attr:`MTCEngine.selection_var`).
+        genre cell (:func:`metadata_factors`), and the variance factors of
+        ``variance_strata`` learnt from a random audit of one judgment in ``audit_every``;
+        the confidence weights take the variance of each pair's estimate into account
+        (:attr:`MTCEngine.selection_var`).
     audit_every : int
         With ``shared``: one judgment in this many goes to the audit sample.
     variance_strata : int
         With ``shared``: split the pool into this many strata by the quantiles of the
         estimates' own (judgment-free) variances; each stratum gets a mean offset (a further
         factor, "estimate stratum") and its own variance factor learnt from the audit pairs
-        in it (:func:`mtcjudge.mtc.strata.stratum_factors`), in place of the one κ. 0: off.
+        in it (:func:`mtcjudge.mtc.strata.stratum_factors`). 0: no strata, and no variance
+        factor learnt (the estimates' own variances stand).
     """
 
     shared: bool = False
@@ -178,8 +186,6 @@ class SystemEffectEngine(MTCEngine):
     ) -> None:
         super().__init__(collection, model, config, judged_values, rng)
         self.errors = errors
-        #: whether the variance factors are learnt (``joint``: κ, or one per stratum)
-        self.learn_variance = errors.shared
         #: one judgment in this many goes to the audit sample (0: no audit), :meth:`draw_audit`
         self.audit_every = errors.audit_every if errors.shared else 0
         #: the pairs drawn into the audit sample so far, a mask over the pool (None: no audit)
@@ -293,7 +299,16 @@ class SystemEffectEngine(MTCEngine):
     def learn_from_judgments(self) -> None:
         """Re-learn the offsets from every judgment (:func:`relearn_offsets`); :meth:`judge` calls
         it."""
-        relearn_offsets(self, self.model)
+        relearn_offsets(self)
+
+    def learnt_offsets(self, judged: NDArray[np.bool_]) -> LearntOffsets:
+        """What the engine learns from the judgments of the pairs ``judged`` (a mask over the
+        pool), changing nothing: the posteriors of the offsets of its error model and, with
+        variance strata, every pair's variance factor
+        (:func:`~mtcjudge.mtc.offset_learning.learn_offsets`). :meth:`learn_from_judgments` sets
+        what it learns from all of them, :meth:`expectation_from` reads what it learns from
+        some."""
+        return learn_offsets(self, self.model, judged)
 
     @property
     def offsets(self) -> ErrorOffsets | None:
@@ -306,11 +321,11 @@ class SystemEffectEngine(MTCEngine):
         self, judged: NDArray[np.bool_], pairs: slice | None = None
     ) -> tuple[FloatArray, FloatArray]:
         """The judgment-free estimate of ``pairs`` (all by default) plus the offsets learnt
-        from the judgments of ``judged`` alone
-        (:func:`~mtcjudge.mtc.offset_learning.pair_offsets`), held within the scale,
+        from the judgments of ``judged`` alone (:meth:`learnt_offsets`,
+        :func:`~mtcjudge.mtc.offset_learning.pair_offsets`), held within the scale,
         and its variance (the estimate's with the learnt variance factors, plus the offsets'
         posterior variance)."""
-        parts = pair_offsets(self, judged, pairs)
+        parts = pair_offsets(self, self.learnt_offsets(judged), pairs)
         mean = np.clip(parts.mean + parts.offset, 0.0, float(self.scale.lmax))
         return mean, parts.var + parts.offset_var
 
@@ -600,14 +615,14 @@ class SystemEffectEngine(MTCEngine):
         return np.asarray(twins * np.sqrt(np.outer(variance, variance)), dtype=np.float64)
 
 
-def relearn_offsets(engine: SystemEffectEngine, model: RelevanceModel) -> None:
+def relearn_offsets(engine: SystemEffectEngine) -> None:
     """Re-estimate the engine's offsets from all its judgments
-    (:func:`~mtcjudge.mtc.offset_learning.learn_offsets`).
+    (:meth:`SystemEffectEngine.learnt_offsets`).
 
     With variance strata the strata's variance factors are applied to the engine's estimates
     when one of them changes (:meth:`~mtcjudge.mtc.engine.MTCEngine.set_variance_factor`,
     which re-estimates), and :attr:`SystemEffectEngine.learnt_var_factor` holds them."""
-    learnt = learn_offsets(engine, model, engine.judged)
+    learnt = engine.learnt_offsets(engine.judged)
     if learnt.var_factor is not None:
         used = learnt.var_factor
         current = engine.var_factor if engine.var_factor is not None else np.ones_like(used)

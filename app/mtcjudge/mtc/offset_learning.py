@@ -2,19 +2,19 @@
 offsets (docs/method.md §8.1, §8.2).
 
 Every offset is learnt from the judged pairs' residuals against their judgment-free
-estimates (:mod:`mtcjudge.mtc.residuals`): the per-system offsets and the common variance
-factor κ (:func:`system_effect_from_judgments`), the offsets of each system's shared and
-unshared results (:func:`group_effect_from_judgments`) and those of the further factors
-(query, artist, genre cell, variance stratum: :func:`factor_effects_from_judgments`), all at
-once by :func:`learn_offsets`. Nothing here changes the engine:
-:func:`mtcjudge.mtc.joint.relearn_offsets` sets what :func:`learn_offsets` learns on it, and
-:func:`pair_offsets` reads the offsets some judgments alone teach (an assessor's expected
-answers, :mod:`mtcjudge.mtc.reliability`).
+estimates (:mod:`mtcjudge.mtc.residuals`): the per-system offsets
+(:func:`system_effect_from_judgments`), the offsets of each system's shared and unshared
+results (:func:`group_effect_from_judgments`) and those of the further factors (query,
+artist, genre cell, variance stratum: :func:`factor_effects_from_judgments`), all at once by
+:func:`learn_offsets`, with the variance strata's factors first (:mod:`mtcjudge.mtc.strata`).
+Nothing here changes the engine: :func:`mtcjudge.mtc.joint.relearn_offsets` sets what
+the engine learns (:meth:`mtcjudge.mtc.joint.SystemEffectEngine.learnt_offsets`) on it, and
+:func:`pair_offsets` reads what some judgments alone teach for each pair (an assessor's
+expected answers, :mod:`mtcjudge.mtc.reliability`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -22,13 +22,7 @@ from numpy.typing import NDArray
 
 from mtcjudge.mtc.effects import SystemEffect, estimate_system_effect
 from mtcjudge.mtc.estimators import RelevanceModel
-from mtcjudge.mtc.residuals import (
-    JudgedResiduals,
-    LearningEngine,
-    judged_residuals,
-    variance_sample,
-    variance_scale,
-)
+from mtcjudge.mtc.residuals import JudgedResiduals, LearningEngine, judged_residuals
 from mtcjudge.mtc.strata import stratum_factors
 
 __all__ = [
@@ -37,6 +31,7 @@ __all__ = [
     "factor_effects_from_judgments",
     "group_effect_from_judgments",
     "learn_offsets",
+    "offsets_around",
     "pair_offsets",
     "system_effect_from_judgments",
 ]
@@ -51,7 +46,6 @@ def system_effect_from_judgments(
     *,
     tau2_prior: float = 0.0,
     prior_weight: float = 0.0,
-    learn_variance: bool = False,
     judged: JudgedResiduals | None = None,
 ) -> SystemEffect:
     """Per-system offsets from every judged pair, against its judgment-free estimate.
@@ -63,31 +57,15 @@ def system_effect_from_judgments(
     already made (:func:`mtcjudge.mtc.joint.learn_offsets` makes them once for every offset).
     """
     c = engine.collection
-    entries, pairs, residual, variance = judged or judged_residuals(engine, model)
-    systems = c.entry_system[entries]
-    effect = estimate_system_effect(
-        systems,
+    entries, _, residual, variance = judged or judged_residuals(engine, model)
+    return estimate_system_effect(
+        c.entry_system[entries],
         residual,
         variance,
         c.n_systems,
         tau2_prior=tau2_prior,
         prior_weight=prior_weight,
     )
-    if not learn_variance or pairs.size == 0:
-        return effect
-    keep = variance_sample(engine, pairs)
-    kappa = variance_scale(residual[keep], variance[keep], systems[keep], pairs[keep], effect)
-    if kappa == 1.0:  # the common case: the offsets just estimated stand
-        return effect
-    effect = estimate_system_effect(
-        systems,
-        residual,
-        kappa * variance,
-        c.n_systems,
-        tau2_prior=tau2_prior,
-        prior_weight=prior_weight,
-    )
-    return replace(effect, variance_scale=kappa)
 
 
 def group_effect_from_judgments(
@@ -162,25 +140,34 @@ def learn_offsets(
 
     The residuals are made once (:func:`~mtcjudge.mtc.residuals.judged_residuals`).
     With variance strata the strata's factors are learnt first
-    (:func:`~mtcjudge.mtc.strata.stratum_factors`) and scale the residuals' variances in
-    place of the one κ; then the system offsets, the result groups' and the further
-    factors'."""
+    (:func:`~mtcjudge.mtc.strata.stratum_factors`) and scale the residuals' variances;
+    then the system offsets, and the result groups' and the further factors' around them
+    (:func:`offsets_around`)."""
     residuals = judged_residuals(engine, model, judged)
-    learn_variance = engine.learn_variance
     var_factor: FloatArray | None = None
-    if learn_variance and engine.variance_stratum is not None:
+    if engine.variance_stratum is not None:
         var_factor = stratum_factors(engine, residuals)
         residuals = residuals._replace(variance=residuals.variance * var_factor[residuals.pairs])
-        learn_variance = False  # the strata's factors take the place of the one κ
-    system = system_effect_from_judgments(
-        engine, model, learn_variance=learn_variance, judged=residuals
-    )
+    system = system_effect_from_judgments(engine, model, judged=residuals)
+    return offsets_around(engine, residuals, system, var_factor)
+
+
+def offsets_around(
+    engine: LearningEngine,
+    judged: JudgedResiduals,
+    system: SystemEffect,
+    var_factor: FloatArray | None = None,
+) -> LearntOffsets:
+    """The :class:`LearntOffsets` of the per-system offsets ``system`` learnt from the
+    residuals ``judged``: with them, the offsets of the result groups and of the further
+    factors that the engine has, learnt around them, and the pairs' variance factors
+    ``var_factor`` (with variance strata; None without)."""
     group = None
     if engine.result_groups is not None:
-        group = group_effect_from_judgments(engine, residuals, system)
+        group = group_effect_from_judgments(engine, judged, system)
     factors = None
     if engine.factors:
-        factors = factor_effects_from_judgments(engine, residuals, system, group)
+        factors = factor_effects_from_judgments(engine, judged, system, group)
     return LearntOffsets(system, group, factors, var_factor)
 
 
@@ -190,7 +177,8 @@ class PairOffsets(NamedTuple):
 
     #: the judgment-free estimate (M_out or the prior)
     mean: FloatArray
-    #: its variance, with the learnt variance factors (κ, or the strata's)
+    #: its variance, with the learnt variance factors (the strata's, and the system offsets'
+    #: ``variance_scale``)
     var: FloatArray
     #: the mean of the pair's offsets: those of its entries' systems and result groups
     #: (averaged over its entries) and those of its query, artist, genre cell and stratum
@@ -200,12 +188,12 @@ class PairOffsets(NamedTuple):
 
 
 def pair_offsets(
-    engine: LearningEngine, judged: NDArray[np.bool_], pairs: slice | None = None
+    engine: LearningEngine, learnt: LearntOffsets, pairs: slice | None = None
 ) -> PairOffsets:
-    """The judgment-free estimates of ``pairs`` (all by default) and the offsets the engine
-    learns from the judgments of ``judged`` alone (:func:`learn_offsets`), without changing
-    the engine (what an assessor's answers are weighed against, mtcjudge.mtc.reliability)."""
-    learnt = learn_offsets(engine, engine.model, judged)
+    """The judgment-free estimates of ``pairs`` (all by default) and the offsets ``learnt``
+    of each (what the engine learns from some judgments alone,
+    :meth:`~mtcjudge.mtc.joint.SystemEffectEngine.learnt_offsets`), without changing the
+    engine (what an assessor's answers are weighed against, mtcjudge.mtc.reliability)."""
     c = engine.collection
     sl = pairs if pairs is not None else slice(0, c.n_pairs)
     base_mean, base_var = engine.model.prior_estimates()

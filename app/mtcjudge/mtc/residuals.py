@@ -1,10 +1,10 @@
 """What the error offsets are learnt from: the judged pairs' residuals against their
 judgment-free estimates (docs/method.md §8.1, §8.2).
 
-:func:`judged_residuals` makes them once per learning step; the variance factors (``joint``'s
-κ, or one per variance stratum, :mod:`mtcjudge.mtc.strata`) are the shrunk mean squared
-standardised residual (:func:`variance_scale`) of a fair sample of the pairs left on
-estimates (:func:`variance_sample`). The functions read an engine through
+:func:`judged_residuals` makes them once per learning step; ``joint``'s variance factors (one
+per variance stratum, :mod:`mtcjudge.mtc.strata`) are the shrunk mean squared standardised
+residual (:func:`standardised_squares`, :data:`VARIANCE_PRIOR`) of a fair sample of the pairs
+left on estimates (:func:`variance_sample`). The functions read an engine through
 :class:`LearningEngine` and change nothing.
 """
 
@@ -28,7 +28,6 @@ __all__ = [
     "judged_residuals",
     "standardised_squares",
     "variance_sample",
-    "variance_scale",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -58,8 +57,6 @@ class LearningEngine(Protocol):
     def result_groups(self) -> IntArray | None: ...
     @property
     def factors(self) -> tuple[tuple[str, IntArray], ...]: ...
-    @property
-    def learn_variance(self) -> bool: ...
     @property
     def model(self) -> RelevanceModel: ...
 
@@ -124,24 +121,3 @@ def standardised_squares(
     offset = np.add.reduceat(effect.bias[systems], first) / count
     z2 = (residual[first] - offset) ** 2 / np.maximum(variance[first], 1e-9)
     return pairs[first], np.asarray(z2, dtype=np.float64)
-
-
-def variance_scale(
-    residual: FloatArray,
-    variance: FloatArray,
-    systems: IntArray,
-    pairs: IntArray,
-    effect: SystemEffect,
-    *,
-    prior: float = VARIANCE_PRIOR,
-) -> float:
-    """Common factor on the estimation variances: the shrunk mean squared standardised
-    residual of the judged pairs once their systems' offsets are taken out
-    (:func:`standardised_squares`; the entries sorted by pair).
-
-    ``prior`` pseudo-observations of a calibrated model (z^2 = 1) keep a few early surprises
-    from exploding the factor, and the factor is never below 1: judgments may widen the
-    distributions, not narrow them.
-    """
-    z2 = standardised_squares(residual, variance, systems, pairs, effect)[1]
-    return float(max(1.0, (prior + z2.sum()) / (prior + z2.size)))

@@ -2,9 +2,10 @@
 of each estimate, one variance factor learnt per stratum.
 
 The strata are the quantiles of the estimates' own (judgment-free) variances
-(:func:`variance_strata`), fixed when the engine is built; each stratum's factor is learnt as
-κ is, from the judged audit pairs in it (:func:`stratum_factors`), and held on a 5 % grid
-(:func:`on_factor_grid`) so that what an engine holds depends on its judgments alone.
+(:func:`variance_strata`), fixed when the engine is built; each stratum's factor is the shrunk
+mean squared standardised residual of the judged audit pairs in it (:func:`stratum_factors`),
+held on a 5 % grid (:func:`on_factor_grid`) so that what an engine holds depends on its
+judgments alone.
 """
 
 from __future__ import annotations
@@ -48,11 +49,16 @@ def on_factor_grid(factor: FloatArray) -> FloatArray:
 
 def stratum_factors(engine: LearningEngine, judged: JudgedResiduals) -> FloatArray:
     """Every pool pair's variance factor: one per stratum of the engine's
-    :attr:`~mtcjudge.mtc.engine.MTCEngine.variance_stratum`, learnt as κ is
-    (:func:`mtcjudge.mtc.residuals.variance_scale`) from the judged audit pairs of the
-    stratum (every judged pair under the random policy) once the system offsets are taken
-    out, and rounded to a 5 % grid (:func:`on_factor_grid`), so that an engine that saw the
-    judgments one by one and one built from them at once hold the same."""
+    :attr:`~mtcjudge.mtc.engine.MTCEngine.variance_stratum`, learnt from the judged audit
+    pairs of the stratum (every judged pair under the random policy) once the system offsets
+    are taken out, and rounded to a 5 % grid (:func:`on_factor_grid`), so that an engine that
+    saw the judgments one by one and one built from them at once hold the same.
+
+    The factor is ``max(1, (P + sum z²) / (P + n))`` over the stratum's ``n`` pairs' squared
+    standardised residuals ``z²`` (:func:`~mtcjudge.mtc.residuals.standardised_squares`):
+    ``P`` (:data:`~mtcjudge.mtc.residuals.VARIANCE_PRIOR`) pseudo-observations of a calibrated
+    model (z² = 1) keep a few early surprises from exploding it, and it is never below 1:
+    judgments may widen the distributions, not narrow them."""
     assert engine.variance_stratum is not None
     c = engine.collection
     stratum = engine.variance_stratum
