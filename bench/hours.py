@@ -53,7 +53,7 @@ if __package__ in (None, ""):  # run as ``python bench/hours.py``: bench.* from 
 
 from bench._common import TARGETS, in_processes, non_negative_int, positive_int, run_benchmark
 from bench.assessors import QUALITY_RATE, Assessor, load_case
-from bench.experiments.synthetic_zoo import ZooSettings, smoke_sized, suite_settings
+from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.mtc.disagreement import disagreement
 from mtcjudge.mtc.engine import EngineConfig
@@ -310,7 +310,7 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
 
 # ---------------------------------------------------------------------------- command line
 def tasks_for(args: argparse.Namespace) -> list[Task]:
-    settings = suite_settings(args.collections, args.seed)
+    settings = suite_settings(args.collections, args.seed, args.ranges)
     if args.quick:
         settings = [smoke_sized(s, 8, 30) for s in settings]
     args.suite = settings
@@ -371,6 +371,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seeds", type=positive_int, default=3, help="runs per collection (3)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the suite and volunteers (0)")
+    parser.add_argument(
+        "--ranges",
+        choices=list(RANGE_SETS),
+        default="issue11",
+        help="the ranges the suite is drawn from (as bench calibration): issue11 (the default), "
+        "issue23 (the third suite: closer systems, weaker metadata, heavier tails) or packed",
+    )
     parser.add_argument(
         "--mirex", type=Path, metavar="DIR", help="MIREX 2011 AMS directory (runs.tsv, ...)"
     )
@@ -433,6 +440,7 @@ def run_from_args(args: argparse.Namespace, out: TextIO) -> int:
                 "collections": args.collections,
                 "seeds": args.seeds,
                 "seed": args.seed,
+                "ranges": args.ranges,
                 "quick": args.quick,
                 "targets": args.targets,
                 "selections": args.selections,

@@ -71,12 +71,13 @@ def test_a_tiny_run_of_each_selection(tmp_path) -> None:
     code = main(
         [
             "bench", "hours", "--quick", "--collections", "1", "--seeds", "1",
-            "--targets", "0.9", "--workers", "1", "--json", str(out),
+            "--targets", "0.9", "--workers", "1", "--json", str(out), "--ranges", "issue23",
         ]
     )  # fmt: skip
     assert code == 0
     payload = json.loads(out.read_text())
     assert payload["settings"]["noise"] == "measured"
+    assert payload["settings"]["ranges"] == "issue23"
     assert payload["settings"]["volunteer_assumptions"]["decision_seconds"] == 10.0
     selections = payload["summary"]["0.90"]["selections"]
     assert set(selections) == {"greedy", "locality", "cost"}
@@ -98,4 +99,7 @@ def test_bad_options_exit_2(tmp_path, capsys) -> None:
     assert exc.value.code == 2
     with pytest.raises(SystemExit) as exc:
         main(["bench", "hours", "--selections", "fastest"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "hours", "--ranges", "issue99"])
     assert exc.value.code == 2
