@@ -169,3 +169,19 @@ def test_the_planner_writes_the_judgments_still_needed_when_a_projection_lands(
     high = projection.for_target(0.99).judgments_high
     assert high is not None
     assert state.horizon == max(high - (cached.state.engine.n_judged - projection.judged), 1)
+
+
+def test_a_campaign_past_its_target_has_no_horizon(db_session, session_factory) -> None:
+    """Once the target is reached (a campaign that keeps collecting), nothing limits the
+    volunteers' staying on their query: ``horizon`` is None, not the greedy 1."""
+    from mtcjudge.planner.projector import Projector
+
+    fx = build_campaign(db_session, n_systems=3, n_queries=3, k=2, target=0.5, estimator="uniform")
+    planner = Planner(session_factory, projector=Projector(inline=True, runs=2, max_seconds=None))
+    planner.run_once()
+    planner.run_once()
+    projection = planner._plans[fx.campaign.id].projection
+    assert projection is not None
+    assert projection.for_target(0.5).reached
+    db_session.expire_all()
+    assert db_session.get(PlannerState, fx.campaign.id).horizon is None

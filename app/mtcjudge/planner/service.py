@@ -169,15 +169,18 @@ def _figures(plan: _CampaignPlan, campaign: Campaign, now: datetime) -> dict[str
 
 def _horizon(plan: _CampaignPlan, campaign: Campaign) -> int | None:
     """The judgments the campaign still needs to its target (mtc.cost_aware.horizon), from
-    the last projection made on this engine's collection (None without one)."""
+    the last projection made on this engine's collection (None without one, and once the
+    target is reached: a campaign that keeps collecting has no stop to be near)."""
     projection = plan.projection
     if projection is None:
         return None
     try:
-        high = projection.for_target(campaign.target).judgments_high
+        target = projection.for_target(campaign.target)
     except ValueError:  # projected before the target changed: wait for the next
         return None
-    return horizon(high, plan.state.engine.n_judged - projection.judged)
+    if target.reached:  # a campaign that keeps collecting past its target: no horizon
+        return None
+    return horizon(target.judgments_high, plan.state.engine.n_judged - projection.judged)
 
 
 def _plan_rows(
