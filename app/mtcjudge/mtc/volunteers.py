@@ -278,10 +278,14 @@ class _Chooser:
     def reproject(self, done: int) -> None:
         """Project the judgments to the target again (as the planner does while judgments
         come): after :data:`PROJECT_EVERY` judgments, or a tenth of the horizon when that is
-        more (a run of thousands of judgments projects a few dozen times)."""
+        more (a run of thousands of judgments projects a few dozen times); without a horizon,
+        a tenth of the judgments made."""
         if self.projected_at >= 0:
+            # a tenth of the judgments still needed, or of those made when the target looked
+            # out of the pool's reach
             within = horizon(self.high, done - self.projected_at)
-            if done - self.projected_at < max(PROJECT_EVERY, 0.1 * (within or 1e9)):
+            scale = done if within is None else within
+            if done - self.projected_at < max(PROJECT_EVERY, 0.1 * scale):
                 return
         self.projected_at = done
         target = self.engine.config.target
