@@ -213,7 +213,10 @@ def test_the_page_s_offsets_file_is_previewed_then_used(
     assert answer.status_code == 200, answer.text
     preview = answer.json()
     assert preview["ok"] is True
-    assert preview["cut"] == "3 s excerpts from the offsets' starts (else 30% of the way in)"
+    assert preview["clip_cut"] == "offsets"
+    assert preview["cut"] == (
+        "3 s excerpts from each file's start in the offsets (else 30% of the way in)"
+    )
     assert preview["clip_offsets"] == 2
     assert preview["audio"]["found"] == len(DOCS)
     # the hours are of 3 s clips, wherever each starts

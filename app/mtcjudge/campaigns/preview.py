@@ -235,9 +235,9 @@ class ProjectionSummary:
 class Preview:
     """What the campaign would hold. ``problems`` empty: it can be created as it is.
     ``warnings`` do not stop it (the run lists whose scores contradict their ranks);
-    ``order_by`` is how the lists of TREC runs are ordered; ``cut`` how the clips would be
-    cut, in words, and ``clip_offsets`` how many documents have a start of their own (None:
-    no offsets)."""
+    ``order_by`` is how the lists of TREC runs are ordered; ``clip_cut`` how the clips would
+    be cut (whole, excerpt or offsets), ``cut`` the same in words, and ``clip_offsets`` how
+    many documents have a start of their own (None: no offsets)."""
 
     problems: list[Problem]
     systems: list[str] = field(default_factory=list)
@@ -258,6 +258,7 @@ class Preview:
     notes: list[str] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     order_by: str = "rank"
+    clip_cut: str = ""
     cut: str = ""
     clip_offsets: int | None = None
 
@@ -413,7 +414,13 @@ def build_preview(
     cut, n_offsets = spec.cut.text(), None if offsets is None else len(offsets)
     runs = parsed.runs
     if runs is None:
-        return Preview(problems=problems, order_by=parsed.order_by, cut=cut, clip_offsets=n_offsets)
+        return Preview(
+            problems=problems,
+            order_by=parsed.order_by,
+            clip_cut=spec.clip_cut,
+            cut=cut,
+            clip_offsets=n_offsets,
+        )
     warnings = score_order_problems(runs)
     on_scale = parsed.judgments_broad if spec.scale == "broad" else parsed.judgments_fine
     try:
@@ -426,6 +433,7 @@ def build_preview(
             n_queries=len(runs.queries),
             warnings=warnings,
             order_by=runs.order_by,
+            clip_cut=spec.clip_cut,
             cut=cut,
             clip_offsets=n_offsets,
         )
@@ -489,6 +497,7 @@ def build_preview(
         notes=notes,
         warnings=warnings,
         order_by=runs.order_by,
+        clip_cut=spec.clip_cut,
         cut=cut,
         clip_offsets=n_offsets,
     )

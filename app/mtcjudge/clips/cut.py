@@ -68,7 +68,7 @@ class Cut:
         seconds = f"{self.seconds:g} s"
         start = f"{self.start_fraction:.0%} of the way in"
         if self.mode == "offsets":
-            return f"{seconds} excerpts from the offsets' starts (else {start})"
+            return f"{seconds} excerpts from each file's start in the offsets (else {start})"
         return f"{seconds} excerpts from {start} (shorter files whole)"
 
     def window(self, source_seconds: float, offset: float | None = None) -> Window:
