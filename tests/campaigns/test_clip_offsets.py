@@ -160,6 +160,17 @@ def test_bad_offsets_are_400_naming_the_entry_and_nothing_is_saved(
     assert create(api, audio_dir, clip_offsets=OFFSETS).status_code == 201  # the slug is free
 
 
+def test_a_huge_entry_is_named_not_repeated_whole(api: TestClient, audio_dir: Path) -> None:
+    response = create(api, audio_dir, clip_offsets={"d0": "s" * 100_000})
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    assert detail.startswith("clip_offsets: doc 'd0': start_seconds: must be a number of seconds")
+    assert detail.endswith("found 'sssss" + "s" * 53 + "…")
+    response = create(api, audio_dir, clip_offsets={"x" * 100_000: 1})
+    assert response.status_code == 400
+    assert len(response.json()["detail"]) < 200
+
+
 @pytest.mark.parametrize("offsets", [["q", 1.5], 3, [{"doc": "q", "start_seconds": 1}]])
 def test_offsets_of_another_shape_are_a_malformed_request(
     api: TestClient, audio_dir: Path, offsets: Any

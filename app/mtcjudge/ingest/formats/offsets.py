@@ -22,9 +22,20 @@ __all__ = ["ClipOffsets", "read_clip_offsets"]
 
 _TSV_OFFSETS = LineFormat("tsv", "TSV clip offsets", "\t", ("doc", "start_seconds"), "doc")
 _START_FIELD = "start_seconds"
+#: characters of a value or a document id a message repeats
+_SHOWN = 60
 
 
-@dataclass(frozen=True)
+def _shown(value: object) -> str:
+    """``repr(value)``, cut short: a message never repeats a whole huge value."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer of more digits than Python converts
+        text = "a number too large"
+    return text if len(text) <= _SHOWN else f"{text[: _SHOWN - 1]}…"
+
+
+@dataclass(frozen=True, eq=False)  # equal to any mapping of the same starts
 class ClipOffsets(Mapping[str, float]):
     """The start in seconds of each named document's excerpt (a mapping doc -> start), and
     where each was given: ``path``, the file or the request's field, and ``lines``, each
@@ -61,14 +72,15 @@ class ClipOffsets(Mapping[str, float]):
                 except OverflowError:  # an integer beyond every float
                     start = math.inf
             if not math.isfinite(start) or start < 0:
-                message = f"doc {doc!r}: {_START_FIELD}: must be a number of seconds from 0, "
-                raise InputError(path, None, message + f"found {value!r}", field=_START_FIELD)
+                message = f"doc {_shown(doc)}: {_START_FIELD}: must be a number of seconds "
+                message += f"from 0, found {_shown(value)}"
+                raise InputError(path, None, message, field=_START_FIELD)
             starts[doc] = start
         return cls(starts, path)
 
     def _error(self, doc: str, message: str, field: str) -> InputError:
         """A problem of ``doc``'s entry, at its line when it has one."""
-        return InputError(self.path, self.lines.get(doc), f"doc {doc!r}{message}", field)
+        return InputError(self.path, self.lines.get(doc), f"doc {_shown(doc)}{message}", field)
 
     def check_documents(self, documents: Collection[str]) -> None:
         """Every entry names one of ``documents`` (those whose clips the campaign cuts): a
