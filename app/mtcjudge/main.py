@@ -19,6 +19,7 @@ from sqlalchemy import Engine
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from mtcjudge._resources import resource_dir
 from mtcjudge.campaigns.manage import router as campaign_manage_router
@@ -233,6 +234,14 @@ def _register_error_handlers(app: FastAPI) -> None:
             notice = "Sign in to see this page."
             return login_page(request, target, status=401, notice=notice)
         return _error_response(request, exc.status, exc.code, exc.message)
+
+    @app.exception_handler(ClientDisconnect)
+    async def body_cut_short(request: Request, _exc: ClientDisconnect) -> Response:
+        # the client closed the connection before its whole body came (a closed page, a cut
+        # network): nothing of the body was kept, and no one reads this answer; a 400, not
+        # an error of the server's
+        message = "the request's body ended before its declared length: nothing of it is kept"
+        return _error_response(request, 400, "bad_request", message)
 
     @app.exception_handler(RequestValidationError)
     async def malformed(request: Request, exc: RequestValidationError) -> Response:

@@ -1,6 +1,7 @@
 // The new-campaign page's preview (templates/campaign_new.html): draws the answer of
-// POST /api/campaigns/preview (the problems in the files, the collection's figures, the
-// projected cost in judgments and volunteers' hours, the clips, the overlap of the systems).
+// POST /api/campaigns/preview (the problems in the files, the collection's figures, how the
+// clips are cut, the projected cost in judgments and volunteers' hours, the clips, the overlap
+// of the systems).
 // Imported by manage.js.
 
 import { formatHours, formatHoursSpan } from "./hours.js";
@@ -149,6 +150,14 @@ function renderFigures(p) {
       formatInt(p.judgments_in_pool),
       `in the pool on the campaign's scale, of ${plural(p.judgments_given, "judged pair")} given`,
     );
+  }
+  if (p.cut) {
+    // how the clips would be cut, and how many documents the offsets name
+    const named =
+      p.clip_offsets === null || p.clip_offsets === undefined
+        ? ""
+        : `; ${plural(p.clip_offsets, "document")} named in the offsets file`;
+    figure(figures, "Clips cut", p.clip_cut === "whole" ? "Whole files" : "Excerpts", `${p.cut}${named}`);
   }
   if (p.audio) {
     const { found, needed, missing, unreadable, unplayable_pairs } = p.audio;

@@ -3,11 +3,13 @@
 // New campaign: the chosen files are read here and sent, with the settings, to the organizer
 // API: POST /api/campaigns/preview (nothing is saved; campaign_preview.js draws the answer)
 // and, once the preview is clean, POST /api/campaigns/import; then the browser goes to the
-// campaign's management page. Management page: copy buttons for the links shown once.
+// campaign's management page. The choices of how clips are cut say the excerpt length typed
+// (clip_cut.js), and the offsets file is asked for when clips start where it says. Management page: copy buttons for the links shown once.
 // Every change carries the session's CSRF token (X-CSRF-Token, see lib.js).
 
 import { setupAudioUpload } from "./audio_upload.js";
 import { renderPreview } from "./campaign_preview.js";
+import { cutLabels } from "./clip_cut.js";
 import { $, $$, byId, el, errorDetail, readFile, request } from "./lib.js";
 
 // ------------------------------------------------------------------ copy buttons
@@ -147,7 +149,7 @@ async function payload() {
   data.auto_pause = field("auto_pause").checked;
   data.status = field("open").checked ? "open" : "draft";
   if (confirmUnplayable) data.confirm_unplayable = true;
-  data.clip_cut = $("input[name=clip_cut]:checked", form)?.value || "excerpt";
+  data.clip_cut = clipCut();
   if (audioUpload?.source() === "upload") {
     if (audioUpload.token()) data.audio_upload = audioUpload.token();
   } else {
@@ -156,7 +158,9 @@ async function payload() {
   }
 
   const runs = [...field("runs").files];
-  const others = FILES.map((name) => [name, field(name).files[0]]).filter(([, file]) => file);
+  // the offsets file goes with its choice only (the server refuses it with another)
+  const names = data.clip_cut === "offsets" ? [...FILES, "clip_offsets"] : FILES;
+  const others = names.map((name) => [name, field(name).files[0]]).filter(([, file]) => file);
   const size = [...runs, ...others.map(([, file]) => file)].reduce((sum, file) => sum + file.size, 0);
   const maxBytes = Number(form.dataset.maxBytes) || Number.POSITIVE_INFINITY;
   if (size > maxBytes) {
@@ -203,8 +207,8 @@ function failed({ status, json }) {
     $("[aria-invalid=true]", form)?.focus();
   } else {
     const message = detail || `The server answered ${status}.`;
-    // "target must be ...", "slug 'x' is already taken": also under the field
-    const named = /^([a-z_]+) /.exec(message);
+    // "target must be ...", "slug 'x' is already taken", "clip_offsets: ...": also under the field
+    const named = /^([a-z_]+):? /.exec(message);
     showFormError(message, named && fieldError(named[1], message) ? named[1] : null);
   }
 }
@@ -226,6 +230,28 @@ function unchecked(message) {
   checked = false;
   byId("create-button").disabled = true;
   byId("create-status").textContent = message;
+}
+
+// ------------------------------------------------------------------ new campaign: the cut
+
+const clipCut = () => $("input[name=clip_cut]:checked", form)?.value || "excerpt";
+
+// the choices say the excerpt length and start typed; the offsets file shows with its choice
+function showCut() {
+  const seconds = field("excerpt_seconds");
+  const labels = cutLabels(seconds.value, field("excerpt_start_fraction").value, {
+    min: Number(seconds.min),
+    max: Number(seconds.max),
+  });
+  byId("clip_cut-excerpt-words").textContent = labels.excerpt;
+  byId("clip_cut-offsets-words").textContent = labels.offsets;
+  byId("clip-offsets-part").hidden = clipCut() !== "offsets";
+}
+
+function setupCut() {
+  for (const name of ["excerpt_seconds", "excerpt_start_fraction"]) field(name).addEventListener("input", showCut);
+  for (const radio of $$("input[name=clip_cut]", form)) radio.addEventListener("change", showCut);
+  showCut();
 }
 
 // ------------------------------------------------------------------ new campaign: check, create
@@ -322,6 +348,7 @@ function setupNewCampaign() {
     check();
   });
   byId("create-button").addEventListener("click", create);
+  setupCut();
   audioUpload = setupAudioUpload({
     csrf: form.dataset.csrf,
     changed: () => unchecked("The audio has changed: check the files again before creating."),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -22,11 +22,11 @@ from mtcjudge import audit
 from mtcjudge.campaigns import repository
 from mtcjudge.campaigns.audio_upload import scan_upload
 from mtcjudge.campaigns.changes import AddRunsReport, ImportReport
-from mtcjudge.campaigns.spec import SLUG_MAX, CampaignSpec
+from mtcjudge.campaigns.spec import SLUG_MAX, CampaignSpec, offsets_problem
 from mtcjudge.clips.audio import AudioFile, AudioScan, scan_audio
 from mtcjudge.clips.cut import Cut
 from mtcjudge.errors import InvalidInput, UnplayableNotConfirmed
-from mtcjudge.ingest.formats import Judgments, Metadata, Runs
+from mtcjudge.ingest.formats import ClipOffsets, Judgments, Metadata, Runs
 from mtcjudge.ingest.loader import load_collection
 from mtcjudge.models import Campaign, Document, Judgment, PlannerState, Query, Result, System
 from mtcjudge.mtc.factory import CAMPAIGN_ESTIMATORS
@@ -65,7 +65,7 @@ def create_campaign(
     teams: dict[str, str] | None = None,
     *,
     confirm_unplayable: bool = False,
-    clip_offsets: dict[str, float] | None = None,
+    clip_offsets: ClipOffsets | None = None,
     audio_upload: str | None = None,
 ) -> tuple[Campaign, ImportReport]:
     """Store a campaign and its collection; nothing is committed (the caller's transaction).
@@ -76,7 +76,8 @@ def create_campaign(
 
     The clips come from ``audio_dir``, a folder on the server, or ``audio_upload``, the token
     of a complete upload from the browser (:mod:`mtcjudge.campaigns.audio_upload`), whose
-    documents store their clip as audio in the database.
+    documents store their clip as audio in the database. ``clip_offsets`` are where each
+    document's excerpt starts, given with the cut ``offsets`` (and with no other cut).
 
     Documents are every document of the runs, of the metadata and every query (query ids are
     clip ids). Results keep the full lists as given, ranked 1..n: the engine applies the MIREX
@@ -91,7 +92,11 @@ def create_campaign(
         campaign keeps any of :data:`~mtcjudge.mtc.factory.ESTIMATOR_CHOICES`), an explicit
         slug already taken, ``teams`` naming a system absent from the runs, an id longer than
         the database allows, an audio directory that does not exist, an upload that is not
-        complete, or both a directory and an upload.
+        complete, both a directory and an upload, or the cut ``offsets`` without offsets
+        (offsets with another cut).
+    InputError
+        An entry of ``clip_offsets`` naming a document that is not a document or query of
+        the runs, or starting at or past its file's end (by its file or field and line).
     UnplayableNotConfirmed
         Created open with pairs that cannot be played, without ``confirm_unplayable``
         (the caller's transaction is then to be rolled back).
@@ -106,7 +111,12 @@ def create_campaign(
         metadata.genre.values() if metadata else (),
     )
     clip_docs = sorted(run_docs | set(runs.queries))
+    _check_offsets(spec, clip_offsets, clip_docs)
     scan = _new_clips(session, spec, runs, clip_docs, audio_dir, audio_upload, clip_offsets)
+    if clip_offsets is not None:
+        clip_offsets.check_ends(
+            {d: a.analysis.source_seconds for d, a in scan.found.items() if a.analysis}
+        )
     n_pool_pairs = load_collection(runs, spec.k, metadata).collection.n_pairs
     campaign = _store_campaign(session, spec)
     stored = _store_collection(session, campaign.id, runs, metadata, scan, teams, doc_names)
@@ -136,6 +146,15 @@ def create_campaign(
     return campaign, report
 
 
+def _check_offsets(spec: CampaignSpec, offsets: ClipOffsets | None, documents: list[str]) -> None:
+    """The offsets go with the cut, and name the documents whose clips are cut."""
+    problem = offsets_problem(spec.clip_cut, None if offsets is None else len(offsets))
+    if problem is not None:
+        raise InvalidInput(f"clip_offsets: {problem}")
+    if offsets is not None:
+        offsets.check_documents(set(documents))
+
+
 def _new_clips(
     session: Session,
     spec: CampaignSpec,
@@ -143,7 +162,7 @@ def _new_clips(
     names: list[str],
     audio_dir: Path | None,
     audio_upload: str | None,
-    offsets: dict[str, float] | None,
+    offsets: ClipOffsets | None,
 ) -> AudioScan:
     """A new campaign's clips, from a folder on the server or an upload from the browser."""
     if audio_upload is None:
@@ -380,7 +399,7 @@ def scan_clips(
     names: list[str],
     cut: Cut,
     queries: set[str],
-    offsets: dict[str, float] | None = None,
+    offsets: Mapping[str, float] | None = None,
 ) -> AudioScan:
     """The clips of ``names`` found in ``audio_dir`` (none without one), analysed for a
     campaign that cuts them by ``cut``.

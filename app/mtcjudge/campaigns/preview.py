@@ -1,13 +1,14 @@
 """What a new campaign would be, before anything is saved: the validation preview.
 
-The organizer's upload (run files, metadata, judgments, the name of an audio folder on the
-server) is read with the same readers as the command line and the API, then summarised:
-systems, queries, pool size at ``k``, how much the systems overlap, clips found and
-missing, every problem by file and line, and the judgments a campaign would need to reach
-its target, from a short simulated campaign (:func:`mtcjudge.mtc.projection.project`) on the
-engine the campaign would run, with the volunteers' hours they would take by the
-listening-time defaults (:mod:`mtcjudge.campaign_engine.listening`; nothing measured yet).
-Nothing here touches the database.
+The organizer's upload (run files, metadata, judgments, an offsets file, the name of an audio
+folder on the server) is read with the same readers as the command line and the API, then
+summarised: systems, queries, pool size at ``k``, how much the systems overlap, how the clips
+are cut, clips found and missing, every problem by file and line, and the judgments a campaign
+would need to reach its target, from a short simulated campaign
+(:func:`mtcjudge.mtc.projection.project`) on the engine the campaign would run, with the
+volunteers' hours they would take by the listening-time defaults
+(:mod:`mtcjudge.campaign_engine.listening`; nothing measured yet). Nothing here touches the
+database.
 """
 
 from __future__ import annotations
@@ -35,15 +36,17 @@ from mtcjudge.campaign_engine.listening import (
     listening_section,
 )
 from mtcjudge.campaign_engine.repository import PoolClips
-from mtcjudge.campaigns.spec import CampaignSpec
+from mtcjudge.campaigns.spec import CampaignSpec, offsets_problem
 from mtcjudge.clips.audio import scan_audio
 from mtcjudge.clips.cut import Cut
 from mtcjudge.ingest.formats import (
     SCORE_CONFLICTS_SHOWN,
+    ClipOffsets,
     InputError,
     Judgments,
     Metadata,
     Runs,
+    read_clip_offsets,
     read_judgments,
     read_metadata,
     read_runs,
@@ -106,13 +109,15 @@ class UploadedFile:
 class Upload:
     """The files of a new campaign. ``runs`` holds one file or several (one per system, as
     TREC runs often come); all must be in the same format. ``order_by``: how the lists of
-    TREC runs are ordered (``rank`` or ``score``, :func:`mtcjudge.ingest.formats.read_runs`)."""
+    TREC runs are ordered (``rank`` or ``score``, :func:`mtcjudge.ingest.formats.read_runs`).
+    ``clip_offsets``: where each document's excerpt starts (the cut ``offsets``)."""
 
     runs: Sequence[UploadedFile]
     metadata: UploadedFile | None = None
     judgments_fine: UploadedFile | None = None
     judgments_broad: UploadedFile | None = None
     order_by: str = "rank"
+    clip_offsets: UploadedFile | None = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,7 @@ class Problem:
     ``warnings``, that changes what its numbers mean), where it is.
 
     ``input`` names the form field (runs, metadata, judgments_fine, judgments_broad,
-    audio_dir or a setting), ``file`` the uploaded file, ``line`` its 1-based line."""
+    clip_offsets, audio_dir or a setting), ``file`` the uploaded file, ``line`` its 1-based line."""
 
     input: str
     message: str
@@ -138,7 +143,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class ParsedUpload:
-    """The upload read, or the problems found reading it."""
+    """The upload read, or the problems found reading it (``clip_offsets`` named by the
+    uploaded file's name)."""
 
     runs: Runs | None
     metadata: Metadata | None
@@ -146,6 +152,7 @@ class ParsedUpload:
     judgments_broad: Judgments | None
     problems: list[Problem]
     order_by: str = "rank"
+    clip_offsets: ClipOffsets | None = None
 
 
 @dataclass(frozen=True)
@@ -228,7 +235,9 @@ class ProjectionSummary:
 class Preview:
     """What the campaign would hold. ``problems`` empty: it can be created as it is.
     ``warnings`` do not stop it (the run lists whose scores contradict their ranks);
-    ``order_by`` is how the lists of TREC runs are ordered."""
+    ``order_by`` is how the lists of TREC runs are ordered; ``clip_cut`` how the clips would
+    be cut (whole, excerpt or offsets), ``cut`` the same in words, and ``clip_offsets`` how
+    many documents have a start of their own (None: no offsets)."""
 
     problems: list[Problem]
     systems: list[str] = field(default_factory=list)
@@ -249,6 +258,9 @@ class Preview:
     notes: list[str] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     order_by: str = "rank"
+    clip_cut: str = ""
+    cut: str = ""
+    clip_offsets: int | None = None
 
 
 #: how the API (and the forms, which send it) ask for trec_eval's order
@@ -332,7 +344,15 @@ def read_upload(upload: Upload) -> ParsedUpload:
         metadata = one("metadata", upload.metadata, read_metadata)
         fine = one("judgments_fine", upload.judgments_fine, lambda p: read_judgments(p, "fine"))
         broad = one("judgments_broad", upload.judgments_broad, lambda p: read_judgments(p, "broad"))
-    return ParsedUpload(runs, metadata, fine, broad, problems, upload.order_by)
+        offsets = one("clip_offsets", upload.clip_offsets, read_clip_offsets)
+        if offsets is not None and upload.clip_offsets is not None:  # named as uploaded
+            offsets = replace(offsets, path=upload.clip_offsets.name or "clip_offsets")
+    return ParsedUpload(runs, metadata, fine, broad, problems, upload.order_by, offsets)
+
+
+def _offsets_problem(exc: InputError) -> Problem:
+    """An entry of the offsets file the runs or the files contradict, by file and line."""
+    return Problem("clip_offsets", exc.message, exc.path, exc.line, exc.field)
 
 
 def check_audio_dir(audio_dir: str | None) -> tuple[Path | None, Problem | None]:
@@ -380,12 +400,27 @@ def build_preview(
     """Summarise what the campaign of ``spec`` would hold, and project its cost (clips of
     ``audio_dir``, or ``uploaded``: an upload's names, each to its problem or None)."""
     problems = list(parsed.problems)
+    offsets = parsed.clip_offsets
+    # an offsets file that could not be read is a problem already: nothing more about it
+    offsets_read = not any(p.input == "clip_offsets" for p in problems)
+    if offsets_read and (
+        mismatch := offsets_problem(spec.clip_cut, None if offsets is None else len(offsets))
+    ):
+        problems.append(Problem("clip_offsets", mismatch, field="clip_offsets"))
+        offsets_read = False
     audio_path, audio_problem = check_audio_dir(None if uploaded is not None else audio_dir)
     if audio_problem is not None:
         problems.append(audio_problem)
+    cut, n_offsets = spec.cut.text(), None if offsets is None else len(offsets)
     runs = parsed.runs
     if runs is None:
-        return Preview(problems=problems, order_by=parsed.order_by)
+        return Preview(
+            problems=problems,
+            order_by=parsed.order_by,
+            clip_cut=spec.clip_cut,
+            cut=cut,
+            clip_offsets=n_offsets,
+        )
     warnings = score_order_problems(runs)
     on_scale = parsed.judgments_broad if spec.scale == "broad" else parsed.judgments_fine
     try:
@@ -398,6 +433,9 @@ def build_preview(
             n_queries=len(runs.queries),
             warnings=warnings,
             order_by=runs.order_by,
+            clip_cut=spec.clip_cut,
+            cut=cut,
+            clip_offsets=n_offsets,
         )
     collection = loaded.collection
     given = {
@@ -419,6 +457,12 @@ def build_preview(
     found = None
     if with_audio:
         found, durations = _audio_summary(audio_path, runs, loaded, uploaded)
+    if offsets is not None and offsets_read:
+        try:
+            offsets.check_documents(_clip_documents(runs))
+            offsets.check_ends(durations)  # the files whose headers were read
+        except InputError as exc:
+            problems.append(_offsets_problem(exc))
     audio = None
     if isinstance(found, Problem):
         problems.append(found)
@@ -431,7 +475,7 @@ def build_preview(
 
     projection, projection_note = _projection(spec, loaded, projection_seconds)
     if projection is not None:
-        projection = _with_hours(projection, spec, loaded, durations)
+        projection = _with_hours(projection, spec, loaded, durations, offsets)
     by_systems = np.bincount(collection.n_retrieving, minlength=collection.n_systems + 1)
     return Preview(
         problems=problems,
@@ -453,7 +497,16 @@ def build_preview(
         notes=notes,
         warnings=warnings,
         order_by=runs.order_by,
+        clip_cut=spec.clip_cut,
+        cut=cut,
+        clip_offsets=n_offsets,
     )
+
+
+def _clip_documents(runs: Runs) -> set[str]:
+    """The documents and queries whose clips a campaign of ``runs`` cuts."""
+    retrieved = {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
+    return retrieved | set(runs.queries)
 
 
 def _audio_summary(
@@ -468,10 +521,7 @@ def _audio_summary(
     upload, whose files are read when the campaign is created)."""
     if uploaded is not None or audio_path is None:
         return _uploaded_summary(uploaded or {}, runs, loaded), {}
-    needed = sorted(
-        {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
-        | set(runs.queries)
-    )
+    needed = sorted(_clip_documents(runs))
     try:
         scan = scan_audio(audio_path, needed)
     except (ValueError, OSError) as exc:
@@ -508,10 +558,7 @@ def _uploaded_summary(
     uploaded: Mapping[str, str | None], runs: Runs, loaded: LoadedCollection
 ) -> AudioSummary:
     """The clips of the runs' documents and queries in an upload (by their names in NFC)."""
-    needed = sorted(
-        {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
-        | set(runs.queries)
-    )
+    needed = sorted(_clip_documents(runs))
     found: set[str] = set()
     missing: list[str] = []
     unreadable: list[tuple[str, str]] = []
@@ -610,22 +657,29 @@ def _projection(
     return summary, ""
 
 
-def _clip_seconds(source_seconds: float, cut: Cut) -> float | None:
-    """The clip the campaign would cut from a file of ``source_seconds``; None when it
-    cannot (a whole file longer than the campaign allows)."""
+def _clip_seconds(source_seconds: float, cut: Cut, offset: float | None) -> float | None:
+    """The clip the campaign would cut from a file of ``source_seconds`` (from ``offset``
+    with the cut ``offsets``); None when it cannot (a whole file longer than the campaign
+    allows)."""
     try:
-        return cut.window(source_seconds).seconds
+        return cut.window(source_seconds, offset).seconds
     except ValueError:
         return None
 
 
-def _pool_clips(loaded: LoadedCollection, durations: Mapping[str, float], cut: Cut) -> PoolClips:
+def _pool_clips(
+    loaded: LoadedCollection,
+    durations: Mapping[str, float],
+    cut: Cut,
+    offsets: Mapping[str, float] | None = None,
+) -> PoolClips:
     """Counts and durations of the pool's clips, as the campaign would cut them."""
     c = loaded.collection
+    starts = offsets or {}
     clip = {
         doc: seconds
         for doc, source in durations.items()
-        if source > 0 and (seconds := _clip_seconds(source, cut)) is not None
+        if source > 0 and (seconds := _clip_seconds(source, cut, starts.get(doc))) is not None
     }
     queries = [loaded.queries[q] for q in np.unique(c.pair_query).tolist()]
     candidates = [loaded.docs[d] for d in c.pair_doc.tolist()]
@@ -646,10 +700,11 @@ def _with_hours(
     spec: CampaignSpec,
     loaded: LoadedCollection,
     durations: Mapping[str, float],
+    offsets: Mapping[str, float] | None = None,
 ) -> ProjectionSummary:
     """The projection with the volunteers' hours of each target, by the listening-time
     defaults (nothing measured yet) and the clips' durations when the audio was read."""
-    clips = _pool_clips(loaded, durations, spec.cut)
+    clips = _pool_clips(loaded, durations, spec.cut, offsets)
     whole = spec.clip_cut == "whole"
     clip = Defaults().clip_seconds if whole else spec.excerpt_seconds
     if clips.queries_timed or clips.pairs_timed:

@@ -24,6 +24,7 @@ from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns.changes import record_campaign_created
 from mtcjudge.campaigns.limits import FLOAT_SETTING_HELP, FLOAT_SETTINGS, INT_SETTINGS
 from mtcjudge.campaigns.schemas import (
+    CLIP_OFFSETS_HELP,
     ORDER_BY_HELP,
     AssessorCreate,
     AssessorInvited,
@@ -43,10 +44,12 @@ from mtcjudge.clips.cut import MAX_EXCERPT_SECONDS, MIN_EXCERPT_SECONDS
 from mtcjudge.deps import CurrentOrganizer, SessionDep, SettingsDep
 from mtcjudge.errors import InvalidInput, NotFound
 from mtcjudge.ingest.formats import (
+    ClipOffsets,
     InputError,
     Judgments,
     Metadata,
     Runs,
+    read_clip_offsets,
     read_judgments,
     read_metadata,
     read_runs,
@@ -85,12 +88,16 @@ def create_campaign(
     without readable audio; every pair without audio): they are never handed out. Created
     open with such pairs needs ``confirm_unplayable`` (else 409 ``unplayable_pairs``).
     ``warnings`` name the run lists whose scores contradict their ranks (``order_by``
-    decides which order counts)."""
+    decides which order counts). With ``clip_cut`` ``offsets``, ``clip_offsets`` gives each
+    document's start (an object of seconds by document, or the text of an offsets file); an
+    entry naming no document or query of the runs, or starting at or past its file's end,
+    is a 400 naming it."""
     try:
         spec = body.spec()
     except ValueError as exc:
         raise InvalidInput(str(exc)) from exc
     runs, metadata, fine, broad = _read_texts(body)
+    offsets = _offsets(body.clip_offsets)
     warnings = previews.score_order_problems(runs)
     audio_dir = Path(body.audio_dir) if body.audio_dir else None
     try:
@@ -104,8 +111,11 @@ def create_campaign(
             audio_dir,
             body.teams,
             confirm_unplayable=body.confirm_unplayable,
+            clip_offsets=offsets,
             audio_upload=body.audio_upload,
         )
+    except InputError as exc:  # an offsets entry the runs or the files contradict
+        raise _named(exc, _OFFSETS) from exc
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc
     record_campaign_created(session, campaign, organizer.actor, report, runs)
@@ -163,6 +173,37 @@ def invite_assessor(
     )
 
 
+_OFFSETS = "clip_offsets"
+
+
+def _named(exc: InputError, field: str, path: str | None = None) -> InvalidInput:
+    """A problem of the request's ``field`` (the temporary file ``path`` it was read from
+    means nothing to the client: the field is named instead), with its line."""
+    message = exc.message if path is None else exc.message.replace(path, field)
+    where = field if exc.line is None else f"{field}: line {exc.line}"
+    return InvalidInput(f"{where}: {message}")
+
+
+def _offsets(sent: dict[str, Any] | str | None) -> ClipOffsets | None:
+    """The clip offsets of ``POST /api/campaigns``: an object of starts by document, or the
+    text of an offsets file (read as the command line reads the file)."""
+    if sent is None:
+        return None
+    if not isinstance(sent, str):
+        try:
+            return ClipOffsets.of_object(sent, _OFFSETS)
+        except InputError as exc:
+            raise _named(exc, _OFFSETS) from exc
+    with tempfile.TemporaryDirectory(prefix="mtcjudge-import-") as directory:
+        path = os.path.join(directory, _OFFSETS)
+        with open(path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(sent)
+        try:
+            return replace(read_clip_offsets(path), path=_OFFSETS)
+        except InputError as exc:
+            raise _named(exc, _OFFSETS, path) from exc
+
+
 def _read_texts(
     body: CampaignCreate,
 ) -> tuple[Runs, Metadata | None, Judgments | None, Judgments | None]:
@@ -188,10 +229,7 @@ def _read_texts(
             try:
                 return reader(path)
             except InputError as exc:
-                # the temporary path means nothing to the client: name the field instead
-                message = exc.message.replace(path, field)
-                where = field if exc.line is None else f"{field}: line {exc.line}"
-                raise InvalidInput(f"{where}: {message}") from exc
+                raise _named(exc, field, path) from exc
 
         runs = read("runs", body.runs, lambda path: read_runs(path, order_by=body.order_by))
         # the lists' file is the field, as in every other message about it
@@ -232,8 +270,9 @@ def _decimal(name: str, default: float) -> Any:
 
 
 CLIP_CUT_HELP = (
-    "how clips are cut from the files: whole, or excerpt (excerpt_seconds from "
-    "excerpt_start_fraction of the way in; files no longer than that are played whole)"
+    "how clips are cut from the files: whole, excerpt (excerpt_seconds from "
+    "excerpt_start_fraction of the way in; files no longer than that are played whole), or "
+    "offsets (excerpt_seconds from each document's start in clip_offsets)"
 )
 
 
@@ -261,7 +300,9 @@ class CampaignUpload(BaseModel):
     listen_seconds: float = _decimal("listen_seconds", CampaignSpec.listen_seconds)
     quality_rate: float = _decimal("quality_rate", CampaignSpec.quality_rate)
     auto_pause: bool = False
-    clip_cut: Literal["whole", "excerpt"] = Field(default="excerpt", description=CLIP_CUT_HELP)
+    clip_cut: Literal["whole", "excerpt", "offsets"] = Field(
+        default="excerpt", description=CLIP_CUT_HELP
+    )
     excerpt_seconds: float = Field(
         default=CampaignSpec.excerpt_seconds,
         ge=MIN_EXCERPT_SECONDS,
@@ -284,6 +325,10 @@ class CampaignUpload(BaseModel):
     metadata: UploadedFileIn | None = None
     judgments_fine: UploadedFileIn | None = None
     judgments_broad: UploadedFileIn | None = None
+    clip_offsets: UploadedFileIn | None = Field(
+        default=None,
+        description=CLIP_OFFSETS_HELP + ". The offsets file: TSV doc<TAB>start_seconds",
+    )
     audio_dir: CleanText | None = Field(
         default=None, max_length=4096, description="folder of <doc_id>.<ext> clips on the server"
     )
@@ -314,6 +359,7 @@ class CampaignUpload(BaseModel):
             judgments_fine=file(self.judgments_fine),
             judgments_broad=file(self.judgments_broad),
             order_by=self.order_by,
+            clip_offsets=file(self.clip_offsets),
         )
 
 
@@ -428,8 +474,12 @@ def import_campaign(
             parsed.judgments_broad,
             audio_dir,
             confirm_unplayable=body.confirm_unplayable,
+            clip_offsets=parsed.clip_offsets,
             audio_upload=body.audio_upload,
         )
+    except InputError as exc:  # an offsets entry the runs or the files contradict
+        problem = previews.Problem(_OFFSETS, exc.message, exc.path, exc.line, exc.field)
+        raise InvalidInput(f"{_OFFSETS}: {problem}") from exc
     except ValueError as exc:  # the collection cannot be built (one system); nothing is kept
         raise InvalidInput(f"runs: {exc}") from exc
     record_campaign_created(session, campaign, organizer.actor, report, parsed.runs)

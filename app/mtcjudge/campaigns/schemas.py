@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     GetJsonSchemaHandler,
     SerializerFunctionWrapHandler,
+    WithJsonSchema,
     model_serializer,
 )
 from pydantic.dataclasses import dataclass
@@ -38,6 +39,7 @@ from mtcjudge.models import Campaign
 from mtcjudge.schemas import CleanText, UtcDateTime, domain_schema
 
 __all__ = [
+    "CLIP_OFFSETS_HELP",
     "ORDER_BY_HELP",
     "AssessorCreate",
     "AssessorInvited",
@@ -88,6 +90,26 @@ ORDER_BY_HELP = (
 )
 
 
+#: the ``clip_offsets`` field of the requests that create a campaign
+CLIP_OFFSETS_HELP = (
+    "with clip_cut offsets (and no other cut): where each document's excerpt starts, in "
+    'seconds from the start of its file (docs/audio.md, "Excerpts"); the documents it does '
+    "not name start as excerpts do. An entry naming no document or query of the runs, a start "
+    "that is not a number from 0, or one at or past the end of its file is a 400 naming it"
+)
+#: the starts by document: each is checked (a 400 naming the entry), not coerced
+_STARTS_BY_DOCUMENT = Annotated[
+    dict[str, Any],
+    WithJsonSchema(
+        {
+            "type": "object",
+            "additionalProperties": {"type": "number", "minimum": 0},
+            "description": "start in seconds by document id",
+        }
+    ),
+]
+
+
 @dataclass(frozen=True, kw_only=True, config=ConfigDict(extra="forbid"))
 class CampaignCreate(CampaignSpec):
     """The settings of :class:`CampaignSpec` and the files, as texts."""
@@ -120,6 +142,11 @@ class CampaignCreate(CampaignSpec):
     )
     teams: dict[str, str] | None = Field(default=None, description="system -> team")
     order_by: Literal["rank", "score"] = Field(default="rank", description=ORDER_BY_HELP)
+    clip_offsets: _STARTS_BY_DOCUMENT | str | None = Field(
+        default=None,
+        description=CLIP_OFFSETS_HELP + ". An object {doc: start_seconds}, or the text of an "
+        "offsets file (TSV doc<TAB>start_seconds, as the command line's --clip-offsets)",
+    )
 
     def __post_init__(self) -> None:
         """Nothing: :meth:`spec` checks the settings, a 400 rather than a malformed body's 422."""

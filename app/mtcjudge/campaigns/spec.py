@@ -16,7 +16,7 @@ from mtcjudge.mtc.scales import SCALES
 from mtcjudge.mtc.selection import POLICIES
 from mtcjudge.validation import NAME_MAX, check_text
 
-__all__ = ["SLUG_MAX", "SLUG_PATTERN", "STATUSES", "CampaignSpec"]
+__all__ = ["SLUG_MAX", "SLUG_PATTERN", "STATUSES", "CampaignSpec", "offsets_problem"]
 
 STATUSES = ("draft", "open", "closed")
 SLUG_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
@@ -110,6 +110,24 @@ class CampaignSpec:
     def cut(self) -> Cut:
         """How this campaign cuts its clips."""
         return Cut(self.clip_cut, self.excerpt_seconds, self.excerpt_start_fraction)
+
+
+def offsets_problem(clip_cut: str, n_offsets: int | None) -> str | None:
+    """What is wrong with the clip offsets given (``n_offsets`` entries, None: none given) to
+    a campaign cut by ``clip_cut``: offsets go with ``offsets`` and with no other cut, so that
+    neither is silently ignored (None when nothing is)."""
+    if clip_cut == "offsets" and not n_offsets:
+        return (
+            "clip_cut is offsets, but no start was given: give each document's start (the "
+            "page's offsets file, the API's clip_offsets, the command line's --clip-offsets "
+            "FILE: doc<TAB>start_seconds), or cut the clips another way"
+        )
+    if clip_cut != "offsets" and n_offsets is not None:
+        return (
+            f"the starts are used only when clips are cut by offsets, not with clip_cut "
+            f"{clip_cut}: choose offsets (clip_cut offsets), or leave the offsets out"
+        )
+    return None
 
 
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from mtcjudge.cli.common import cut_number
-from mtcjudge.clips.cut import CUT_MODES
+from mtcjudge.clips.cut import CUT_MODES, Cut
 from mtcjudge.models import Campaign
 
 __all__ = ["add_cut_options", "cut_text"]
@@ -47,10 +47,4 @@ def add_cut_options(create: argparse.ArgumentParser) -> None:
 
 def cut_text(campaign: Campaign) -> str:
     """How the campaign cuts its clips, in words (docs/audio.md, "Excerpts")."""
-    if campaign.clip_cut == "whole":
-        return "whole files"
-    seconds = f"{campaign.excerpt_seconds:g} s"
-    start = f"{campaign.excerpt_start_fraction:.0%} of the way in"
-    if campaign.clip_cut == "offsets":
-        return f"{seconds} excerpts from the offsets file's starts (else {start})"
-    return f"{seconds} excerpts from {start} (shorter files whole)"
+    return Cut(campaign.clip_cut, campaign.excerpt_seconds, campaign.excerpt_start_fraction).text()

@@ -60,6 +60,17 @@ class Cut:
                 f"from 0 to below 1, found {self.start_fraction:g}"
             )
 
+    def text(self) -> str:
+        """How clips are cut, in words ("30 s excerpts from 30% of the way in (shorter
+        files whole)"): the command line's report and the new-campaign preview say it."""
+        if self.mode == "whole":
+            return "whole files"
+        seconds = f"{self.seconds:g} s"
+        start = f"{self.start_fraction:.0%} of the way in"
+        if self.mode == "offsets":
+            return f"{seconds} excerpts from each file's start in the offsets (else {start})"
+        return f"{seconds} excerpts from {start} (shorter files whole)"
+
     def window(self, source_seconds: float, offset: float | None = None) -> Window:
         """The stretch of a file of ``source_seconds`` that is the clip.
 

@@ -12,7 +12,7 @@ raises its :class:`InputError`).
 from mtcjudge.ingest.formats.judgments import Judgments, check_judgments_cover_runs, read_judgments
 from mtcjudge.ingest.formats.lines import InputError, data_lines
 from mtcjudge.ingest.formats.metadata import Metadata, read_metadata
-from mtcjudge.ingest.formats.offsets import read_clip_offsets
+from mtcjudge.ingest.formats.offsets import ClipOffsets, read_clip_offsets
 from mtcjudge.ingest.formats.runs import (
     RUN_ORDERS,
     SCORE_CONFLICTS_SHOWN,
@@ -27,6 +27,7 @@ from mtcjudge.ingest.formats.runs import (
 __all__ = [
     "RUN_ORDERS",
     "SCORE_CONFLICTS_SHOWN",
+    "ClipOffsets",
     "InputError",
     "Judgments",
     "Metadata",
