@@ -63,3 +63,41 @@ def test_app_root_runs_that_checkout_s_own_package(tmp_path: Path) -> None:
         "app.cli",
         "/usr/bin/python3",
     )
+
+
+def test_realistic_assessors_listen_to_declared_clips_as_volunteers_do(tmp_path: Path) -> None:
+    """``--clip-seconds``: the campaign opens once its clips are declared that long, and the
+    assessors report hearing a new query in full, a tenth of one they stay on, the candidate
+    in full."""
+    import random
+
+    import pytest
+
+    from bench._load.assessors import volunteer_listening
+    from bench._load.config import LoadConfig
+
+    rng = random.Random(0)
+    new, same = volunteer_listening(30.0, False, rng), volunteer_listening(30.0, True, rng)
+    assert 24.0 <= new["query"] <= 36.0
+    assert 2.4 <= same["query"] <= 3.6
+    assert 24.0 <= same["candidate"] <= 36.0
+    # never less than the campaign's listening rule asks of a clip (or to its end)
+    assert volunteer_listening(30.0, True, rng, rule=5.0)["query"] == 5.0
+    assert volunteer_listening(0.3, False, rng, rule=5.0)["query"] >= 0.3
+    assert LoadConfig(mode="realistic", clip_seconds=30).think_max == 15.0  # deciding
+    assert LoadConfig(mode="realistic").think_max == 60.0
+    with pytest.raises(ValueError, match="realistic"):
+        LoadConfig(mode="stress", clip_seconds=30)
+    with pytest.raises(ValueError, match="clip seconds"):
+        LoadConfig(mode="realistic", clip_seconds=-1)
+
+    report = tmp_path / "load.json"
+    load = ["bench", "load", "--mode", "realistic", "--workers", "1", "--assessors", "3"]
+    tiny = ["--duration", "3", "--systems", "4", "--queries", "6", "--k", "3"]
+    clips = ["--clip-seconds", "0.3", "--think-min", "0", "--think-max", "0.1"]
+    assert main([*load, *tiny, *clips, "--quiet", "--json", str(report)]) == 0
+    figures = json.loads(report.read_text())
+    assert figures["config"]["clip_seconds"] == 0.3
+    assert figures["judgments"] > 0
+    assert figures["lost"] == 0
+    assert "422" not in figures["status_counts"]["submit"]
