@@ -142,23 +142,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--judgments-per-pair", type=int, default=3, help="the campaign's judgments per pair"
     )
-    parser.add_argument(
-        "--think-min",
-        type=float,
-        default=None,
-        help="realistic mode, seconds (20; with --clip-seconds, deciding after listening: 5)",
-    )
-    parser.add_argument(
-        "--think-max", type=float, default=None, help="realistic mode, seconds (60; 15)"
-    )
-    parser.add_argument(
-        "--clip-seconds",
-        type=float,
-        default=0.0,
-        help="realistic mode: the clips are declared this long and the assessors listen as "
-        "volunteers do, the query in full when it is new and a tenth of it on its later pairs, "
-        "the candidate in full, then decide (0: the quarter-second files, a think time)",
-    )
+    parser.add_argument("--think-min", type=float, default=20.0, help="realistic mode, seconds")
+    parser.add_argument("--think-max", type=float, default=60.0, help="realistic mode, seconds")
     parser.add_argument(
         "--fault",
         choices=FAULTS,
@@ -206,7 +191,6 @@ def config_from_args(args: argparse.Namespace) -> LoadConfig:
         judgments_per_pair=args.judgments_per_pair,
         think_min=args.think_min,
         think_max=args.think_max,
-        clip_seconds=args.clip_seconds,
         fault=args.fault,
         fault_at=args.fault_at,
         db_down_seconds=args.db_down_seconds,

@@ -147,15 +147,7 @@ async def run_assessor(
                     recorder.clip_bytes += len(fetched.content)
             listened[which] = played_ms(clip, body["pair"].get("listen_seconds", 0.0))
         if config.mode == "realistic":
-            assert config.think_min is not None
-            assert config.think_max is not None
             listen = rng.uniform(config.think_min, config.think_max)
-            if config.clip_seconds > 0:
-                same = bool(body["pair"].get("same_query_as_previous"))
-                rule = float(body["pair"].get("listen_seconds") or 0.0)
-                heard = volunteer_listening(config.clip_seconds, same, rng, rule)
-                listened = {which: max(1, round(1000 * s)) for which, s in heard.items()}
-                listen += sum(heard.values())
             if await pause(stop, listen):
                 return  # the run ended while listening: the lease is still held
         client_id = str(uuid.uuid4())
@@ -183,22 +175,6 @@ async def run_assessor(
                 break
             await asyncio.sleep(retry_delay(reply, retry))
         held.pop(lease_id, None)
-
-
-def volunteer_listening(
-    clip_seconds: float, same_query: bool, rng: random.Random, rule: float = 0.0
-) -> dict[str, float]:
-    """Seconds a volunteer listens to a pair of ``clip_seconds`` clips: the query in full when
-    it is new and a tenth of it again on its later pairs, the candidate in full, each by a
-    factor of 0.8 to 1.2 (docs/method.md §12.3's simulated volunteers, without their breaks),
-    and never less of a clip than the campaign's listening rule ``rule`` asks (the page lets
-    nobody submit before)."""
-    floor = min(rule, clip_seconds)
-    query = clip_seconds * (0.1 if same_query else 1.0)
-    return {
-        "query": max(query * rng.uniform(0.8, 1.2), floor),
-        "candidate": max(clip_seconds * rng.uniform(0.8, 1.2), floor),
-    }
 
 
 def played_ms(clip: dict[str, Any], listen_seconds: float) -> int:

@@ -4,10 +4,7 @@ their consent recorded.
 Every clip of the collection gets a short WAV file (a quarter of a second of silence), so the
 campaign is made as organizers make one (with audio), its pairs can be played, and the
 simulated assessors fetch both clips of every pair they are handed, as the judging page
-does, under the campaign's default listening rule and quality trials. With declared clips
-(``--clip-seconds``, the realistic mode) the documents say the clips last that long, so the
-product weighs pairs as for clips of that length (docs/method.md §12), and the assessors
-listen to them as volunteers do.
+does, under the campaign's default listening rule and quality trials.
 """
 
 from __future__ import annotations
@@ -86,9 +83,7 @@ async def setup_campaign(
                 "metadata": metadata,
                 "audio_dir": str(audio_dir),
                 "k": config.k,
-                # with declared clips, opened once they are declared: a planner that saw the
-                # files' own durations would keep them
-                "status": "closed" if config.clip_seconds > 0 else "open",
+                "status": "open",
                 "keep_collecting": True,
                 "judgments_per_pair": config.judgments_per_pair,
                 "seed": config.seed,
@@ -123,18 +118,8 @@ async def setup_campaign(
                 "UPDATE assessor SET consented_at = :at WHERE campaign_id = :c"
             ).bindparams(bindparam("at", type_=DateTime(timezone=True)))
             conn.execute(consent, {"at": datetime.now(UTC), "c": campaign_id})
-            if config.clip_seconds > 0:
-                conn.execute(
-                    text("UPDATE document SET duration_seconds = :s WHERE campaign_id = :c"),
-                    {"s": config.clip_seconds, "c": campaign_id},
-                )
     finally:
         engine.dispose()
-    if config.clip_seconds > 0:
-        async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=300) as client:
-            reply = await client.patch(f"/api/campaigns/{slug}", json={"status": "open"})
-            if reply.status_code != 200:
-                raise RuntimeError(f"opening the campaign: {reply.status_code} {reply.text}")
     return Campaign(campaign_id, slug, list(tokens), pool_pairs, source)
 
 

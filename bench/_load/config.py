@@ -34,13 +34,8 @@ class LoadConfig:
     docs_per_genre: int = 700
     artists: int = 600
     judgments_per_pair: int = 3
-    # realistic mode: seconds an assessor thinks over a pair (default 20-60), or with declared
-    # clips (``clip_seconds``) decides after listening to them (default 5-15)
-    think_min: float | None = None
-    think_max: float | None = None
-    # realistic mode: the clips are declared this long (0: as long as their files, a quarter
-    # of a second) and the assessors listen to them as volunteers do
-    clip_seconds: float = 0.0
+    think_min: float = 20.0
+    think_max: float = 60.0
     fault: str | None = None
     fault_at: float | None = None  # seconds into the load; default: half the duration
     db_down_seconds: float = 5.0
@@ -64,13 +59,6 @@ class LoadConfig:
             raise ValueError("assessors and workers must be at least 1")
         if self.duration <= 0:
             raise ValueError(f"duration must be positive, found {self.duration}")
-        if self.clip_seconds < 0:
-            raise ValueError(f"clip seconds must be >= 0, found {self.clip_seconds}")
-        if self.clip_seconds > 0 and self.mode != "realistic":
-            raise ValueError("declared clip seconds are for the realistic mode")
-        low, high = (5.0, 15.0) if self.clip_seconds > 0 else (20.0, 60.0)
-        self.think_min = low if self.think_min is None else self.think_min
-        self.think_max = high if self.think_max is None else self.think_max
         if not 0 <= self.think_min <= self.think_max:
             raise ValueError("think times must satisfy 0 <= min <= max")
         if self.fault is not None and self.fault not in FAULTS:

@@ -102,7 +102,6 @@ def _run_settings(config: LoadConfig, campaign: Campaign) -> dict[str, Any]:
         "assessors": config.assessors,
         "duration": config.duration,
         "think_s": [config.think_min, config.think_max] if config.mode == "realistic" else 0,
-        "clip_seconds": config.clip_seconds,
         "judgments_per_pair": config.judgments_per_pair,
         "collection": campaign.source,
         "pool_pairs": campaign.pool_pairs,
