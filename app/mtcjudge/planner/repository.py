@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import and_, delete, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
@@ -22,8 +22,10 @@ from mtcjudge.models import (
     Query,
     counted_judgment,
 )
+from mtcjudge.mtc.cost_aware import Pace
 
 __all__ = [
+    "Paces",
     "answer_rows",
     "busy_pairs",
     "campaigns_to_plan",
@@ -245,39 +247,43 @@ def clip_seconds(
     return {(int(q), int(d)): (qs, cs) for q, d, qs, cs in rows}
 
 
-def save_paces(
-    session: Session,
-    campaign_id: int,
-    pooled: tuple[float, float, float, float],
-    assessors: dict[int, tuple[float, float, float, float, int]],
-) -> None:
+class Paces(NamedTuple):
+    """A campaign's fitted listening paces (docs/method.md §12): the pool's, and each
+    assessor's with the judgments it rests on."""
+
+    pooled: Pace
+    assessors: Mapping[int, tuple[Pace, int]]
+
+
+def save_paces(session: Session, campaign_id: int, paces: Paces) -> None:
     """Store the campaign's pooled pace and each assessor's (query share when it changes,
     when it does not, candidate share, decision seconds; and their judgments), replacing
     what was stored."""
+    pooled = paces.pooled
     session.execute(
         update(PlannerState)
         .where(PlannerState.campaign_id == campaign_id)
         .values(
-            pace_query_new=pooled[0],
-            pace_query_same=pooled[1],
-            pace_candidate=pooled[2],
-            pace_decision=pooled[3],
+            pace_query_new=pooled.query_new,
+            pace_query_same=pooled.query_same,
+            pace_candidate=pooled.candidate,
+            pace_decision=pooled.decision,
         )
     )
     session.execute(delete(AssessorPace).where(AssessorPace.campaign_id == campaign_id))
-    if assessors:
+    if paces.assessors:
         session.execute(
             insert(AssessorPace),
             [
                 {
                     "assessor_id": assessor,
                     "campaign_id": campaign_id,
-                    "query_new": v[0],
-                    "query_same": v[1],
-                    "candidate": v[2],
-                    "decision": v[3],
-                    "judgments": v[4],
+                    "query_new": pace.query_new,
+                    "query_same": pace.query_same,
+                    "candidate": pace.candidate,
+                    "decision": pace.decision,
+                    "judgments": judgments,
                 }
-                for assessor, v in sorted(assessors.items())
+                for assessor, (pace, judgments) in sorted(paces.assessors.items())
             ],
         )

@@ -549,33 +549,21 @@ class _Written:
     part: EngineResults | None
     listening: ListeningSection | None = None
     # the paces fitted anew (pooled; per assessor with their judgments), to store
-    paces: _Paces | None = None
+    paces: repository.Paces | None = None
 
 
-_Pace4 = tuple[float, float, float, float]
-_Paces = tuple[_Pace4, dict[int, tuple[float, float, float, float, int]]]
-
-
-def _paces(plan: _CampaignPlan) -> _Paces | None:
-    """The fitted model's paces (docs/method.md §12): the plan's order takes the pooled one
-    at once, the judging path each assessor's from the table."""
+def _paces(plan: _CampaignPlan) -> repository.Paces | None:
+    """The fitted model's paces (docs/method.md §12): the pool's, and each assessor's with
+    the judgments it rests on."""
     facts = plan.listening.facts
     if facts is None:
         return None
     model = facts.model
-    pooled = Pace.of(model.pooled, model.defaults)
-    plan.pace = pooled
-    assessors = {}
-    for assessor, speeds in model.assessors.items():
-        p = Pace.of(speeds, model.defaults)
-        assessors[int(assessor)] = (
-            p.query_new,
-            p.query_same,
-            p.candidate,
-            p.decision,
-            speeds.judgments,
-        )
-    return (pooled.query_new, pooled.query_same, pooled.candidate, pooled.decision), assessors
+    assessors = {
+        int(assessor): (Pace.of(speeds, model.defaults), speeds.judgments)
+        for assessor, speeds in model.assessors.items()
+    }
+    return repository.Paces(Pace.of(model.pooled, model.defaults), assessors)
 
 
 def _with_listening(
@@ -585,7 +573,10 @@ def _with_listening(
     document to be written its listening section."""
     if rows is not None:
         plan.listening.take(rows)
-        written = replace(written, paces=_paces(plan))
+        paces = _paces(plan)
+        if paces is not None:
+            plan.pace = paces.pooled  # the plan's order takes the pool's pace at once
+        written = replace(written, paces=paces)
     if written.part is None:
         return written
     return replace(written, listening=plan.listening.section(written.part.projections))
@@ -611,7 +602,7 @@ def _write_plan(
         repository.mark_audit(session, written.audit_rows)
         repository.save_figures(session, campaign_id, written.figures)
         if written.paces is not None:
-            repository.save_paces(session, campaign_id, *written.paces)
+            repository.save_paces(session, campaign_id, written.paces)
         if part is not None and document is not None:
             engine_repository.save_results(
                 session,
