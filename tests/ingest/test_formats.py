@@ -61,6 +61,7 @@ def test_tsv_runs_keep_file_order_as_rank_order(tmp_path):
     assert runs.lists == {"sysB": {"q2": ["d3", "d1"]}, "sysA": {"q1": ["d2", "d9"], "q3": ["d1"]}}
     assert runs.systems == ["sysA", "sysB"]
     assert runs.queries == ["q1", "q2", "q3"]
+    assert runs.documents == ["d1", "d2", "d3", "d9"]
 
 
 def test_tsv_runs_skip_header_comments_blank_lines_and_accept_str_path(tmp_path):

@@ -102,7 +102,7 @@ def create_campaign(
         (the caller's transaction is then to be rolled back).
     """
     _refuse_estimator_of_replays(spec.estimator)
-    run_docs = _run_documents(runs)
+    run_docs = set(runs.documents)
     doc_names = sorted(run_docs | set(runs.queries) | (set(metadata.artist) if metadata else set()))
     _check_systems(runs.systems, teams)
     _check_documents(
@@ -315,7 +315,7 @@ def _check_new_runs(
     _check_systems(runs.systems, teams)
     stored_docs = repository.document_ids(session, campaign.id)
     query_id = _query_ids_of_runs(session, campaign, runs, stored_docs)
-    run_docs = _run_documents(runs)
+    run_docs = set(runs.documents)
     new_docs = sorted(run_docs - set(stored_docs))
     _check_documents(
         new_docs,
@@ -382,11 +382,6 @@ def _planner_figures(session: Session, campaign: Campaign) -> PlannerState:
     assert figures is not None  # plan_in_session made it
     session.refresh(figures)  # written by UPDATE statements, not through this object
     return figures
-
-
-def _run_documents(runs: Runs) -> set[str]:
-    """Every document the runs retrieve."""
-    return {doc for per_query in runs.lists.values() for lst in per_query.values() for doc in lst}
 
 
 def campaign_cut(campaign: Campaign) -> Cut:

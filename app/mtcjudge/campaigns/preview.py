@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -411,16 +411,15 @@ def build_preview(
     audio_path, audio_problem = check_audio_dir(None if uploaded is not None else audio_dir)
     if audio_problem is not None:
         problems.append(audio_problem)
-    cut, n_offsets = spec.cut.text(), None if offsets is None else len(offsets)
+    # how the clips are cut, said by every preview
+    cut_fields: dict[str, Any] = {
+        "clip_cut": spec.clip_cut,
+        "cut": spec.cut.text(),
+        "clip_offsets": None if offsets is None else len(offsets),
+    }
     runs = parsed.runs
     if runs is None:
-        return Preview(
-            problems=problems,
-            order_by=parsed.order_by,
-            clip_cut=spec.clip_cut,
-            cut=cut,
-            clip_offsets=n_offsets,
-        )
+        return Preview(problems=problems, order_by=parsed.order_by, **cut_fields)
     warnings = score_order_problems(runs)
     on_scale = parsed.judgments_broad if spec.scale == "broad" else parsed.judgments_fine
     try:
@@ -433,9 +432,7 @@ def build_preview(
             n_queries=len(runs.queries),
             warnings=warnings,
             order_by=runs.order_by,
-            clip_cut=spec.clip_cut,
-            cut=cut,
-            clip_offsets=n_offsets,
+            **cut_fields,
         )
     collection = loaded.collection
     given = {
@@ -497,16 +494,13 @@ def build_preview(
         notes=notes,
         warnings=warnings,
         order_by=runs.order_by,
-        clip_cut=spec.clip_cut,
-        cut=cut,
-        clip_offsets=n_offsets,
+        **cut_fields,
     )
 
 
 def _clip_documents(runs: Runs) -> set[str]:
     """The documents and queries whose clips a campaign of ``runs`` cuts."""
-    retrieved = {d for per_query in runs.lists.values() for lst in per_query.values() for d in lst}
-    return retrieved | set(runs.queries)
+    return {*runs.documents, *runs.queries}
 
 
 def _audio_summary(

@@ -117,6 +117,12 @@ class Runs:
         """Ids of the queries answered by at least one system, sorted."""
         return sorted({query for per_query in self.lists.values() for query in per_query})
 
+    @property
+    def documents(self) -> list[str]:
+        """Ids of the documents some system retrieved, sorted."""
+        lists = (docs for per_query in self.lists.values() for docs in per_query.values())
+        return sorted({doc for docs in lists for doc in docs})
+
 
 _TREC_RUN = LineFormat("trec", "TREC run", None, ("qid", "Q0", "doc", "rank", "score", "tag"))
 _TSV_RUN = LineFormat("tsv", "TSV run", "\t", ("system", "query", "doc"), header="system")
