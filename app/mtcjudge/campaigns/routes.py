@@ -194,14 +194,20 @@ def _offsets(sent: dict[str, Any] | str | None) -> ClipOffsets | None:
             return ClipOffsets.of_object(sent, _OFFSETS)
         except InputError as exc:
             raise _named(exc, _OFFSETS) from exc
+    return replace(_read_text(_OFFSETS, sent, read_clip_offsets), path=_OFFSETS)
+
+
+def _read_text(field: str, text: str, reader: Callable[[str], _Parsed]) -> _Parsed:
+    """The request's ``field`` read with the file reader ``reader`` (from a temporary file),
+    naming the field in every error."""
     with tempfile.TemporaryDirectory(prefix="mtcjudge-import-") as directory:
-        path = os.path.join(directory, _OFFSETS)
+        path = os.path.join(directory, field)
         with open(path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(sent)
+            handle.write(text)
         try:
-            return replace(read_clip_offsets(path), path=_OFFSETS)
+            return reader(path)
         except InputError as exc:
-            raise _named(exc, _OFFSETS, path) from exc
+            raise _named(exc, field, path) from exc
 
 
 def _read_texts(
@@ -220,28 +226,18 @@ def _read_texts(
             if fine_text is not None:
                 raise InvalidInput("send the FINE judgments as judgments or judgments_fine")
             fine_field, fine_text = "judgments", body.judgments
-    with tempfile.TemporaryDirectory(prefix="mtcjudge-import-") as directory:
-
-        def read(field: str, text: str, reader: Callable[[str], _Parsed]) -> _Parsed:
-            path = os.path.join(directory, field)
-            with open(path, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-            try:
-                return reader(path)
-            except InputError as exc:
-                raise _named(exc, field, path) from exc
-
-        runs = read("runs", body.runs, lambda path: read_runs(path, order_by=body.order_by))
-        # the lists' file is the field, as in every other message about it
-        conflicts = tuple(replace(c, path="runs") for c in runs.score_conflicts)
-        runs = replace(runs, score_conflicts=conflicts)
-        metadata = None if body.metadata is None else read("metadata", body.metadata, read_metadata)
-        fine = None
-        if fine_text is not None:
-            fine = read(fine_field, fine_text, lambda path: read_judgments(path, "fine"))
-        broad = None
-        if broad_text is not None:
-            broad = read(broad_field, broad_text, lambda path: read_judgments(path, "broad"))
+    read = _read_text
+    runs = read("runs", body.runs, lambda path: read_runs(path, order_by=body.order_by))
+    # the lists' file is the field, as in every other message about it
+    conflicts = tuple(replace(c, path="runs") for c in runs.score_conflicts)
+    runs = replace(runs, score_conflicts=conflicts)
+    metadata = None if body.metadata is None else read("metadata", body.metadata, read_metadata)
+    fine = None
+    if fine_text is not None:
+        fine = read(fine_field, fine_text, lambda path: read_judgments(path, "fine"))
+    broad = None
+    if broad_text is not None:
+        broad = read(broad_field, broad_text, lambda path: read_judgments(path, "broad"))
     return runs, metadata, fine, broad
 
 
