@@ -187,3 +187,18 @@ def test_96_khz_8_channel_audio_is_accepted(tmp_path: Path, suffix: str) -> None
     assert analysis.sound.loudness_lufs == pytest.approx(
         integrated_loudness(reference, rate), abs=0.5
     )
+
+
+@pytest.mark.parametrize("rate", [2_000, 3_000])
+def test_audio_too_low_in_rate_to_k_weight_is_accepted_unmeasured(
+    tmp_path: Path, rate: int
+) -> None:
+    """A playable file whose rate is at most twice the K-weighting shelf (~3.4 kHz): its
+    clip is cut and its peaks drawn, its loudness left unmeasured (it used to raise the
+    filter's ValueError out of the analysis, failing the whole import)."""
+    path = write_clip(tmp_path / "phone.wav", SECONDS, rate=rate, channels=1, frequency=300.0)
+    analysis = analyse(path, EXCERPT)
+    assert analysis.sample_rate == rate
+    assert (analysis.window.start, analysis.window.seconds) == (pytest.approx(1.8), 3.0)
+    assert analysis.sound.loudness_lufs is None
+    assert analysis.sound.peaks != bytes(PEAK_BINS)  # a tone, drawn

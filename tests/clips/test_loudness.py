@@ -247,3 +247,9 @@ def test_a_short_click_shows_in_its_slice() -> None:
     peaks = waveform_peaks(samples)
     assert peaks[300] == pytest.approx(0.9)
     assert np.count_nonzero(peaks) == 1
+
+
+def test_a_rate_too_low_for_the_filter_has_no_loudness() -> None:
+    tone = 0.3 * np.sin(2 * np.pi * 300 * np.arange(3 * 3_000) / 3_000)
+    assert integrated_loudness(tone, 3_000) is None
+    assert integrated_loudness(tone, 8_000) is not None

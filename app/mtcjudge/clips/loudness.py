@@ -122,8 +122,13 @@ def integrated_loudness(samples: Samples, rate: int) -> float | None:
     Returns
     -------
     float or None
-        LUFS; None when no block passes the gates (silence, or shorter than 400 ms).
+        LUFS; None when no block passes the gates (silence, or shorter than 400 ms), and
+        when the sample rate is too low for the K-weighting filter (at most twice its shelf's
+        ~1.7 kHz: such a file plays, upsampled, but its loudness is not measured and it is
+        not levelled).
     """
+    if rate <= 2 * _SHELF_HZ:
+        return None
     sos = k_weighting(rate)
     frames = _frames(samples)
     step = math.floor(rate * 0.1 + 0.5)  # rounded half up, as the browser's Math.round
