@@ -35,22 +35,35 @@ SILENT_CLIP_SECONDS = 0.25
 _SILENT_CLIP_RATE = 8000
 #: the bytes of one such file (the 44-byte WAV header and the samples)
 SILENT_CLIP_BYTES = 44 + 2 * int(SILENT_CLIP_SECONDS * _SILENT_CLIP_RATE)
+#: the rate of clips of a given length (``write_silent_clips(seconds=...)``)
+_LONG_CLIP_RATE = 2000
 
 
-def write_silent_clips(runs: Runs, folder: Path) -> Path:
-    """A short silent WAV per query and document of ``runs``, named by its id, in ``folder``
-    (created): a campaign made with it has audio for every pair."""
+def write_silent_clips(runs: Runs, folder: Path, seconds: float | None = None) -> Path:
+    """A silent WAV per query and document of ``runs``, named by its id, in ``folder``
+    (created): a campaign made with it has audio for every pair. By default a quarter of a
+    second (16-bit at 8 kHz); with ``seconds``, clips that long at 2 kHz in 8 bits (60 kB per
+    30 s), so a campaign's clips have real lengths at little cost on disk (the server serves
+    its own rendition of each)."""
     ids = set(runs.queries)
     for per_query in runs.lists.values():
         for documents in per_query.values():
             ids.update(documents)
     folder.mkdir(parents=True, exist_ok=True)
-    frames = b"\x00\x00" * int(SILENT_CLIP_SECONDS * _SILENT_CLIP_RATE)
+    if seconds is None:
+        rate, width, frames = (
+            _SILENT_CLIP_RATE,
+            2,
+            b"\x00\x00" * int(SILENT_CLIP_SECONDS * _SILENT_CLIP_RATE),
+        )
+    else:
+        rate, width = _LONG_CLIP_RATE, 1
+        frames = b"\x80" * round(seconds * _LONG_CLIP_RATE)  # unsigned 8-bit silence
     for clip_id in ids:
         with wave.open(str(folder / f"{clip_id}.wav"), "wb") as out:
             out.setnchannels(1)
-            out.setsampwidth(2)
-            out.setframerate(_SILENT_CLIP_RATE)
+            out.setsampwidth(width)
+            out.setframerate(rate)
             out.writeframes(frames)
     return folder
 

@@ -23,7 +23,12 @@ What it does, start to end:
    submission with a fresh ``client_id`` and random BROAD/FINE (retried with the same
    ``client_id`` after a transport error or a 5xx, as the judging page does); ``wait`` sleeps
    and asks again, ``done`` stops. ``stress``: no think time; ``realistic``: every assessor
-   listens 20-60 s (uniform) before submitting. A fault can be injected mid-load;
+   listens 20-60 s (uniform) before submitting. With ``--clip-seconds S`` (realistic) the
+   clips last S seconds and an assessor hears the query in full when it is new to them (the
+   listening rule's seconds of it when they stay on it), the candidate in full, then decides
+   in ``--think-min``-``--think-max`` seconds; the assessors arrive spread over one pair's
+   time (2 S + the longest decision), and requests after that count as settled. A fault can
+   be injected mid-load;
 5. stops the servers and checks the invariants in the database with SQL.
 
 Invariants
@@ -145,6 +150,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--think-min", type=float, default=20.0, help="realistic mode, seconds")
     parser.add_argument("--think-max", type=float, default=60.0, help="realistic mode, seconds")
     parser.add_argument(
+        "--clip-seconds",
+        type=float,
+        default=None,
+        help="realistic mode: clips this long (silent WAV), each heard in full (the query "
+        "when it changes, else the listening rule's seconds of it), the think time being the "
+        "decision after them; the assessors arrive over one pair's time (default: quarter-"
+        "second clips, the think time whole, everyone at once)",
+    )
+    parser.add_argument(
         "--fault",
         choices=FAULTS,
         default=None,
@@ -191,6 +205,7 @@ def config_from_args(args: argparse.Namespace) -> LoadConfig:
         judgments_per_pair=args.judgments_per_pair,
         think_min=args.think_min,
         think_max=args.think_max,
+        clip_seconds=args.clip_seconds,
         fault=args.fault,
         fault_at=args.fault_at,
         db_down_seconds=args.db_down_seconds,

@@ -63,3 +63,54 @@ def test_app_root_runs_that_checkout_s_own_package(tmp_path: Path) -> None:
         "app.cli",
         "/usr/bin/python3",
     )
+
+
+def test_clips_of_a_real_length_are_heard_in_full_and_pass_the_byte_evidence(
+    tmp_path: Path,
+) -> None:
+    """``--clip-seconds``: the clips last that long, an assessor reports a new clip heard in
+    full, and the server, which checks what it sent, accepts every submission; requests
+    count as settled after the arrivals."""
+    report = tmp_path / "load.json"
+    load = ["bench", "load", "--mode", "realistic", "--db", "sqlite", "--workers", "1"]
+    tiny = ["--assessors", "3", "--systems", "4", "--queries", "6", "--k", "3"]
+    clips = ["--clip-seconds", "1", "--think-min", "0", "--think-max", "0.2", "--duration", "8"]
+    status = main([*load, *tiny, *clips, "--quiet", "--json", str(report)])
+    assert status == 0
+    figures = json.loads(report.read_text())
+    assert figures["config"]["clip_seconds"] == 1.0
+    assert figures["settled_after_s"] == 2.2
+    assert figures["judgments"] > 0
+    assert set(figures["status_counts"]["clip"]) == {"200"}
+    assert set(figures["status_counts"]["submit"]) <= {"200", "201"}
+    assert figures["lost"] == figures["double_judged"] == figures["double_leased"] == 0
+
+
+def test_clip_seconds_settings_that_do_not_go_together_are_refused() -> None:
+    import pytest
+
+    from bench._load.config import SETTLE_S, LoadConfig
+
+    assert LoadConfig(mode="realistic").settle_after == SETTLE_S
+    config = LoadConfig(mode="realistic", clip_seconds=30, think_min=5, think_max=15, duration=240)
+    assert config.settle_after == 75
+    with pytest.raises(ValueError, match="needs --mode realistic"):
+        LoadConfig(mode="stress", clip_seconds=30, duration=240)
+    with pytest.raises(ValueError, match="1 to 600 seconds"):
+        LoadConfig(mode="realistic", clip_seconds=0.5, duration=240)
+    with pytest.raises(ValueError, match="arrive over 75 s, found 60"):
+        LoadConfig(mode="realistic", clip_seconds=30, think_min=5, think_max=15, duration=60)
+
+
+def test_clips_of_a_given_length_are_small_files_of_that_length(tmp_path: Path) -> None:
+    from bench._common import write_silent_clips
+    from mtcjudge.clips.decode import inspect
+    from mtcjudge.ingest.formats import read_runs
+
+    runs = tmp_path / "runs.tsv"
+    runs.write_text("sysA\tq1\td1\nsysA\tq1\td2\n")
+    folder = write_silent_clips(read_runs(runs), tmp_path / "audio", 30.0)
+    assert sorted(p.name for p in folder.iterdir()) == ["d1.wav", "d2.wav", "q1.wav"]
+    source = inspect(folder / "d1.wav")
+    assert source.seconds == 30.0
+    assert (folder / "d1.wav").stat().st_size < 61_000

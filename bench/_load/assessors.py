@@ -108,6 +108,8 @@ async def run_assessor(
     cache: set[str] = set()  # the clip URLs this assessor's browser holds (max-age one hour)
     seen_before = False  # this assessor has been handed a pair before
     attempt = 0
+    if config.clip_seconds is not None and await pause(stop, rng.uniform(0, config.settle_after)):
+        return  # arrivals spread over one pair's time
     while not stop.is_set():
         response = await recorder.call("next", client, "GET", f"/api/a/{token}/next")
         if response is None or response.status_code != 200:
@@ -135,19 +137,26 @@ async def run_assessor(
         # the page fetches both clips of every pair, as a browser does: a clip whose URL it
         # fetched before (a query kept for the next pair of the query) comes from its cache
         listened = {}
+        rule = body["pair"].get("listen_seconds", 0.0)
         for which in ("query", "candidate"):
             clip = body["pair"][which]
             url = clip.get("audio_url")
-            if url and url in cache:
+            heard_before = bool(url) and url in cache
+            if heard_before:
                 recorder.clips_from_cache += 1
             elif url:
                 fetched = await recorder.call("clip", client, "GET", url)
                 if fetched is not None and fetched.status_code == 200:
                     cache.add(url)
                     recorder.clip_bytes += len(fetched.content)
-            listened[which] = played_ms(clip, body["pair"].get("listen_seconds", 0.0))
+            if config.clip_seconds is None:
+                listened[which] = played_ms(clip, rule)
+            else:  # a clip new to them in full, a query they stay on as long as the rule asks
+                listened[which] = played_ms(clip, rule if heard_before else config.clip_seconds)
         if config.mode == "realistic":
             listen = rng.uniform(config.think_min, config.think_max)
+            if config.clip_seconds is not None:  # the think time is the decision after them
+                listen += (listened["query"] + listened["candidate"]) / 1000
             if await pause(stop, listen):
                 return  # the run ended while listening: the lease is still held
         client_id = str(uuid.uuid4())

@@ -1,10 +1,10 @@
 """The campaign under load: created through the organizer API, its assessors invited and
 their consent recorded.
 
-Every clip of the collection gets a short WAV file (a quarter of a second of silence), so the
-campaign is made as organizers make one (with audio), its pairs can be played, and the
-simulated assessors fetch both clips of every pair they are handed, as the judging page
-does, under the campaign's default listening rule and quality trials.
+Every clip of the collection gets a silent WAV file (a quarter of a second, or
+``--clip-seconds``), so the campaign is made as organizers make one (with audio), its pairs
+can be played, and the simulated assessors fetch both clips of every pair they are handed,
+as the judging page does, under the campaign's default listening rule and quality trials.
 """
 
 from __future__ import annotations
@@ -50,11 +50,12 @@ def collection_texts(config: LoadConfig, workdir: Path) -> tuple[str, str | None
     return paths["runs"].read_text(), paths["metadata"].read_text(), label
 
 
-def write_clips(runs: str, workdir: Path) -> Path:
-    """One short silent WAV per query and document of the runs; the folder."""
+def write_clips(runs: str, workdir: Path, seconds: float | None = None) -> Path:
+    """One silent WAV per query and document of the runs (a quarter of a second, or
+    ``seconds``); the folder."""
     runs_path = workdir / "clips-runs.tsv"
     runs_path.write_text(runs)
-    return write_silent_clips(read_runs(runs_path), workdir / "audio")
+    return write_silent_clips(read_runs(runs_path), workdir / "audio", seconds)
 
 
 @dataclass
@@ -70,7 +71,7 @@ async def setup_campaign(
     config: LoadConfig, base_url: str, database_url: str, workdir: Path
 ) -> Campaign:
     runs, metadata, source = collection_texts(config, workdir)
-    audio_dir = write_clips(runs, workdir)
+    audio_dir = write_clips(runs, workdir, config.clip_seconds)
     slug = f"load-{secrets.token_hex(4)}"
     headers = {"Authorization": f"Bearer {ORGANIZER_TOKEN}"}
     async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=300) as client:

@@ -12,6 +12,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_POSTGRES_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 DEFAULT_ASSESSORS = {"stress": 50, "realistic": 500}
 FAULTS = ("kill", "db-down")
+#: requests started this long into the load count as "settled" (after the opening burst)
+SETTLE_S = 10.0
 #: the organizer API's bearer token of the servers under load (new each run)
 ORGANIZER_TOKEN = secrets.token_urlsafe(24)
 
@@ -36,6 +38,9 @@ class LoadConfig:
     judgments_per_pair: int = 3
     think_min: float = 20.0
     think_max: float = 60.0
+    # realistic mode: clips this long, heard in full (the query when it changes), the think
+    # time being the decision after them; the assessors arrive over one pair's time
+    clip_seconds: float | None = None
     fault: str | None = None
     fault_at: float | None = None  # seconds into the load; default: half the duration
     db_down_seconds: float = 5.0
@@ -61,6 +66,20 @@ class LoadConfig:
             raise ValueError(f"duration must be positive, found {self.duration}")
         if not 0 <= self.think_min <= self.think_max:
             raise ValueError("think times must satisfy 0 <= min <= max")
+        if self.clip_seconds is not None:
+            if self.mode != "realistic":
+                raise ValueError("--clip-seconds needs --mode realistic (stress does not listen)")
+            if not 1.0 <= self.clip_seconds <= 600.0:
+                raise ValueError(
+                    f"--clip-seconds must be 1 to 600 seconds, found {self.clip_seconds:g}"
+                )
+            if self.duration <= self.settle_after:
+                raise ValueError(
+                    f"--duration must last beyond the arrivals: with {self.clip_seconds:g} s "
+                    f"clips and decisions of up to {self.think_max:g} s the assessors arrive "
+                    f"over {self.settle_after:g} s, found {self.duration:g} (a few minutes "
+                    "more give settled figures)"
+                )
         if self.fault is not None and self.fault not in FAULTS:
             raise ValueError(f"fault must be one of {', '.join(FAULTS)}, found {self.fault!r}")
         if self.fault == "kill" and (self.ports_per_process or self.workers < 2):
@@ -74,6 +93,15 @@ class LoadConfig:
             self.fault_at = self.duration / 2
         if self.data is not None and not (Path(self.data) / "runs.tsv").is_file():
             raise ValueError(f"--data: no runs.tsv in {self.data}")
+
+    @property
+    def settle_after(self) -> float:
+        """Seconds into the load after which requests count as settled: the opening burst
+        (every assessor arrives at once) is over, or, with ``clip_seconds``, every assessor
+        has arrived (they arrive over one pair of new clips' time)."""
+        if self.clip_seconds is None:
+            return SETTLE_S
+        return 2 * self.clip_seconds + self.think_max
 
     @property
     def processes(self) -> int:

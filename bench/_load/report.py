@@ -36,10 +36,6 @@ def git_commit(root: Path) -> str:
     return head + ("-dirty" if dirty else "")
 
 
-#: requests started this long into the load count as "settled" (after the arrivals)
-SETTLE_S = 10.0
-
-
 def latency_figures(requests: list[Request]) -> dict[str, Any]:
     durations = np.array([r.ended - r.started for r in requests if r.status is not None]) * 1e3
     if durations.size == 0:
@@ -102,6 +98,8 @@ def _run_settings(config: LoadConfig, campaign: Campaign) -> dict[str, Any]:
         "assessors": config.assessors,
         "duration": config.duration,
         "think_s": [config.think_min, config.think_max] if config.mode == "realistic" else 0,
+        # realistic: the clips' length (None: a quarter of a second, the think time whole)
+        "clip_seconds": config.clip_seconds,
         "judgments_per_pair": config.judgments_per_pair,
         "collection": campaign.source,
         "pool_pairs": campaign.pool_pairs,
@@ -121,6 +119,7 @@ def summarise(
     load_before: float,
 ) -> dict[str, Any]:
     recorder, window = outcome.recorder, outcome.window
+    settle = config.settle_after
     by_endpoint: dict[str, list[Request]] = {"next": [], "submit": [], "clip": []}
     for request in recorder.requests:
         by_endpoint[request.endpoint].append(request)
@@ -150,12 +149,12 @@ def summarise(
         "next": latency_figures(by_endpoint["next"]),
         "submit": latency_figures(by_endpoint["submit"]),
         "clip": latency_figures(by_endpoint["clip"]),
-        # without the opening burst (all the assessors arrive at once): requests started
-        # SETTLE_S seconds or more into the load
-        "settled_after_s": SETTLE_S,
-        "next_settled": latency_figures([r for r in by_endpoint["next"] if r.started >= SETTLE_S]),
+        # without the arrivals: requests started config.settle_after seconds or more into
+        # the load
+        "settled_after_s": settle,
+        "next_settled": latency_figures([r for r in by_endpoint["next"] if r.started >= settle]),
         "submit_settled": latency_figures(
-            [r for r in by_endpoint["submit"] if r.started >= SETTLE_S]
+            [r for r in by_endpoint["submit"] if r.started >= settle]
         ),
         "status_counts": status_counts,
         "server_errors_5xx": sum(
