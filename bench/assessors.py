@@ -67,6 +67,7 @@ from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, smoke_siz
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
+from mtcjudge.mtc.assessor_offsets import JudgmentShares, apply_judged_noise
 from mtcjudge.mtc.disagreement import Disagreement, disagreement
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, build_engine
@@ -476,17 +477,21 @@ class Campaign:
         return disagreement(groups)
 
     def _widen(self) -> None:
-        """Judged pairs keep a variance: the measured disagreement (:attr:`Task.noise`), or
-        the fixed one of the experiment :attr:`Task.judged_sd`. Every pair is judged once
-        here, so one number serves every pair."""
+        """Judged pairs keep a variance: the measured disagreement (:attr:`Task.noise`) with
+        the assessors' offsets, or the fixed one of the experiment :attr:`Task.judged_sd`.
+        Every pair is judged once here, so one number serves every pair."""
         if self.task.judged_sd > 0:
             sd = self.task.judged_sd / 100.0 * float(self.scale.lmax)
-            variance = sd * sd
+            self.engine.set_judged_variance(sd * sd)
         elif self.task.noise == "measured":
-            variance = self._disagreement().variance
-        else:
-            return
-        self.engine.set_judged_variance(variance)
+            # as the planner measures it: the assessors' offsets too (docs/method.md §10.1)
+            engine = self.engine
+            counted = engine.judged & (self.owner >= 0)
+            counted[counted] = [not self.assessors[w].set_aside for w in self.owner[counted]]
+            pairs = np.flatnonzero(counted)
+            shares = JudgmentShares.of(pairs, list(self.owner[pairs])) if pairs.size else None
+            values = engine.values[pairs] if pairs.size else None
+            apply_judged_noise(engine, self._disagreement(), 1.0, shares, values)
 
     def _pick(self, a: Assessor, queue: list[int], used: set[int]) -> int | None:
         """The assessor's next pair: the first planned one of their query while it is in

@@ -55,6 +55,7 @@ from bench._common import TARGETS, in_processes, non_negative_int, positive_int,
 from bench.assessors import QUALITY_RATE, Assessor, load_case
 from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
+from mtcjudge.mtc.assessor_offsets import JudgmentShares, apply_judged_noise
 from mtcjudge.mtc.disagreement import disagreement
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, build_engine
@@ -74,6 +75,9 @@ DESCRIPTION = (
 MIREX_FULL_HOURS = 53.0
 #: second opinions among the hidden trials (one kind of four, as the product draws them)
 SECOND_OPINION_SHARE = 0.25
+#: the disagreement and the assessors' offsets are measured again every this many judgments
+#: (and after every second opinion), as the planner measures them every few seconds
+NOISE_EVERY = 5
 
 
 @dataclass(frozen=True)
@@ -152,8 +156,22 @@ def run_task(task: Task) -> Record:
         score, grade = people[who].answer(float(fine[pair]), pair)
         return value_of(score, grade)
 
+    judged_by: list[int] = []  # the pairs judged, in order
+
+    def measure_noise() -> None:
+        """As the planner measures it: the disagreement from the second opinions, the
+        assessors' offsets from every judgment and who made it (docs/method.md §10.1)."""
+        pairs = np.asarray(judged_by, dtype=np.intp)
+        shares = JudgmentShares.of(pairs, list(owner[pairs])) if pairs.size else None
+        apply_judged_noise(
+            engine, disagreement(second), 1.0, shares, engine.values[pairs] if pairs.size else None
+        )
+
     def after_judgment(who: int, pair: int, _value: float) -> None:
         owner[pair] = who
+        judged_by.append(pair)
+        if measured and len(judged_by) % NOISE_EVERY == 0:
+            measure_noise()
 
     def on_trial(who: int) -> None:
         """A second opinion a quarter of the time, on a pair another volunteer judged; the
@@ -166,7 +184,7 @@ def run_task(task: Task) -> Record:
         pair = int(others[int(rng.integers(others.size))])
         score, grade = people[who].answer(float(fine[pair]), pair)
         second.append((float(engine.values[pair]), value_of(score, grade)))
-        engine.set_judged_variance(disagreement(second).variance)
+        measure_noise()
 
     setup = VolunteerSetup(
         volunteers=task.volunteers,

@@ -173,3 +173,67 @@ def test_the_report_and_campaign_status_say_the_intervals_hold_the_disagreement(
     status = format_campaign_status(results_for(db_session, campaign.slug))
     assert "intervals also hold the assessors' disagreement" in status
     assert "included" in status
+
+
+@pytest.fixture
+def volunteers(db_session):
+    """A campaign judged by two volunteers, A lenient and B harsh, nothing imported."""
+    fx = make_campaign(db_session, share=0.0, estimator="joint")
+    a = Assessor(campaign_id=fx.campaign.id, name="A", token_hash="a" * 64)
+    b = Assessor(campaign_id=fx.campaign.id, name="B", token_hash="b" * 64)
+    db_session.add_all([a, b])
+    db_session.flush()
+    pairs = db_session.scalars(
+        select(Pair).where(Pair.campaign_id == fx.campaign.id).order_by(Pair.id)
+    ).all()
+    when = utcnow() - timedelta(minutes=10)
+    judgments = {}
+    for i, pair in enumerate(pairs[:40]):
+        who, fine = (a, 85.0 + i % 10) if i % 2 == 0 else (b, 5.0 + i % 10)
+        judgments[(pair.query_id, pair.document_id)] = (
+            who,
+            _judge(db_session, fx.campaign.id, who, pair, fine, "pool", when),
+        )
+    db_session.commit()
+    return fx.campaign, a, b, pairs, judgments
+
+
+def test_each_assessor_s_own_offset_is_measured_and_shared_by_their_judgments(
+    db_session, session_factory, volunteers
+):
+    """A lenient and a harsh volunteer: once their disagreement is measured, most of it is
+    theirs (shared by all their judgments), the planner and an engine built afresh say so,
+    and the judged pairs keep only the rest of it on their own."""
+    campaign, a, b, pairs, judgments = volunteers
+    planner = Planner(session_factory, disagreement_seconds=0.0)
+    planner.run_once()
+    db_session.expire_all()
+    before = results_for(db_session, campaign.slug).assessor_disagreement
+    assert not before.measured
+    assert before.offset_sd == 0.0  # nothing to split before the disagreement is measured
+    # A gives second opinions on four of B's pairs, 60 points above B
+    when = utcnow() - timedelta(minutes=5)
+    of_b = [p for p in pairs[:40] if judgments[(p.query_id, p.document_id)][0] is b][:4]
+    for pair in of_b:
+        original = judgments[(pair.query_id, pair.document_id)][1]
+        _judge(db_session, campaign.id, a, pair, original.fine + 60, "second", when, original.id)
+    db_session.commit()
+    planner.run_once()
+    db_session.expire_all()
+    after = results_for(db_session, campaign.slug).assessor_disagreement
+    assert after.measured
+    assert 0 < after.offset_sd <= after.sd
+    assert after.offset_assessors == 2
+    state = load_campaign_engine(db_session, campaign)
+    offsets = state.assessor_offsets
+    assert offsets is not None
+    assert offsets.sd == pytest.approx(after.offset_sd)
+    judged = np.flatnonzero(state.engine.judged)
+    assert judged.size == 40
+    own = state.disagreement.variance - offsets.variance
+    np.testing.assert_allclose(state.engine.judged_var[judged], own)
+    assert offsets.shares.judgments == 40  # the pool judgments, not the second opinions
+    status = format_campaign_status(results_for(db_session, campaign.slug))
+    assert "each one's own, shared by all their judgments (2 assessors)" in status
+    html = " ".join(render_html(build_report(db_session, campaign.slug)).split())
+    assert "each assessor's own leniency or harshness" in html

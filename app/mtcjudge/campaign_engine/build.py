@@ -24,8 +24,9 @@ from sqlalchemy.orm import Session
 from mtcjudge.campaign_engine import repository as engine_repository
 from mtcjudge.ingest.loader import DEFAULT_VARIOUS_ARTISTS
 from mtcjudge.models import Campaign
+from mtcjudge.mtc.assessor_offsets import AssessorOffsets, JudgmentShares, apply_judged_noise
 from mtcjudge.mtc.collection import Collection, Metadata, build_collection
-from mtcjudge.mtc.disagreement import Disagreement, disagreement_from_sums, judged_variance
+from mtcjudge.mtc.disagreement import Disagreement, disagreement_from_sums
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.estimators import RelevanceModel
 from mtcjudge.mtc.factory import engine_for_settings
@@ -59,6 +60,8 @@ class CampaignEngine:
     playable: NDArray[np.bool_]
     #: the assessor disagreement the judged pairs' variances hold (apply_disagreement)
     disagreement: Disagreement = field(default_factory=Disagreement)
+    #: the assessors' offsets the judged pairs share (apply_disagreement; None: not measured)
+    assessor_offsets: AssessorOffsets | None = None
 
     @property
     def n_pairs(self) -> int:
@@ -96,7 +99,8 @@ class CampaignRows:
     pool pairs that cannot be played (a clip's file went missing or unreadable since the
     import: :func:`mtcjudge.pool.service.refresh_playable`), and the pairs ``joint``'s audit
     drew (:meth:`SystemEffectEngine.draw_audit`), and the pairs judged more than once
-    (:func:`repository.disagreement_rows`: the assessor disagreement)."""
+    (:func:`repository.disagreement_rows`: the assessor disagreement) and who made each
+    counted judgment (the assessors' offsets)."""
 
     campaign_id: int
     scale: str
@@ -109,6 +113,8 @@ class CampaignRows:
     audit: set[tuple[int, int]]
     unplayable: frozenset[tuple[int, int]] = frozenset()
     disagreement: Sequence[Any] = ()
+    #: every counted judgment and its assessor (:func:`repository.counted_judgment_rows`)
+    judgments: Sequence[Any] = ()
 
 
 def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None) -> CampaignRows:
@@ -128,6 +134,7 @@ def load_rows(session: Session, campaign: Campaign, *, scale: str | None = None)
         audit=engine_repository.audit_draws(session, campaign.id),
         unplayable=frozenset(engine_repository.unplayable_pairs(session, campaign.id)),
         disagreement=engine_repository.disagreement_rows(session, campaign.id, scale),
+        judgments=engine_repository.counted_judgment_rows(session, campaign.id, scale),
     )
 
 
@@ -281,14 +288,18 @@ def engine_from_rows(
         system_names=system_names,
         playable=playable,
     )
-    apply_disagreement(state, rows.disagreement)
+    apply_disagreement(state, rows.disagreement, rows.judgments)
     return state
 
 
-def apply_disagreement(state: CampaignEngine, rows: Sequence[Any]) -> None:
+def apply_disagreement(
+    state: CampaignEngine, rows: Sequence[Any], judgments: Sequence[Any] = ()
+) -> None:
     """Measure the assessor disagreement from :func:`repository.disagreement_rows` and let
     every judged pair keep it (``sigma^2 / m`` for a pair whose value is the mean of ``m``
-    counted judgments: docs/method.md §10)."""
+    counted judgments: docs/method.md §10), the part its assessors' offsets share with
+    their other judgments, measured from ``judgments``
+    (:func:`repository.counted_judgment_rows`), as such (§10.1)."""
     measured = disagreement_from_sums(
         [int(r.n) for r in rows], [float(r.total) for r in rows], [float(r.squares) for r in rows]
     )
@@ -298,4 +309,17 @@ def apply_disagreement(state: CampaignEngine, rows: Sequence[Any]) -> None:
         if p is not None and int(r.counted) > 1:
             counts[p] = int(r.counted)
     state.disagreement = measured
-    state.engine.set_judged_variance(judged_variance(measured, counts))
+    known = [
+        (p, r.assessor_id, float(r.value))
+        for r in judgments
+        if (p := state.pair_index.get((int(r.query_id), int(r.document_id)))) is not None
+    ]
+    shares = JudgmentShares.of([k[0] for k in known], [k[1] for k in known]) if known else None
+    values = np.array([k[2] for k in known])
+    state.assessor_offsets = apply_judged_noise(
+        state.engine,
+        measured,
+        counts,
+        shares,
+        values[shares.rows] if shares is not None and shares.rows is not None else None,
+    )

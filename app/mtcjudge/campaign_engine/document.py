@@ -108,7 +108,9 @@ class DisagreementInfo:
     the pair on average, on the results' scale (FINE points, or BROAD grades), measured from
     ``pairs`` pairs judged more than once (``degrees_of_freedom``: one per extra judgment);
     while not ``measured`` (fewer than 3), ``sd`` is 0 and the confidence assumes that
-    another assessor would have given the same scores."""
+    another assessor would have given the same scores. ``offset_sd`` is the part of ``sd``
+    that each assessor's judgments share (their leniency or harshness, §10.1), measured from
+    the judgments of ``offset_assessors`` assessors; 0 when not measured."""
 
     json_flat: ClassVar[bool] = True  # every field a plain JSON value (see plain)
 
@@ -116,6 +118,8 @@ class DisagreementInfo:
     sd: float
     pairs: int
     degrees_of_freedom: int
+    offset_sd: float = 0.0
+    offset_assessors: int = 0
 
 
 @dataclass(frozen=True)
@@ -301,6 +305,10 @@ def engine_results(
             sd=state.disagreement.sd,
             pairs=state.disagreement.pairs,
             degrees_of_freedom=state.disagreement.df,
+            offset_sd=state.assessor_offsets.sd if state.assessor_offsets is not None else 0.0,
+            offset_assessors=(
+                state.assessor_offsets.assessors if state.assessor_offsets is not None else 0
+            ),
         ),
     )
 

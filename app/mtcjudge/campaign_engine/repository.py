@@ -119,6 +119,25 @@ def _means(
     return {(q, d): float(v) for q, d, v in session.execute(stmt).all() if (q, d) in wanted}
 
 
+def counted_judgment_rows(session: Session, campaign_id: int, scale: str) -> list[Any]:
+    """Every counted judgment on ``scale``: (query_id, document_id, assessor_id, value), in
+    the order of their ids; ``assessor_id`` is None for an imported judgment. Who made
+    each judgment behind a pair's value (mtcjudge.mtc.assessor_offsets)."""
+    column = _value_column(scale)
+    return list(
+        session.execute(
+            select(
+                Judgment.query_id,
+                Judgment.document_id,
+                Judgment.assessor_id,
+                func.cast(column, Float).label("value"),
+            )
+            .where(Judgment.campaign_id == campaign_id, column.is_not(None), counted_judgment())
+            .order_by(Judgment.id)
+        ).all()
+    )
+
+
 def disagreement_rows(session: Session, campaign_id: int, scale: str) -> list[Any]:
     """Every pair judged more than once on ``scale`` by the campaign's counted judgments and
     its second opinions (hidden trials of a pool pair another assessor judged; neither set

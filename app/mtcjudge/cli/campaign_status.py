@@ -178,7 +178,15 @@ def _disagreement(results: Results) -> str:
             "the confidence assumes the assessors agree"
         )
     unit = "FINE points" if results.scale == "fine" else "BROAD grades"
-    return f"assessors differ by sd {d.sd:.2f} {unit} ({d.pairs} pairs judged twice); included"
+    shared = (
+        f", of which sd {d.offset_sd:.2f} is each one's own, shared by all their judgments "
+        f"({d.offset_assessors} assessors)"
+        if d.offset_sd > 0
+        else ""
+    )
+    return (
+        f"assessors differ by sd {d.sd:.2f} {unit} ({d.pairs} pairs judged twice){shared}; included"
+    )
 
 
 def _notes(results: Results) -> list[str]:

@@ -34,6 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
+from mtcjudge.mtc.assessor_offsets import AssessorOffsets, judged_masses
 from mtcjudge.mtc.collection import Collection
 from mtcjudge.mtc.effects import EntryOffsets, ErrorOffsets
 from mtcjudge.mtc.engine_config import STOP_RULES, EngineConfig, absolute_threshold
@@ -93,6 +94,10 @@ class MTCEngine:
     #: estimates the model is surest of); None: no strata. ``joint`` learns a mean offset and
     #: a variance factor per stratum (:mod:`mtcjudge.mtc.joint`); the exports name them.
     variance_stratum: IntArray | None = None
+    #: the offsets the judged pairs' values share with their assessors' other judgments
+    #: (docs/method.md §10.1); None: every judgment's disagreement is independent
+    #: (:meth:`set_assessor_offsets`)
+    assessor_offsets: AssessorOffsets | None = None
 
     def __init__(
         self,
@@ -285,6 +290,27 @@ class MTCEngine:
             self.var_factor = f.copy()
         self.reestimate()
 
+    def set_assessor_offsets(self, offsets: AssessorOffsets | None) -> None:
+        """Let the judged pairs' values share their assessors' offsets (docs/method.md
+        §10.1): the scores' covariance gains ``tau^2 M M^T`` (:meth:`assessor_covariance`).
+        The judged pairs the shares name should keep only the independent part of the
+        disagreement (:meth:`set_judged_variance`); None takes the offsets away."""
+        self.assessor_offsets = offsets
+        self._evaluation = None
+
+    def assessor_covariance(self) -> FloatArray | float:
+        """What the assessors' offsets add to the covariance of the scores (score units):
+        ``tau^2 M M^T`` with ``M`` the systems' judged coefficient mass in each assessor's
+        shares, each result weighted by its coefficient over its query's expected
+        denominator (for nDCG and RBP, to first order); 0 without offsets."""
+        offsets = self.assessor_offsets
+        if offsets is None or offsets.variance <= 0 or offsets.shares.judgments == 0:
+            return 0.0
+        c = self.collection
+        weights = self.coef * inverse_denominators(self.ey)[c.pair_query[c.entry_pair]]
+        mass = judged_masses(c, weights, self.judged, offsets.shares)
+        return np.asarray(offsets.variance * (mass @ mass.T), dtype=np.float64)
+
     def set_judged_variance(self, variance: ArrayLike) -> None:
         """Let every judged pair keep a variance (docs/method.md §10) and rebuild.
 
@@ -372,7 +398,7 @@ class MTCEngine:
             nq = self.collection.n_queries
             self._evaluation = finish(
                 self.score_sum / nq,
-                self.t_mat / nq**2,
+                self.t_mat / nq**2 + self.assessor_covariance(),
                 nq,
                 self.config.distribution,
                 self.config.ci_level,

@@ -455,7 +455,13 @@ class SystemEffectEngine(MTCEngine):
         by entry; for nDCG and RBP the ideal of each query is the best list of its pool at the
         largest of those expectations (:meth:`ideal_values`), and the delta method's terms,
         the offsets' masses included, divide by it. The covariance is
-        :meth:`offset_covariance`'s."""
+        :meth:`offset_covariance`'s, plus what the assessors' offsets add
+        (:meth:`~mtcjudge.mtc.engine.MTCEngine.assessor_covariance`)."""
+        mean, cov = self._estimate_moments()
+        return mean, cov + self.assessor_covariance()
+
+    def _estimate_moments(self) -> tuple[FloatArray, FloatArray]:
+        """:meth:`moments` before the assessors' offsets (docs/method.md §10.1)."""
         c = self.collection
         nq = c.n_queries
         mean = self.score_sum / nq

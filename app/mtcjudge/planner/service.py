@@ -73,8 +73,10 @@ IDLE_REPLAN_SECONDS = 5.0
 #: look at a campaign's clips again this often: a pair whose file went missing or unreadable
 #: stops being handed out (and judged), one whose files came back is handed out again
 AUDIO_CHECK_SECONDS = 10.0
-#: how often, at most, the assessor disagreement (pairs judged more than once) is measured
-#: again (mtcjudge.mtc.disagreement); newly judged pairs take the last measure at once
+#: how often, at most, the assessor disagreement (pairs judged more than once) and the
+#: assessors' offsets are measured again (mtcjudge.mtc.disagreement, .assessor_offsets);
+#: newly judged pairs take the last measure of the disagreement at once, all of it
+#: independent until the next measure names their assessor
 DISAGREEMENT_SECONDS = 5.0
 #: a new projection of the judgments still needed at most this often while judgments come
 #: in (at once when judging becomes able to stop, or no longer)
@@ -112,7 +114,8 @@ class _CampaignPlan:
     # on, and when that was looked at
     reliability_key: tuple[int, datetime | None] | None = None
     reliability_checked_at: float = -math.inf
-    # the pairs judged more than once the disagreement was last measured from, and when
+    # the pairs judged more than once and the counted judgments the disagreement and the
+    # assessors' offsets were last measured from, and when
     disagreement_key: tuple[tuple[object, ...], ...] | None = None
     disagreement_checked_at: float = -math.inf
     # the volunteers' listening time: the facts of the document's listening section
@@ -415,7 +418,7 @@ def _plan_step(
     if read.fresh:
         state.apply(read.fresh)
     if read.disagreement is not None:
-        apply_disagreement(state, read.disagreement)
+        apply_disagreement(state, *read.disagreement)
     written = _Written(
         rows=_plan_rows(cached, busy, campaign_id, plan_size),
         audit_rows=_unsaved_audit(cached),
@@ -478,7 +481,7 @@ class _Read:
     plan: _CampaignPlan
     rebuilt: bool
     fresh: dict[tuple[int, int], float]
-    disagreement: list[Any] | None
+    disagreement: tuple[list[Any], list[Any]] | None
     landed: bool
 
 
@@ -523,18 +526,20 @@ def _changed_disagreement(
     plan: _CampaignPlan,
     rebuilt: bool,
     disagreement_seconds: float,
-) -> list[Any] | None:
-    """The rows to measure the disagreement from again when it is time and they changed
-    (None otherwise, and for an engine just built, which has it already)."""
+) -> tuple[list[Any], list[Any]] | None:
+    """The rows to measure the disagreement and the assessors' offsets from again
+    (:func:`apply_disagreement`) when it is time and they changed (None otherwise, and for
+    an engine just built, which has them already)."""
     if not rebuilt and time.monotonic() - plan.disagreement_checked_at < disagreement_seconds:
         return None
     plan.disagreement_checked_at = time.monotonic()
     rows = engine_repository.disagreement_rows(session, campaign.id, campaign.scale)
-    measured = tuple(tuple(r) for r in rows)
+    judgments = engine_repository.counted_judgment_rows(session, campaign.id, campaign.scale)
+    measured = (*(tuple(r) for r in rows), *(tuple(r) for r in judgments))
     if measured == plan.disagreement_key:
         return None
     plan.disagreement_key = measured
-    return None if rebuilt else rows
+    return None if rebuilt else (rows, judgments)
 
 
 @dataclass(frozen=True)
