@@ -107,6 +107,7 @@ async def run_assessor(
     held: dict[int, Lease] = {}
     cache: set[str] = set()  # the clip URLs this assessor's browser holds (max-age one hour)
     seen_before = False  # this assessor has been handed a pair before
+    heard: set[int] = set()  # the queries (by number) this assessor has listened to
     attempt = 0
     if config.clip_seconds is not None and await pause(stop, rng.uniform(0, config.settle_after)):
         return  # arrivals spread over one pair's time
@@ -138,11 +139,11 @@ async def run_assessor(
         # fetched before (a query kept for the next pair of the query) comes from its cache
         listened = {}
         rule = body["pair"].get("listen_seconds", 0.0)
+        query_number = body["pair"].get("query_number")
         for which in ("query", "candidate"):
             clip = body["pair"][which]
             url = clip.get("audio_url")
-            heard_before = bool(url) and url in cache
-            if heard_before:
+            if url and url in cache:
                 recorder.clips_from_cache += 1
             elif url:
                 fetched = await recorder.call("clip", client, "GET", url)
@@ -151,8 +152,13 @@ async def run_assessor(
                     recorder.clip_bytes += len(fetched.content)
             if config.clip_seconds is None:
                 listened[which] = played_ms(clip, rule)
-            else:  # a clip new to them in full, a query they stay on as long as the rule asks
-                listened[which] = played_ms(clip, rule if heard_before else config.clip_seconds)
+            else:
+                # a clip new to them in full; a query they heard before (on an earlier pair,
+                # whatever its URL) only as long as the rule asks
+                again = which == "query" and query_number in heard
+                listened[which] = played_ms(clip, rule if again else config.clip_seconds)
+        if query_number is not None:
+            heard.add(query_number)
         if config.mode == "realistic":
             listen = rng.uniform(config.think_min, config.think_max)
             if config.clip_seconds is not None:  # the think time is the decision after them
