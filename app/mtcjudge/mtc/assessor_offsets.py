@@ -24,8 +24,8 @@ of A's judged results in assessor a's shares: the covariance of the scores gains
 DerSimonian-Laird moment estimate of the variance between those means beyond what the
 residuals' own variances explain (:func:`offset_variance`), as the error offsets of systems
 are (:mod:`mtcjudge.mtc.effects`). The residuals also carry the estimates' shared errors,
-which make the estimate large rather than small; it never exceeds ``sigma^2`` (an offset is
-a part of the disagreement) and is 0 while the disagreement is not measured or fewer than
+which can only widen the spread between assessors; it never exceeds ``sigma^2`` (an offset
+is a part of the disagreement) and is 0 while the disagreement is not measured or fewer than
 two assessors have judged :data:`MIN_JUDGMENTS` pairs.
 
 Pure: numpy only.
