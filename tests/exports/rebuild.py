@@ -95,6 +95,11 @@ def rebuild(
         for f in about["factors"]
         for lv in f["levels"]
     }
+    # the assessors' offsets: each system's judged weight in each assessor's shares
+    judged: dict[tuple[str, int], float] = defaultdict(float)
+    for j in about["assessor_offsets"]["judgments"]:
+        for system, w in weight[j["query"], j["document"]].items():
+            judged[system, j["assessor"]] += j["share"] * w
     systems = sorted(mean)
     cov = {}
     for a, b in product(systems, systems):
@@ -108,7 +113,13 @@ def rebuild(
             v * mass.get((a, name, level), 0.0) * mass.get((b, name, level), 0.0)
             for (name, level), v in levels.items()
         )
-        cov[a, b] = about["variance_scale"] * independent + shared
+        assessors = sum(
+            about["assessor_offsets"]["variance"]
+            * judged.get((a, who), 0.0)
+            * judged.get((b, who), 0.0)
+            for who in {j["assessor"] for j in about["assessor_offsets"]["judgments"]}
+        )
+        cov[a, b] = about["variance_scale"] * independent + shared + assessors
     return dict(mean), cov
 
 

@@ -231,6 +231,33 @@ def offsets_document(
         "variance_scale": offsets.variance_scale,
         "variance_factors": _stratum_factors(engine),
         "factors": factors,
+        "assessor_offsets": _assessor_offsets(state, labels),
+    }
+
+
+def _assessor_offsets(state: CampaignEngine, labels: list[_PairLabel]) -> dict[str, Any]:
+    """The assessors' offsets the scores hold (docs/method.md §10.1): their ``variance``
+    (0 when not measured) and who made each counted judgment of a judged pair, with its
+    ``share`` of the pair's value; assessors are numbered from 1 in the order of their first
+    judgment, nobody named."""
+    offsets = state.assessor_offsets
+    if offsets is None:
+        return {"variance": 0.0, "judgments": []}
+    shares, judged = offsets.shares, state.engine.judged
+    return {
+        "variance": offsets.variance,
+        "judgments": [
+            {
+                "query": labels[p].query,
+                "document": labels[p].document,
+                "assessor": a + 1,
+                "share": w,
+            }
+            for p, a, w in zip(
+                shares.pair.tolist(), shares.assessor.tolist(), shares.weight.tolist(), strict=True
+            )
+            if judged[p]
+        ],
     }
 
 

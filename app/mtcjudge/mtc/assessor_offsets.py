@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -43,9 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 from mtcjudge.mtc.collection import Collection
 from mtcjudge.mtc.disagreement import Disagreement, judged_variance
 from mtcjudge.mtc.effects import dersimonian_laird
-
-if TYPE_CHECKING:
-    from mtcjudge.mtc.engine import MTCEngine
+from mtcjudge.mtc.estimators import RelevanceModel
 
 __all__ = [
     "MIN_JUDGMENTS",
@@ -178,8 +176,19 @@ def judged_masses(
     return np.asarray(mass.reshape(c.n_systems, k) / c.n_queries, dtype=np.float64)
 
 
+class NoisyEngine(Protocol):
+    """What :func:`apply_judged_noise` uses of an engine (an :class:`MTCEngine`)."""
+
+    @property
+    def collection(self) -> Collection: ...
+    @property
+    def model(self) -> RelevanceModel: ...
+    def set_judged_variance(self, variance: ArrayLike) -> None: ...
+    def set_assessor_offsets(self, offsets: AssessorOffsets | None) -> None: ...
+
+
 def apply_judged_noise(
-    engine: MTCEngine,
+    engine: NoisyEngine,
     measured: Disagreement,
     counts: ArrayLike,
     shares: JudgmentShares | None = None,

@@ -298,16 +298,18 @@ class MTCEngine:
         self.assessor_offsets = offsets
         self._evaluation = None
 
-    def assessor_covariance(self) -> FloatArray | float:
+    def assessor_covariance(self, denominators: FloatArray | None = None) -> FloatArray | float:
         """What the assessors' offsets add to the covariance of the scores (score units):
         ``tau^2 M M^T`` with ``M`` the systems' judged coefficient mass in each assessor's
         shares, each result weighted by its coefficient over its query's expected
-        denominator (for nDCG and RBP, to first order); 0 without offsets."""
+        denominator (``denominators``, by default the engine's: for nDCG and RBP, to first
+        order); 0 without offsets."""
         offsets = self.assessor_offsets
         if offsets is None or offsets.variance <= 0 or offsets.shares.judgments == 0:
             return 0.0
         c = self.collection
-        weights = self.coef * inverse_denominators(self.ey)[c.pair_query[c.entry_pair]]
+        ey = self.ey if denominators is None else denominators
+        weights = self.coef * inverse_denominators(ey)[c.pair_query[c.entry_pair]]
         mass = judged_masses(c, weights, self.judged, offsets.shares)
         return np.asarray(offsets.variance * (mass @ mass.T), dtype=np.float64)
 

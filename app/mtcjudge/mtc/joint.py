@@ -457,17 +457,18 @@ class SystemEffectEngine(MTCEngine):
         the offsets' masses included, divide by it. The covariance is
         :meth:`offset_covariance`'s, plus what the assessors' offsets add
         (:meth:`~mtcjudge.mtc.engine.MTCEngine.assessor_covariance`)."""
-        mean, cov = self._estimate_moments()
-        return mean, cov + self.assessor_covariance()
+        mean, cov, ey = self._estimate_moments()
+        return mean, cov + self.assessor_covariance(ey)
 
-    def _estimate_moments(self) -> tuple[FloatArray, FloatArray]:
-        """:meth:`moments` before the assessors' offsets (docs/method.md §10.1)."""
+    def _estimate_moments(self) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """:meth:`moments` before the assessors' offsets (docs/method.md §10.1), and the
+        queries' expected denominators they divide by."""
         c = self.collection
         nq = c.n_queries
         mean = self.score_sum / nq
         cov = self.t_mat / nq**2
         if self.effect is None:
-            return mean, cov
+            return mean, cov, self.ey
         shift = self.entry_shift()
         if self._ratio:
             # a common ideal per query, computed from the expectations the numerators use
@@ -475,9 +476,10 @@ class SystemEffectEngine(MTCEngine):
             ey, vy = pool_ideals(c, self.ideal_values(expected), self.var, self._discount)
             mean, cov, weights = self._ratio_moments(expected, ey, vy)
             f = np.bincount(c.entry_system, weights=weights, minlength=c.n_systems) / nq
-            return mean, self.offset_covariance(cov, self.offset_masses(f, weights))
+            return mean, self.offset_covariance(cov, self.offset_masses(f, weights)), ey
         masses = self.offset_masses(self.unjudged_mass())
-        return self._shifted_means(mean, masses, shift), self.offset_covariance(cov, masses)
+        shifted = self._shifted_means(mean, masses, shift)
+        return shifted, self.offset_covariance(cov, masses), self.ey
 
     def offset_masses(self, f: FloatArray, weights: FloatArray | None = None) -> OffsetMasses:
         """The masses the offsets enter the scores by (:class:`OffsetMasses`).
