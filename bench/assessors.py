@@ -489,9 +489,8 @@ class Campaign:
             counted = engine.judged & (self.owner >= 0)
             counted[counted] = [not self.assessors[w].set_aside for w in self.owner[counted]]
             pairs = np.flatnonzero(counted)
-            shares = JudgmentShares.of(pairs, list(self.owner[pairs])) if pairs.size else None
-            values = engine.values[pairs] if pairs.size else None
-            apply_judged_noise(engine, self._disagreement(), 1.0, shares, values)
+            shares = JudgmentShares.of(pairs, list(self.owner[pairs]), engine.values[pairs])
+            apply_judged_noise(engine, self._disagreement(), 1.0, shares)
 
     def _pick(self, a: Assessor, queue: list[int], used: set[int]) -> int | None:
         """The assessor's next pair: the first planned one of their query while it is in

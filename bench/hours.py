@@ -162,10 +162,8 @@ def run_task(task: Task) -> Record:
         """As the planner measures it: the disagreement from the second opinions, the
         assessors' offsets from every judgment and who made it (docs/method.md §10.1)."""
         pairs = np.asarray(judged_by, dtype=np.intp)
-        shares = JudgmentShares.of(pairs, list(owner[pairs])) if pairs.size else None
-        apply_judged_noise(
-            engine, disagreement(second), 1.0, shares, engine.values[pairs] if pairs.size else None
-        )
+        shares = JudgmentShares.of(pairs, list(owner[pairs]), engine.values[pairs])
+        apply_judged_noise(engine, disagreement(second), 1.0, shares)
 
     def after_judgment(who: int, pair: int, _value: float) -> None:
         owner[pair] = who

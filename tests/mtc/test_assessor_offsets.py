@@ -22,17 +22,17 @@ from mtcjudge.mtc.scales import FINE
 
 
 def test_shares_number_the_assessors_and_split_each_pair_among_its_judgments():
-    shares = JudgmentShares.of([4, 7, 4, 2, 4], ["b", "a", "a", None, 11])
+    shares = JudgmentShares.of([4, 7, 4, 2, 4], ["b", "a", "a", None, 11], [10, 20, 30, 40, 50])
     assert shares.n_assessors == 3  # b, a, 11: an imported judgment (None) has no share
     np.testing.assert_array_equal(shares.pair, [4, 7, 4, 4])
     np.testing.assert_array_equal(shares.assessor, [0, 1, 1, 2])
     # pair 4 was judged three times: each judgment is a third of its value
     np.testing.assert_allclose(shares.weight, [1 / 3, 1.0, 1 / 3, 1 / 3])
-    np.testing.assert_array_equal(shares.rows, [0, 1, 2, 4])
+    np.testing.assert_array_equal(shares.value, [10, 20, 30, 50])  # rows 0, 1, 2 and 4
     assert shares.judgments == 4
     np.testing.assert_array_equal(np.flatnonzero(shares.named(9)), [4, 7])
-    with pytest.raises(ValueError, match="one assessor per judgment"):
-        JudgmentShares.of([1, 2], ["a"])
+    with pytest.raises(ValueError, match="one assessor and one value per judgment"):
+        JudgmentShares.of([1, 2], ["a"], [1.0, 2.0])
 
 
 def _residual_campaign(seed: int, n_assessors: int, offset_sd: float, noise_sd: float):
@@ -47,14 +47,14 @@ def _residual_campaign(seed: int, n_assessors: int, offset_sd: float, noise_sd: 
     who = rng.integers(0, n_assessors, n)
     offsets = rng.normal(0, offset_sd, n_assessors)
     values = truth + offsets[who] + rng.normal(0, noise_sd, n)
-    return JudgmentShares.of(np.arange(n), list(who)), values, base_mean, base_var
+    return JudgmentShares.of(np.arange(n), list(who), values), base_mean, base_var
 
 
 def test_the_offsets_variance_is_measured_from_the_assessors_residuals():
     estimates = []
     for seed in range(30):
-        shares, values, mean, var = _residual_campaign(seed, 12, 8.0, 15.0)
-        tau2, assessors = offset_variance(shares, values, mean, var, 15.0**2 + 8.0**2)
+        shares, mean, var = _residual_campaign(seed, 12, 8.0, 15.0)
+        tau2, assessors = offset_variance(shares, mean, var, 15.0**2 + 8.0**2)
         assert assessors == 12
         estimates.append(tau2)
     # the DerSimonian-Laird estimate of 8^2 = 64, over 30 campaigns of 12 assessors
@@ -62,24 +62,25 @@ def test_the_offsets_variance_is_measured_from_the_assessors_residuals():
     # assessors who share no offset: small (often 0)
     null = []
     for seed in range(30):
-        shares, values, mean, var = _residual_campaign(seed, 12, 0.0, 15.0)
-        null.append(offset_variance(shares, values, mean, var, 15.0**2)[0])
+        shares, mean, var = _residual_campaign(seed, 12, 0.0, 15.0)
+        null.append(offset_variance(shares, mean, var, 15.0**2)[0])
     assert np.mean(null) < 8.0
 
 
 def test_the_offsets_variance_never_exceeds_the_disagreement_and_needs_two_assessors():
-    shares, values, mean, var = _residual_campaign(1, 6, 30.0, 5.0)
-    tau2, _ = offset_variance(shares, values, mean, var, 50.0)
+    shares, mean, var = _residual_campaign(1, 6, 30.0, 5.0)
+    values = shares.value
+    tau2, _ = offset_variance(shares, mean, var, 50.0)
     assert tau2 == 50.0  # an offset is a part of the disagreement
-    assert offset_variance(shares, values, mean, var, 0.0) == (0.0, 0)  # not measured
-    one = JudgmentShares.of(np.arange(40), ["a"] * 40)
-    assert offset_variance(one, values[:40], mean, var, 50.0) == (0.0, 1)
+    assert offset_variance(shares, mean, var, 0.0) == (0.0, 0)  # not measured
+    one = JudgmentShares.of(np.arange(40), ["a"] * 40, values[:40])
+    assert offset_variance(one, mean, var, 50.0) == (0.0, 1)
     few = JudgmentShares.of(
-        np.arange(MIN_JUDGMENTS + 1), ["a"] * MIN_JUDGMENTS + ["b"]
+        np.arange(MIN_JUDGMENTS + 1), ["a"] * MIN_JUDGMENTS + ["b"], values[: MIN_JUDGMENTS + 1]
     )  # b has a single judgment
-    assert offset_variance(few, values[: MIN_JUDGMENTS + 1], mean, var, 50.0) == (0.0, 1)
-    with pytest.raises(ValueError, match="one finite value per judgment"):
-        offset_variance(shares, values[:3], mean, var, 50.0)
+    assert offset_variance(few, mean, var, 50.0) == (0.0, 1)
+    with pytest.raises(ValueError, match="judged values must be finite"):
+        JudgmentShares.of([0, 1, 2], ["a", "b", "c"], [1.0, float("nan"), 3.0])
 
 
 @pytest.fixture
@@ -108,7 +109,7 @@ def test_offsets_add_tau2_m_m_transposed_to_the_covariance(complete):
     collection, engine = complete
     assert engine.evaluation().ranking_confidence == pytest.approx(1.0)
     who = np.random.default_rng(3).integers(0, 3, collection.n_pairs)
-    shares = JudgmentShares.of(np.arange(collection.n_pairs), list(who))
+    shares = JudgmentShares.of(np.arange(collection.n_pairs), list(who), engine.values)
     engine.set_assessor_offsets(AssessorOffsets(16.0, shares, 3))
     mass = _brute_force_masses(collection, engine, who, 3)
     cov = 16.0 * mass @ mass.T
@@ -126,7 +127,9 @@ def test_one_assessor_s_offset_cancels_where_they_judged_both_systems_alike(comp
     every system alike, so no difference is uncertain; independent noise of the same size
     would leave every difference uncertain."""
     collection, engine = complete
-    shares = JudgmentShares.of(np.arange(collection.n_pairs), ["only"] * collection.n_pairs)
+    shares = JudgmentShares.of(
+        np.arange(collection.n_pairs), ["only"] * collection.n_pairs, engine.values
+    )
     engine.set_assessor_offsets(AssessorOffsets(100.0, shares, 1))
     evaluation = engine.evaluation()
     assert np.all(evaluation.var > 0)
@@ -150,8 +153,8 @@ def test_apply_judged_noise_splits_the_disagreement_into_its_shared_and_own_part
     values = np.clip(base_mean[judged] + offsets[who] + rng.normal(0, 5, judged.size), 0, 100)
     engine.judge(judged, values)
     measured = disagreement([[0.0, 40.0]] * 10)  # sigma^2 = 8000 / 8 = 1000
-    shares = JudgmentShares.of(judged, list(who))
-    got = apply_judged_noise(engine, measured, 1.0, shares, values)
+    shares = JudgmentShares.of(judged, list(who), values)
+    got = apply_judged_noise(engine, measured, 1.0, shares)
     assert got is not None
     assert 0 < got.variance <= measured.variance
     assert engine.assessor_offsets is got

@@ -314,12 +314,6 @@ def apply_disagreement(
         for r in judgments
         if (p := state.pair_index.get((int(r.query_id), int(r.document_id)))) is not None
     ]
-    shares = JudgmentShares.of([k[0] for k in known], [k[1] for k in known]) if known else None
-    values = np.array([k[2] for k in known])
-    state.assessor_offsets = apply_judged_noise(
-        state.engine,
-        measured,
-        counts,
-        shares,
-        values[shares.rows] if shares is not None and shares.rows is not None else None,
-    )
+    pairs, assessors, values = zip(*known, strict=True) if known else ((), (), ())
+    shares = JudgmentShares.of(pairs, assessors, values) if known else None
+    state.assessor_offsets = apply_judged_noise(state.engine, measured, counts, shares)

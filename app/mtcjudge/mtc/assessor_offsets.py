@@ -64,24 +64,26 @@ MIN_JUDGMENTS = 5
 @dataclass(frozen=True)
 class JudgmentShares:
     """Who made the counted judgments behind the judged pairs' values: one row per judgment,
-    its pool pair, its assessor (numbered from 0) and its share of the pair's value (1/m for
-    a pair judged ``m`` times)."""
+    its pool pair, its assessor (numbered from 0), its share of the pair's value (1/m for a
+    pair judged ``m`` times) and its score."""
 
     pair: IntArray
     assessor: IntArray
     weight: FloatArray
+    value: FloatArray
     n_assessors: int
-    #: which of the judgments given to :meth:`of` the rows are (those of a known assessor)
-    rows: IntArray | None = None
 
     @classmethod
-    def of(cls, pairs: ArrayLike, assessors: Sequence[object]) -> JudgmentShares:
+    def of(cls, pairs: ArrayLike, assessors: Sequence[object], values: ArrayLike) -> JudgmentShares:
         """The shares of the counted judgments of ``pairs`` by ``assessors`` (any hashable
-        ids, numbered in order of appearance). A judgment of no known assessor (None: an
-        imported one) counts in its pair's ``m`` but has no share."""
+        ids, numbered in order of appearance) scoring ``values``. A judgment of no known
+        assessor (None: an imported one) counts in its pair's ``m`` but has no share."""
         p = np.asarray(pairs, dtype=np.intp).ravel()
-        if len(assessors) != p.shape[0]:
-            raise ValueError("one assessor per judgment")
+        x = np.asarray(values, dtype=np.float64).ravel()
+        if not len(assessors) == p.shape[0] == x.shape[0]:
+            raise ValueError("one assessor and one value per judgment")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("judged values must be finite")
         counts = np.bincount(p, minlength=int(p.max(initial=-1)) + 1)
         known = np.array([a is not None for a in assessors], dtype=bool)
         number: dict[object, int] = {}
@@ -91,8 +93,7 @@ class JudgmentShares:
         )
         kept = p[known]
         weight = 1.0 / counts[kept] if kept.size else np.zeros(0)
-        rows = np.flatnonzero(known).astype(np.intp)
-        return cls(kept, a, np.asarray(weight, dtype=np.float64), len(number), rows)
+        return cls(kept, a, np.asarray(weight, dtype=np.float64), x[known], len(number))
 
     @property
     def judgments(self) -> int:
@@ -120,26 +121,21 @@ class AssessorOffsets:
 
 def offset_variance(
     shares: JudgmentShares,
-    values: ArrayLike,
     base_mean: ArrayLike,
     base_var: ArrayLike,
     disagreement_variance: float,
 ) -> tuple[float, int]:
     """``(tau^2, assessors it rests on)``: the variance of the assessors' offsets.
 
-    ``values`` are the judgments' own scores (one per row of ``shares``: those given to
-    :meth:`JudgmentShares.of` taken at :attr:`JudgmentShares.rows`); ``base_mean`` and
-    ``base_var`` the judgment-free estimates of every pool pair and their variances;
-    ``disagreement_variance`` the measured ``sigma^2``, which bounds the result."""
+    ``base_mean`` and ``base_var`` are the judgment-free estimates of every pool pair and
+    their variances; ``disagreement_variance`` the measured ``sigma^2``, which bounds the
+    result."""
     sigma2 = float(disagreement_variance)
     if not np.isfinite(sigma2) or sigma2 <= 0 or shares.judgments == 0:
         return 0.0, 0
-    x = np.asarray(values, dtype=np.float64).ravel()
-    if x.shape[0] != shares.judgments or not np.all(np.isfinite(x)):
-        raise ValueError("one finite value per judgment")
     mean = np.asarray(base_mean, dtype=np.float64)[shares.pair]
     var = np.asarray(base_var, dtype=np.float64)[shares.pair] + sigma2
-    residual = x - mean
+    residual = shares.value - mean
     k = shares.n_assessors
     n = np.bincount(shares.assessor, minlength=k)
     w = np.bincount(shares.assessor, weights=1.0 / var, minlength=k)
@@ -192,14 +188,13 @@ def apply_judged_noise(
     measured: Disagreement,
     counts: ArrayLike,
     shares: JudgmentShares | None = None,
-    values: ArrayLike | None = None,
 ) -> AssessorOffsets | None:
     """Let every judged pair keep the measured disagreement (docs/method.md §10), the part
     its assessors' offsets share with their other judgments as such (§10.1); the offsets set
     on the engine, or None.
 
-    ``counts``: the counted judgments of each pool pair (its value is their mean); ``shares``
-    and ``values``: who made each counted judgment and its score. A pair ``shares`` names
+    ``counts``: the counted judgments of each pool pair (its value is their mean); ``shares``:
+    who made each counted judgment and its score. A pair ``shares`` names
     keeps ``(sigma^2 - tau^2) / m`` of its own and its assessors' offsets; any other pair
     (judged since the shares were read, or without them) keeps ``sigma^2 / m``, all of it
     independent."""
@@ -207,9 +202,9 @@ def apply_judged_noise(
     m = np.broadcast_to(np.asarray(counts, dtype=np.float64), (n,))
     variance = judged_variance(measured, m)
     offsets: AssessorOffsets | None = None
-    if shares is not None and shares.judgments and values is not None:
+    if shares is not None and shares.judgments:
         base_mean, base_var = engine.model.prior_estimates()
-        tau2, assessors = offset_variance(shares, values, base_mean, base_var, measured.variance)
+        tau2, assessors = offset_variance(shares, base_mean, base_var, measured.variance)
         if tau2 > 0:
             named = shares.named(n) & (m > 0)
             variance[named] = (measured.variance - tau2) / m[named]
