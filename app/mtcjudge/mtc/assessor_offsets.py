@@ -40,7 +40,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mtcjudge.mtc.collection import Collection
+from mtcjudge.mtc.collection import Collection, entry_ranges
 from mtcjudge.mtc.disagreement import Disagreement, judged_variance
 from mtcjudge.mtc.effects import dersimonian_laird
 from mtcjudge.mtc.estimators import RelevanceModel
@@ -159,12 +159,9 @@ def judged_masses(
     c = collection
     keep = judged[shares.pair]
     pair = shares.pair[keep]
-    start = c.entry_start[pair]
-    count = c.entry_start[pair + 1] - start
-    total = int(count.sum())
     # the entries of every kept share's pair, share after share
-    offsets = np.repeat(start - np.cumsum(count) + count, count)
-    entries = offsets + np.arange(total)
+    entries = entry_ranges(c.entry_start, pair)
+    count = c.entry_start[pair + 1] - c.entry_start[pair]
     weights = entry_weights[entries] * np.repeat(shares.weight[keep], count)
     k = max(shares.n_assessors, 1)
     cell = c.entry_system[entries] * k + np.repeat(shares.assessor[keep], count)

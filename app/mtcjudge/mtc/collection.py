@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Collection", "Metadata", "build_collection"]
+__all__ = ["Collection", "Metadata", "build_collection", "entry_ranges"]
 
 IntArray = NDArray[np.intp]
 
@@ -162,6 +162,18 @@ class Metadata:
                 f"{artist.shape[0]} and {genre.shape[0]}"
             )
         return cls(artist, genre, qgenre)
+
+
+def entry_ranges(start: IntArray, index: IntArray) -> IntArray:
+    """The entries ``start[i]:start[i + 1]`` of every ``i`` in ``index``, concatenated (with
+    :attr:`Collection.entry_start`: the entries of the pairs ``index``, in that order)."""
+    lo = start[index]
+    counts = start[index + 1] - lo
+    total = int(counts.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.intp)
+    first = np.cumsum(counts) - counts  # where each range starts in the output
+    return np.asarray(np.arange(total) + np.repeat(lo - first, counts), dtype=np.intp)
 
 
 def build_collection(runs: ArrayLike, k: int) -> Collection:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from mtcjudge.mtc.collection import Collection, Metadata
+from mtcjudge.mtc.collection import Collection, Metadata, entry_ranges
 from mtcjudge.mtc.engine import MTCEngine
 from mtcjudge.mtc.measures import inverse_denominators
 
@@ -30,17 +30,6 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
-
-
-def entry_ranges(start: IntArray, index: IntArray) -> IntArray:
-    """The entries ``start[i]:start[i + 1]`` of every ``i`` in ``index``, concatenated."""
-    lo = start[index]
-    counts = start[index + 1] - lo
-    total = int(counts.sum())
-    if total == 0:
-        return np.empty(0, dtype=np.intp)
-    first = np.cumsum(counts) - counts  # where each range starts in the output
-    return np.asarray(np.arange(total) + np.repeat(lo - first, counts), dtype=np.intp)
 
 
 def judged_entries(collection: Collection, judged: NDArray[np.bool_]) -> IntArray:
