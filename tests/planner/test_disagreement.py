@@ -39,11 +39,10 @@ def _judge(session, campaign_id, assessor, pair, fine, kind, when, repeat_of=Non
     return judgment
 
 
-@pytest.fixture
-def judged(db_session):
-    """Every pool pair judged (imported): a complete campaign, exact until pairs are judged
-    twice."""
-    fx = make_campaign(db_session, share=1.0, estimator="joint")
+def _two_assessors(db_session, share: float):
+    """A ``joint`` campaign with the first ``share`` of its pool imported, assessors A and B,
+    and its pool pairs in order."""
+    fx = make_campaign(db_session, share=share, estimator="joint")
     a = Assessor(campaign_id=fx.campaign.id, name="A", token_hash="a" * 64)
     b = Assessor(campaign_id=fx.campaign.id, name="B", token_hash="b" * 64)
     db_session.add_all([a, b])
@@ -51,6 +50,14 @@ def judged(db_session):
     pairs = db_session.scalars(
         select(Pair).where(Pair.campaign_id == fx.campaign.id).order_by(Pair.id)
     ).all()
+    return fx, a, b, pairs
+
+
+@pytest.fixture
+def judged(db_session):
+    """Every pool pair judged (imported): a complete campaign, exact until pairs are judged
+    twice."""
+    fx, a, b, pairs = _two_assessors(db_session, share=1.0)
     originals = {
         (j.query_id, j.document_id): j
         for j in db_session.scalars(
@@ -178,14 +185,7 @@ def test_the_report_and_campaign_status_say_the_intervals_hold_the_disagreement(
 @pytest.fixture
 def volunteers(db_session):
     """A campaign judged by two volunteers, A lenient and B harsh, nothing imported."""
-    fx = make_campaign(db_session, share=0.0, estimator="joint")
-    a = Assessor(campaign_id=fx.campaign.id, name="A", token_hash="a" * 64)
-    b = Assessor(campaign_id=fx.campaign.id, name="B", token_hash="b" * 64)
-    db_session.add_all([a, b])
-    db_session.flush()
-    pairs = db_session.scalars(
-        select(Pair).where(Pair.campaign_id == fx.campaign.id).order_by(Pair.id)
-    ).all()
+    fx, a, b, pairs = _two_assessors(db_session, share=0.0)
     when = utcnow() - timedelta(minutes=10)
     judgments = {}
     for i, pair in enumerate(pairs[:40]):
