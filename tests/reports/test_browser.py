@@ -67,3 +67,43 @@ def test_download_the_report_and_an_export_from_the_dashboard(live: Site, tmp_pa
         assert json_download.value.suggested_filename == f"{slug}-report-broad.json"
         page.screenshot(path=str(tmp_path / "dashboard-downloads.png"), full_page=True)
     assert errors == []
+
+
+def test_the_report_reads_on_a_phone_without_scrolling_the_page_sideways(
+    live: Site, tmp_path: Path
+) -> None:
+    """At 390 pixels the report's settings stack and each table wider than the screen
+    scrolls in its own box, which takes the keyboard's focus; axe finds nothing."""
+    from playwright.sync_api import expect
+
+    from tests.browser import axe_violations
+
+    base, slug = live.url, live.seeded
+    errors: list[str] = []
+    with chromium_page(errors, accept_downloads=True) as page:
+        sign_in_on_page(page, f"{base}/campaigns/{slug}")
+        page.get_by_role("link", name="Report and exports").click()
+        with page.expect_download() as download:
+            page.locator("#downloads").get_by_role("link", name="Report (HTML)").click()
+        report = tmp_path / "report.html"
+        download.value.save_as(report)
+
+        page.set_viewport_size({"width": 390, "height": 800})
+        page.goto(report.as_uri())
+        expect(page.get_by_role("heading", level=1)).to_be_visible()
+        page_width = page.evaluate("document.documentElement.scrollWidth")
+        assert page_width <= 390, f"the page scrolls sideways: {page_width} px wide"
+
+        wide = page.locator(".scroll").filter(has=page.locator("caption", has_text="The same numbers"))
+        box_width, table_width = wide.evaluate("b => [b.clientWidth, b.scrollWidth]")
+        assert table_width > box_width  # the scores table is wider than a phone
+        wide.focus()
+        expect(wide).to_be_focused()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "b => b.scrollLeft > 0", arg=wide.element_handle(), timeout=5000
+        )
+
+        assert axe_violations(page) == []
+        page.screenshot(path=str(tmp_path / "report-390.png"), full_page=True)
+    assert errors == []
