@@ -94,15 +94,14 @@ def test_the_report_reads_on_a_phone_without_scrolling_the_page_sideways(
         page_width = page.evaluate("document.documentElement.scrollWidth")
         assert page_width <= 390, f"the page scrolls sideways: {page_width} px wide"
 
-        wide = page.locator(".scroll").filter(has=page.locator("caption", has_text="The same numbers"))
+        scores = page.locator("caption", has_text="The same numbers")
+        wide = page.locator(".scroll").filter(has=scores)
         box_width, table_width = wide.evaluate("b => [b.clientWidth, b.scrollWidth]")
         assert table_width > box_width  # the scores table is wider than a phone
         wide.focus()
         expect(wide).to_be_focused()
         page.keyboard.press("ArrowRight")
-        page.wait_for_function(
-            "b => b.scrollLeft > 0", arg=wide.element_handle(), timeout=5000
-        )
+        page.wait_for_function("b => b.scrollLeft > 0", arg=wide.element_handle(), timeout=5000)
 
         assert axe_violations(page) == []
         page.screenshot(path=str(tmp_path / "report-390.png"), full_page=True)
