@@ -19,6 +19,7 @@ __all__ = [
     "SILENT_CLIP_BYTES",
     "SILENT_CLIP_SECONDS",
     "TARGETS",
+    "allowance",
     "in_processes",
     "mirex_or_synthetic",
     "non_negative_int",
@@ -142,3 +143,11 @@ def in_processes(
     else:
         for task in tasks:
             yield run(task)
+
+
+def allowance(target: float, stop: str, confidence: float) -> float:
+    """The share of system pairs a campaign's stop may get wrong: ``1 - target`` when it
+    stopped confident, else ``1 - `` the confidence it ended with (a pool judged to the end
+    claims no more than that)."""
+    claimed = target if stop == "confidence" else min(target, confidence)
+    return 1.0 - claimed

@@ -62,7 +62,7 @@ import numpy as np
 if __package__ in (None, ""):  # run as ``python bench/assessors.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import in_processes, non_negative_int, positive_int, run_benchmark
+from bench._common import allowance, in_processes, non_negative_int, positive_int, run_benchmark
 from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
@@ -169,8 +169,17 @@ class Assessor:
         value = truth + self.offset + persistent + float(self.rng.normal(0.0, transient))
         return float(np.clip(value, 0.0, 1.0))
 
-    def answer(self, truth: float, pair: int | None) -> tuple[float, int]:
-        """(FINE score over 100, BROAD grade) for a pair of true score ``truth``."""
+    def answer(
+        self, truth: float, pair: int | None, grade_truth: int | None = None
+    ) -> tuple[float, int]:
+        """(FINE score over 100, BROAD grade) for a pair of true score ``truth``.
+
+        ``grade_truth``: the pair's true BROAD grade, where the collection has one of its
+        own (a suite's BROAD collection, whose grades are not always the band of its FINE
+        scores). A careful assessor's grade is then that grade moved by as many bands as
+        their view of the score moved from the truth's band, so that what they give on
+        average is the collection's truth on either scale; without it, the band of their
+        view."""
         rng = self.rng
         if self.kind == "random":
             return round(float(rng.uniform()) * 100) / 100, int(rng.integers(0, 3))
@@ -181,9 +190,11 @@ class Assessor:
             score = float(np.clip(rng.normal(self.centre, 0.15), 0, 1))
             return round(score * 100) / 100, band(score)
         if self.kind == "exact":
-            return round(truth * 100) / 100, band(truth)
+            return round(truth * 100) / 100, band(truth) if grade_truth is None else grade_truth
         score = round(self.view(truth, pair) * 100) / 100
         grade = band(score)
+        if grade_truth is not None:
+            grade = min(2, max(0, grade_truth + grade - band(truth)))
         if rng.uniform() < 0.03:  # a slip to a neighbouring grade
             grade = min(2, grade + 1) if rng.uniform() < 0.5 else max(0, grade - 1)
         return score, grade
@@ -339,6 +350,12 @@ class Campaign:
         self.second: list[tuple[int, int, float]] = []
         self.per_turn = max(1, math.ceil(0.25 * n / (ROUNDS * max(task.n_assessors, 1))))
 
+    def grade_truth(self, pair: int) -> int | None:
+        """The pair's true BROAD grade on a BROAD collection (None on FINE)."""
+        if self.scale.name == "fine":
+            return None
+        return int(self.loaded.judged_values[pair])
+
     def value_of(self, score: float, grade: int) -> float:
         """The judgment the engine gets on the campaign's scale."""
         return float(round(score * 100)) if self.scale.name == "fine" else float(grade)
@@ -402,7 +419,8 @@ class Campaign:
         return {
             "pairs": int(correct.size),
             "wrong": int((~correct).sum()),
-            "allowed": (1.0 - TARGET) * int(correct.size),
+            # a pool judged to the end below the target claims only the confidence it has
+            "allowed": allowance(TARGET, reason, evaluation.ranking_confidence) * int(correct.size),
             "confidence": float(evaluation.ranking_confidence),
             "judgments_at_stop": int(self.engine.n_judged),
             "pool_answers": self.pool_answers,
@@ -442,7 +460,7 @@ class Campaign:
                 if pair is None:
                     continue
                 used.add(pair)
-                score, grade = a.answer(float(self.fine[pair]), pair)
+                score, grade = a.answer(float(self.fine[pair]), pair, self.grade_truth(pair))
                 a.answers.append(
                     Answer(
                         "pool",
@@ -535,7 +553,7 @@ class Campaign:
                 if not a.pairs:
                     continue
                 pair = a.pairs[int(rng.integers(len(a.pairs)))]
-                score, grade = a.answer(float(self.fine[pair]), pair)
+                score, grade = a.answer(float(self.fine[pair]), pair, self.grade_truth(pair))
                 a.answers.append(
                     Answer("repeat", score, grade, repeat_of=a.scores[pair], listen_fraction=listen)
                 )
@@ -544,7 +562,7 @@ class Campaign:
                 found = self._second_candidate(a)
                 if found is None:
                     continue
-                score, grade = a.answer(float(self.fine[found]), found)
+                score, grade = a.answer(float(self.fine[found]), found, self.grade_truth(found))
                 a.seconds.append(found)
                 a.answers.append(
                     Answer(

@@ -51,7 +51,14 @@ import numpy as np
 if __package__ in (None, ""):  # run as ``python bench/hours.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import TARGETS, in_processes, non_negative_int, positive_int, run_benchmark
+from bench._common import (
+    TARGETS,
+    allowance,
+    in_processes,
+    non_negative_int,
+    positive_int,
+    run_benchmark,
+)
 from bench.assessors import QUALITY_RATE, Assessor, load_case
 from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
@@ -123,14 +130,6 @@ class Record:
     seconds: float
 
 
-def allowance(target: float, stop: str, confidence: float) -> float:
-    """The share of system pairs a campaign's stop may get wrong: ``1 - target`` when it
-    stopped confident, else ``1 - `` the confidence it ended with (a pool judged to the end
-    claims no more than that)."""
-    claimed = target if stop == "confidence" else min(target, confidence)
-    return 1.0 - claimed
-
-
 def run_task(task: Task) -> Record:
     started = time.perf_counter()
     name, measure, scale_name, loaded, fine = load_case(task.settings, task.mirex, "cg")
@@ -147,13 +146,17 @@ def run_task(task: Task) -> Record:
     owner = np.full(collection.n_pairs, -1, dtype=np.intp)
     second: list[tuple[float, float]] = []
 
+    def grade_truth(pair: int) -> int | None:
+        """The pair's true BROAD grade on a BROAD collection (None on FINE)."""
+        return None if scale.name == "fine" else int(truth[pair])
+
     def value_of(score: float, grade: int) -> float:
         return float(round(score * 100)) if scale.name == "fine" else float(grade)
 
     def answer(who: int, pair: int) -> float:
         if not measured:
             return float(truth[pair])
-        score, grade = people[who].answer(float(fine[pair]), pair)
+        score, grade = people[who].answer(float(fine[pair]), pair, grade_truth(pair))
         return value_of(score, grade)
 
     judged_by: list[int] = []  # the pairs judged, in order
@@ -180,7 +183,7 @@ def run_task(task: Task) -> Record:
         if others.size == 0:
             return
         pair = int(others[int(rng.integers(others.size))])
-        score, grade = people[who].answer(float(fine[pair]), pair)
+        score, grade = people[who].answer(float(fine[pair]), pair, grade_truth(pair))
         second.append((float(engine.values[pair]), value_of(score, grade)))
         measure_noise()
 

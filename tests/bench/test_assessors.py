@@ -188,3 +188,28 @@ def test_bad_options_exit_2(tmp_path, capsys) -> None:
     assert main(["bench", "assessors", "--mirex", str(tmp_path)]) == 2
     assert "no runs.tsv" in capsys.readouterr().err
     assert main(["bench", "assessors", "--alpha", "2", "--collections", "1"]) == 2
+
+
+def test_on_a_broad_collection_careful_grades_centre_on_its_own_truth() -> None:
+    """A suite's BROAD grades are not always the band of its FINE scores; a careful assessor
+    answers around the collection's grade, moved only by as many bands as their view moved,
+    and an exact one gives the grade itself."""
+    exact = assessors.Assessor.make(0, "exact", 0)
+    # a FINE truth of 0.5 (band 1) whose collection grade is 2
+    assert exact.answer(0.5, 3, grade_truth=2)[1] == 2
+    assert exact.answer(0.5, 3)[1] == 1  # without a grade of its own: the band
+    careful = assessors.Assessor.make(1, "careful", 0)
+    grades = [careful.answer(0.5, None, grade_truth=2)[1] for _ in range(400)]
+    # mostly the collection's grade; 0 (a band below band 1's own 1) only by a rare slip
+    assert grades.count(2) > grades.count(1) > grades.count(0)
+    assert grades.count(0) < 0.1 * len(grades)
+    low = [careful.answer(0.1, None, grade_truth=0)[1] for _ in range(400)]
+    assert set(low) <= {0, 1} and low.count(0) > 300
+
+
+def test_a_pool_judged_to_the_end_below_the_target_is_allowed_its_own_confidence() -> None:
+    from bench._common import allowance
+
+    assert allowance(0.95, "confidence", 0.97) == pytest.approx(0.05)
+    assert allowance(0.95, "complete", 0.93) == pytest.approx(0.07)
+    assert allowance(0.95, "complete", 0.99) == pytest.approx(0.05)
