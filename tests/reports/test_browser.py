@@ -95,7 +95,7 @@ def test_the_report_reads_on_a_phone_without_scrolling_the_page_sideways(
         assert page_width <= 390, f"the page scrolls sideways: {page_width} px wide"
 
         scores = page.locator("caption", has_text="The same numbers")
-        wide = page.locator(".scroll").filter(has=scores)
+        wide = page.locator(".table-wrap").filter(has=scores)
         box_width, table_width = wide.evaluate("b => [b.clientWidth, b.scrollWidth]")
         assert table_width > box_width  # the scores table is wider than a phone
         wide.focus()
