@@ -29,7 +29,9 @@ Reported per selection and target, pooled over collections and seeds: hours (lis
 deciding, trials included), judgments, queries heard, and the wrong system pairs at the stop
 against the allowance ``(1 - target) x pairs`` (``1 -`` the confidence reached when the pool ran
 out first; honest when wrong <= allowed, pooled); the
-change in hours against judgment-greedy; and where MIREX 2011 at 0.95 lands against the 53 h
+change in hours against judgment-greedy; 95 % bootstrap intervals over campaigns of that
+change and of the pooled wrong pairs less the allowance (a pooled figure from a few long
+campaigns is only as sure as these say); and where MIREX 2011 at 0.95 lands against the 53 h
 of judging its whole pool ([U12]). Figures are printed and written as JSON, never asserted.
 """
 
@@ -47,6 +49,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
+from numpy.typing import NDArray
 
 if __package__ in (None, ""):  # run as ``python bench/hours.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -235,10 +238,52 @@ def _se(xs: Sequence[float]) -> float:
     return float(statistics.stdev(xs) / math.sqrt(len(xs))) if len(xs) > 1 else math.nan
 
 
+#: bootstrap resamples behind the intervals of the pooled figures
+RESAMPLES = 4000
+
+
+def _interval(values: NDArray[np.float64]) -> tuple[float, float]:
+    """The central 95 % of ``values`` (bootstrap replicates); NaN when there are none."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return (math.nan, math.nan)
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return (float(low), float(high))
+
+
+def _pooled_intervals(
+    at: Sequence[Record], sel: str, rng: np.random.Generator
+) -> dict[str, tuple[float, float]]:
+    """95 % bootstrap intervals over campaigns (a collection and seed, with its
+    judgment-greedy twin, drawn with replacement): of the pooled hours against
+    judgment-greedy's, and of the pooled wrong pairs less the pooled allowance. A pooled
+    figure from a few long campaigns is only as sure as these say."""
+    mine = {(r.collection, r.seed): r for r in at if r.selection == sel}
+    twins = {(r.collection, r.seed): r for r in at if r.selection == "greedy"}
+    keys = sorted(mine)
+    if len(keys) < 2:
+        return {}
+    excess = np.array([mine[k].wrong - mine[k].allowed for k in keys], dtype=np.float64)
+    draws = rng.integers(0, len(keys), size=(RESAMPLES, len(keys)))
+    out = {"excess_interval": _interval(excess[draws].sum(axis=1))}
+    paired = [k for k in keys if k in twins]
+    if sel != "greedy" and len(paired) >= 2:
+        own = np.array([mine[k].hours for k in paired], dtype=np.float64)
+        base = np.array([twins[k].hours for k in paired], dtype=np.float64)
+        draws = rng.integers(0, len(paired), size=(RESAMPLES, len(paired)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = own[draws].sum(axis=1) / base[draws].sum(axis=1)
+        out["hours_vs_greedy_interval"] = _interval(ratios)
+    return out
+
+
 def summarise(records: Sequence[Record], selections: Sequence[str]) -> dict[str, Any]:
     """Per target and selection: pooled hours, judgments, queries heard, wrong pairs against
-    the allowance; hours against judgment-greedy (the ratio of pooled hours, and per
-    collection the mean of the paired ratios); MIREX 2011's figures apart."""
+    the allowance; hours against judgment-greedy (the ratio of pooled hours with its 95 %
+    bootstrap interval over campaigns, and per collection the mean of the paired ratios);
+    the pooled excess of wrong pairs over the allowance with its interval; MIREX 2011's
+    figures apart."""
+    rng = np.random.default_rng(20261130)
     out: dict[str, Any] = {}
     for target in sorted({r.target for r in records}):
         at = [r for r in records if r.target == target]
@@ -278,6 +323,7 @@ def summarise(records: Sequence[Record], selections: Sequence[str]) -> dict[str,
             ]
             fig["paired_ratio_mean"] = _mean(ratios)
             fig["paired_ratio_se"] = _se(ratios)
+            fig.update(_pooled_intervals(at, sel, rng))
         mirex_runs: dict[str, list[Record]] = {}
         for r in at:
             if r.kind == "mirex":
@@ -302,20 +348,27 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
     for target, block in summary.items():
         print(f"\n== target {target} (pooled over collections and seeds)", file=out)
         print(
-            f"{'selection':10} {'hours':>9} {'vs greedy':>10} {'paired':>14} "
-            f"{'judgments':>10} {'queries':>8} {'wrong/allowed':>15}",
+            f"{'selection':10} {'hours':>9} {'vs greedy':>10} {'95 % interval':>17} "
+            f"{'paired':>14} {'judgments':>10} {'queries':>8} {'wrong/allowed':>15} "
+            f"{'excess, 95 % interval':>24}",
             file=out,
         )
         for sel, f in block["selections"].items():
             vs = f.get("hours_vs_greedy")
             paired = f["paired_ratio_mean"]
             se = f["paired_ratio_se"]
+            low, high = f.get("hours_vs_greedy_interval", (math.nan, math.nan))
+            spread = "" if math.isnan(low) else f"[{low - 1:+.0%}, {high - 1:+.0%}]"
+            e_low, e_high = f.get("excess_interval", (math.nan, math.nan))
+            excess = f["wrong"] - f["allowed"]
+            over = "" if math.isnan(e_low) else f"{excess:+.1f} [{e_low:+.1f}, {e_high:+.1f}]"
             print(
                 f"{sel:10} {f['hours']:9.1f} "
-                f"{'' if vs is None else f'{vs - 1:+.1%}':>10} "
+                f"{'' if vs is None else f'{vs - 1:+.1%}':>10} {spread:>17} "
                 f"{'' if math.isnan(paired) else f'{paired - 1:+.1%} ±{se:.1%}':>14} "
                 f"{f['judgments']:10d} {f['queries_heard']:8d} "
-                f"{f['wrong']:6d}/{f['allowed']:7.1f} {'ok' if f['honest'] else 'OVER'}",
+                f"{f['wrong']:6d}/{f['allowed']:7.1f} {'ok' if f['honest'] else 'OVER'} "
+                f"{over:>24}",
                 file=out,
             )
         for sel, m in block["mirex2011"].items():

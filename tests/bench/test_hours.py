@@ -66,6 +66,26 @@ def test_hours_are_pooled_and_compared_with_judgment_greedy_pair_by_pair() -> No
     assert block["cost"]["honest"]
 
 
+def test_the_pooled_figures_carry_a_bootstrap_interval_over_campaigns() -> None:
+    # two collections: cost-aware takes half the hours on one and the same on the other
+    records = [
+        record("greedy", "a", 1, 4.0, 0),
+        record("greedy", "b", 1, 2.0, 1),
+        record("cost", "a", 1, 2.0, 0),
+        record("cost", "b", 1, 2.0, 2),
+    ]
+    block = hours.summarise(records, ["greedy", "cost"])["0.95"]["selections"]
+    # the resamples are all a, all b, or both: 2/2, 4/4 and 4/6 of greedy's hours
+    low, high = block["cost"]["hours_vs_greedy_interval"]
+    assert (low, high) == (pytest.approx(0.5), pytest.approx(1.0))
+    # excess over the allowance of 0.5 a campaign: -0.5 and +1.5, summed over two draws
+    low, high = block["cost"]["excess_interval"]
+    assert (low, high) == (pytest.approx(-1.0), pytest.approx(3.0))
+    # one campaign says nothing of its spread
+    single = hours.summarise(records[:1] + records[2:3], ["greedy", "cost"])["0.95"]
+    assert "hours_vs_greedy_interval" not in single["selections"]["cost"]
+
+
 def test_a_tiny_run_of_each_selection(tmp_path) -> None:
     out = tmp_path / "hours.json"
     code = main(
