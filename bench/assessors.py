@@ -58,6 +58,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import ndtr
 
 if __package__ in (None, ""):  # run as ``python bench/assessors.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -115,6 +117,11 @@ WITHIN = 30
 TARGET = 0.95
 #: planned rounds at most per campaign: larger pools hand out several pairs per turn
 ROUNDS = 300
+#: a careful assessor's offset (standard deviation, FINE over 1), the range their own noise's
+#: standard deviation is drawn from, and the chance of a slip to a neighbouring BROAD grade
+OFFSET_SD = 0.05
+NOISE_RANGE = (0.10, 0.25)
+SLIP = 0.03
 
 
 # ---------------------------------------------------------------------------- assessors
@@ -144,8 +151,8 @@ class Assessor:
     def make(cls, index: int, kind: str, seed: int) -> Assessor:
         rng = np.random.default_rng(np.random.SeedSequence([seed, index, 0xA55E]))
         a = cls(index, kind, rng)
-        a.offset = float(rng.normal(0.0, 0.05))
-        a.noise = float(rng.uniform(0.10, 0.25))
+        a.offset = float(rng.normal(0.0, OFFSET_SD))
+        a.noise = float(rng.uniform(*NOISE_RANGE))
         if kind == "harsh":
             a.offset = -float(rng.uniform(0.15, 0.30))
         elif kind == "lenient":
@@ -195,7 +202,7 @@ class Assessor:
         grade = band(score)
         if grade_truth is not None:
             grade = min(2, max(0, grade_truth + grade - band(truth)))
-        if rng.uniform() < 0.03:  # a slip to a neighbouring grade
+        if rng.uniform() < SLIP:  # a slip to a neighbouring grade
             grade = min(2, grade + 1) if rng.uniform() < 0.5 else max(0, grade - 1)
         return score, grade
 
@@ -215,6 +222,43 @@ class Assessor:
 
 def band(score: float) -> int:
     return 0 if score < 0.34 else (1 if score < 0.67 else 2)
+
+
+def careful_average(
+    truth: ArrayLike, grade_truth: ArrayLike | None = None, nodes: int = 64
+) -> NDArray[np.float64]:
+    """What careful assessors give each pair on average, on the campaign's scale: FINE
+    points (0-100) for a true FINE score ``truth`` (over 1), or, with ``grade_truth`` (a
+    BROAD collection's own grades), the mean BROAD grade.
+
+    A careful assessor's view is the truth moved by their offset and their own noise,
+    normal with standard deviation ``sqrt(OFFSET_SD^2 + s^2)`` for their noise ``s``
+    (uniform over ``NOISE_RANGE``, integrated by the midpoint rule), and kept within the
+    scale: near its ends the average moves inwards, and near a band's edge their grades
+    spread to both sides and are cut at 0 and 2. This is the ranking the product's claim is
+    about (the assessors' ranking on average, docs/method.md §10), which the truth's is not
+    where the scale's ends move it."""
+    t = np.asarray(truth, dtype=np.float64).reshape(-1, 1, 1)
+    low, high = NOISE_RANGE
+    s = low + (high - low) * (np.arange(nodes) + 0.5) / nodes
+    sd = np.sqrt(OFFSET_SD**2 + s**2).reshape(1, -1, 1)
+    if grade_truth is None:
+        # the score in points is the count of the 100 half-point steps the view passes
+        steps = ((np.arange(1, 101) - 0.5) / 100.0).reshape(1, 1, -1)
+        points = ndtr((t - steps) / sd).sum(axis=2)
+        return np.asarray(points.mean(axis=1), dtype=np.float64)
+    g = np.asarray(grade_truth, dtype=np.float64).reshape(-1, 1)
+    # the view's band after rounding to a hundredth (0.335 and 0.665 its edges)
+    zero = ndtr((0.335 - t) / sd)[..., 0]
+    two = 1.0 - ndtr((0.665 - t) / sd)[..., 0]
+    own = np.array([band(float(x)) for x in t.ravel()], dtype=np.float64).reshape(-1, 1)
+    mean = np.zeros_like(zero)
+    for view, share in ((0, zero), (1, 1.0 - zero - two), (2, two)):
+        grade = np.clip(g + view - own, 0, 2)
+        # a slip moves a grade up or down by one, half the time each, within 0-2
+        grade = grade + 0.5 * SLIP * ((grade < 2).astype(float) - (grade > 0).astype(float))
+        mean += share * grade
+    return np.asarray(mean.mean(axis=1), dtype=np.float64)
 
 
 def population(kind: str, n: int) -> list[str]:

@@ -214,3 +214,29 @@ def test_a_pool_judged_to_the_end_below_the_target_is_allowed_its_own_confidence
     assert allowance(0.95, "confidence", 0.97) == pytest.approx(0.05)
     assert allowance(0.95, "complete", 0.93) == pytest.approx(0.07)
     assert allowance(0.95, "complete", 0.99) == pytest.approx(0.05)
+
+
+def test_what_careful_assessors_give_on_average_is_what_they_answer_on_average() -> None:
+    """The ranking a measured campaign is judged against: careful assessors' average answer,
+    worked out in closed form, agrees with many simulated careful assessors answering, and
+    differs from the truth where the scale's ends or a band's edge move it."""
+    truth = [0.0, 0.2, 0.33, 0.5, 0.7, 1.0]
+    grades = [0, 0, 0, 1, 2, 2]
+    fine = assessors.careful_average(truth)
+    broad = assessors.careful_average(truth, grades)
+    n = 3000
+    heard_fine = [0.0] * len(truth)
+    heard_broad = [0.0] * len(truth)
+    for i in range(n):
+        someone = assessors.Assessor.make(i, "careful", 2026)
+        for j, (t, g) in enumerate(zip(truth, grades, strict=True)):
+            heard_fine[j] += round(someone.answer(t, None)[0] * 100) / n
+            heard_broad[j] += someone.answer(t, None, grade_truth=g)[1] / n
+    assert fine == pytest.approx(heard_fine, abs=0.6)  # FINE points
+    assert broad == pytest.approx(heard_broad, abs=0.03)  # grades
+    # mid-scale and mid-band nothing moves; at the ends the average moves inwards, and a
+    # grade 0 whose score lies at its band's edge averages half a grade up
+    assert (fine[3], broad[3]) == (pytest.approx(50.0), pytest.approx(1.0))
+    assert fine[0] > 5.0
+    assert fine[-1] < 95.0
+    assert broad[2] > 0.4

@@ -40,6 +40,7 @@ def record(selection: str, collection: str, seed: int, h: float, wrong: int) -> 
         full_hours=10.0,
         pairs=10,
         wrong=wrong,
+        wrong_vs_truth=wrong + 1,
         allowed=0.5,
         confidence=0.95,
         stop="confidence",
@@ -62,6 +63,8 @@ def test_hours_are_pooled_and_compared_with_judgment_greedy_pair_by_pair() -> No
     assert block["cost"]["paired_ratio_mean"] == pytest.approx(0.625)
     # wrong pairs pooled against the pooled allowance
     assert (block["greedy"]["wrong"], block["greedy"]["allowed"]) == (1, 1.0)
+    # the count against the truth is pooled beside it, and is not what honesty is judged on
+    assert block["greedy"]["wrong_vs_truth"] == 3
     assert block["greedy"]["honest"]
     assert block["cost"]["honest"]
 
@@ -107,6 +110,7 @@ def test_a_tiny_run_of_each_selection(tmp_path) -> None:
         assert 0 < r["listening_hours"] < r["hours"]
         assert r["judgments"] > 0
         assert r["wrong"] <= r["pairs"]
+        assert r["wrong_vs_truth"] <= r["pairs"]
     # the hidden trials (a tenth of the hand-outs) happened, and their time counts
     assert sum(r["trials"] for r in records) > 0
 
