@@ -39,7 +39,9 @@ Scenarios, each on every collection with the same seed:
 Reported: per type, the share flagged and the answers until flagged (and the share flagged
 within 30 answers among those who gave 30); the share of careful assessors flagged; per
 scenario, the wrong system pairs at the stop against the allowance ``(1 - 0.95) x pairs``,
-pooled, and the judgments against the clean campaign's. Figures are printed and written as
+pooled, and the judgments against the clean campaign's. Wrong against the ranking careful
+assessors give on average (:func:`careful_average`; the truth's in ``exact``), which the
+claim is about; the count against the truth is kept beside it. Figures are printed and written as
 JSON, never asserted.
 """
 
@@ -296,6 +298,9 @@ class CampaignRecord:
     pool: int
     pairs: int
     wrong: int
+    #: wrong pairs against the truth's ranking (``wrong`` is against the careful assessors'
+    #: average, which the claim is about; the same with exact answers)
+    wrong_vs_truth: int
     allowed: float
     confidence: float
     judgments_at_stop: int  # pool judgments counted in the engine at the stop
@@ -379,6 +384,14 @@ class Campaign:
         self.true_means = evaluate(
             self.collection, truth, np.zeros_like(truth), measure, self.scale
         ).mean
+        # the claim is about the ranking the assessors give on average (docs/method.md
+        # §10): careful volunteers' average, or the truth where every answer is exact
+        self.claimed_means = self.true_means
+        if task.scenario != "exact":
+            average = careful_average(self.fine, None if self.scale.name == "fine" else truth)
+            self.claimed_means = evaluate(
+                self.collection, average, np.zeros_like(average), measure, self.scale
+            ).mean
         self.rng = np.random.default_rng(np.random.SeedSequence([task.seed, 0xC0FFEE]))
         kinds = population(
             "mixed" if task.scenario == "mixed" else task.scenario.split()[0], task.n_assessors
@@ -459,10 +472,11 @@ class Campaign:
     def _stop_state(self, reason: str) -> dict[str, Any]:
         measured = self._disagreement()
         evaluation = self.engine.evaluation()
-        correct = correct_signs(evaluation.mean, self.true_means)
+        correct = correct_signs(evaluation.mean, self.claimed_means)
         return {
             "pairs": int(correct.size),
             "wrong": int((~correct).sum()),
+            "wrong_vs_truth": int((~correct_signs(evaluation.mean, self.true_means)).sum()),
             # a pool judged to the end below the target claims only the confidence it has
             "allowed": allowance(TARGET, reason, evaluation.ranking_confidence) * int(correct.size),
             "confidence": float(evaluation.ranking_confidence),
@@ -737,6 +751,7 @@ def ranking_summary(records: Sequence[CampaignRecord]) -> dict[str, Any]:
             "campaigns": len(mine),
             "pairs": sum(r.pairs for r in mine),
             "wrong": sum(r.wrong for r in mine),
+            "wrong_vs_truth": sum(r.wrong_vs_truth for r in mine),
             "allowed": sum(r.allowed for r in mine),
             "honest": sum(r.wrong for r in mine) <= sum(r.allowed for r in mine),
             "mean_confidence": statistics.fmean(r.confidence for r in mine),
@@ -803,7 +818,8 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
         print(f"\n{titles[group]}: the ranking at the stop (target {TARGET})", file=out)
         print(
             f"  {'scenario':<20}{'n':>4}{'wrong/allowed':>16}{'conf':>7}{'judgments':>10}"
-            f"{'vs clean':>9}{'set aside':>10}{'trials':>7}{'2nd op.':>8}{'noise sd':>9}",
+            f"{'vs clean':>9}{'set aside':>10}{'trials':>7}{'2nd op.':>8}{'noise sd':>9}"
+            f"{'vs truth':>9}",
             file=out,
         )
         for scenario, r in part["ranking"].items():
@@ -811,7 +827,8 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
                 f"  {scenario:<20}{r['campaigns']:>4}{r['wrong']:>7}/{r['allowed']:>8.1f}"
                 f"{r['mean_confidence']:>7.3f}{r['pool_answers']:>10}"
                 f"{_fmt(r['judgments_vs_clean']):>9}{r['set_aside_judgments']:>10}"
-                f"{r['trials']:>7}{r['second_opinions']:>8}{r['mean_noise_sd']:>9.1f}",
+                f"{r['trials']:>7}{r['second_opinions']:>8}{r['mean_noise_sd']:>9.1f}"
+                f"{r['wrong_vs_truth']:>9}",
                 file=out,
             )
     c = summary["careful_flagged"]
@@ -827,7 +844,8 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
         "flagged with the quality trials weighing (auto-pause); judgments: pool judgments made "
         "until the stop, set-aside ones included;\n  2nd op.: second opinions in the measured "
         "disagreement at the stop; noise sd: the disagreement the confidence included (FINE "
-        "points, mean over campaigns)",
+        "points, mean over campaigns);\n  wrong: against the ranking careful assessors give on "
+        "average (the truth's in exact); vs truth: wrong against the truth's ranking",
         file=out,
     )
 

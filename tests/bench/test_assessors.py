@@ -45,6 +45,7 @@ def campaign(scenario: str, collection: str, wrong: int, answers: int, people: l
         pool=100,
         pairs=10,
         wrong=wrong,
+        wrong_vs_truth=wrong,
         allowed=0.5,
         confidence=0.95,
         judgments_at_stop=answers,
