@@ -35,8 +35,8 @@ the scale's ends and the bands' edges move away from the truth; the count agains
 is kept beside it. Then the change in hours against judgment-greedy; 95 % bootstrap
 intervals over campaigns of that change and of the pooled wrong pairs less the allowance (a
 pooled figure from a few long campaigns is only as sure as these say); and where MIREX 2011
-at 0.95 lands against the 53 h
-of judging its whole pool ([U12]). Figures are printed and written as JSON, never asserted.
+at 0.95 lands against the 53 h of judging its whole pool ([U12]). Figures are printed and
+written as JSON, never asserted.
 """
 
 from __future__ import annotations
