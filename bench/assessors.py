@@ -41,8 +41,8 @@ within 30 answers among those who gave 30); the share of careful assessors flagg
 scenario, the wrong system pairs at the stop against the allowance ``(1 - 0.95) x pairs``,
 pooled, and the judgments against the clean campaign's. Wrong against the ranking careful
 assessors give on average (:func:`careful_average`; the truth's in ``exact``), which the
-claim is about; the count against the truth is kept beside it. Figures are printed and written as
-JSON, never asserted.
+claim is about; the count against the truth is kept beside it. Figures are printed and
+written as JSON, never asserted.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
 from mtcjudge.mtc.assessor_offsets import JudgmentShares, apply_judged_noise
+from mtcjudge.mtc.collection import Collection
 from mtcjudge.mtc.disagreement import Disagreement, disagreement
 from mtcjudge.mtc.engine import EngineConfig
 from mtcjudge.mtc.factory import DEFAULT_ESTIMATOR, build_engine
@@ -84,7 +85,7 @@ from mtcjudge.mtc.reliability import (
     expected_moments,
 )
 from mtcjudge.mtc.replay import correct_signs
-from mtcjudge.mtc.scales import get_scale
+from mtcjudge.mtc.scales import Scale, get_scale
 
 __all__ = [
     "DESCRIPTION",
@@ -253,7 +254,7 @@ def careful_average(
     # the view's band after rounding to a hundredth (0.335 and 0.665 its edges)
     zero = ndtr((0.335 - t) / sd)[..., 0]
     two = 1.0 - ndtr((0.665 - t) / sd)[..., 0]
-    own = np.array([band(float(x)) for x in t.ravel()], dtype=np.float64).reshape(-1, 1)
+    own = np.digitize(t[:, :, 0], (0.34, 0.67)).astype(np.float64)  # band() of each truth
     mean = np.zeros_like(zero)
     for view, share in ((0, zero), (1, 1.0 - zero - two), (2, two)):
         grade = np.clip(g + view - own, 0, 2)
@@ -261,6 +262,28 @@ def careful_average(
         grade = grade + 0.5 * SLIP * ((grade < 2).astype(float) - (grade > 0).astype(float))
         mean += share * grade
     return np.asarray(mean.mean(axis=1), dtype=np.float64)
+
+
+def grade_truth(scale: Scale, truth: NDArray[np.float64], pair: int) -> int | None:
+    """A pair's true BROAD grade on a BROAD collection, whose grades are its own (None on
+    FINE): what :meth:`Assessor.answer` centres a careful grade on."""
+    return None if scale.name == "fine" else int(truth[pair])
+
+
+def average_means(
+    collection: Collection,
+    truth: NDArray[np.float64],
+    fine: NDArray[np.float64],
+    measure: str,
+    scale: Scale,
+) -> NDArray[np.float64]:
+    """Each system's score by what careful assessors give on average
+    (:func:`careful_average`): the ranking a measured campaign's claim is about."""
+    average = careful_average(fine, None if scale.name == "fine" else truth)
+    return np.asarray(
+        evaluate(collection, average, np.zeros_like(average), measure, scale).mean,
+        dtype=np.float64,
+    )
 
 
 def population(kind: str, n: int) -> list[str]:
@@ -388,10 +411,9 @@ class Campaign:
         # §10): careful volunteers' average, or the truth where every answer is exact
         self.claimed_means = self.true_means
         if task.scenario != "exact":
-            average = careful_average(self.fine, None if self.scale.name == "fine" else truth)
-            self.claimed_means = evaluate(
-                self.collection, average, np.zeros_like(average), measure, self.scale
-            ).mean
+            self.claimed_means = average_means(
+                self.collection, truth, self.fine, measure, self.scale
+            )
         self.rng = np.random.default_rng(np.random.SeedSequence([task.seed, 0xC0FFEE]))
         kinds = population(
             "mixed" if task.scenario == "mixed" else task.scenario.split()[0], task.n_assessors
@@ -408,10 +430,7 @@ class Campaign:
         self.per_turn = max(1, math.ceil(0.25 * n / (ROUNDS * max(task.n_assessors, 1))))
 
     def grade_truth(self, pair: int) -> int | None:
-        """The pair's true BROAD grade on a BROAD collection (None on FINE)."""
-        if self.scale.name == "fine":
-            return None
-        return int(self.loaded.judged_values[pair])
+        return grade_truth(self.scale, self.loaded.judged_values, pair)
 
     def value_of(self, score: float, grade: int) -> float:
         """The judgment the engine gets on the campaign's scale."""

@@ -66,7 +66,7 @@ from bench._common import (
     positive_int,
     run_benchmark,
 )
-from bench.assessors import QUALITY_RATE, Assessor, careful_average, load_case
+from bench.assessors import QUALITY_RATE, Assessor, average_means, grade_truth, load_case
 from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.mtc.assessor_offsets import JudgmentShares, apply_judged_noise
@@ -152,18 +152,13 @@ def run_task(task: Task) -> Record:
     true_means = evaluate(collection, truth, np.zeros_like(truth), measure, scale).mean
     # the claim is about the ranking the assessors give on average (docs/method.md §10):
     # careful volunteers' average where they answer, the truth where answers are exact
-    claimed_means = true_means
-    if measured:
-        average = careful_average(fine, None if scale.name == "fine" else truth)
-        claimed_means = evaluate(collection, average, np.zeros_like(average), measure, scale).mean
+    claimed_means = (
+        average_means(collection, truth, fine, measure, scale) if measured else true_means
+    )
     people = [Assessor.make(i, "careful", task.seed) for i in range(task.volunteers)]
     rng = np.random.default_rng(np.random.SeedSequence([task.seed, 0x5EC0]))
     owner = np.full(collection.n_pairs, -1, dtype=np.intp)
     second: list[tuple[float, float]] = []
-
-    def grade_truth(pair: int) -> int | None:
-        """The pair's true BROAD grade on a BROAD collection (None on FINE)."""
-        return None if scale.name == "fine" else int(truth[pair])
 
     def value_of(score: float, grade: int) -> float:
         return float(round(score * 100)) if scale.name == "fine" else float(grade)
@@ -171,7 +166,7 @@ def run_task(task: Task) -> Record:
     def answer(who: int, pair: int) -> float:
         if not measured:
             return float(truth[pair])
-        score, grade = people[who].answer(float(fine[pair]), pair, grade_truth(pair))
+        score, grade = people[who].answer(float(fine[pair]), pair, grade_truth(scale, truth, pair))
         return value_of(score, grade)
 
     judged_by: list[int] = []  # the pairs judged, in order
@@ -198,7 +193,7 @@ def run_task(task: Task) -> Record:
         if others.size == 0:
             return
         pair = int(others[int(rng.integers(others.size))])
-        score, grade = people[who].answer(float(fine[pair]), pair, grade_truth(pair))
+        score, grade = people[who].answer(float(fine[pair]), pair, grade_truth(scale, truth, pair))
         second.append((float(engine.values[pair]), value_of(score, grade)))
         measure_noise()
 
