@@ -270,6 +270,12 @@ def grade_truth(scale: Scale, truth: NDArray[np.float64], pair: int) -> int | No
     return None if scale.name == "fine" else int(truth[pair])
 
 
+def value_of(scale: Scale, score: float, grade: int) -> float:
+    """The judgment the engine gets on the campaign's scale from an answer of
+    :meth:`Assessor.answer`: FINE points, or the BROAD grade."""
+    return float(round(score * 100)) if scale.name == "fine" else float(grade)
+
+
 def average_means(
     collection: Collection,
     truth: NDArray[np.float64],
@@ -433,8 +439,7 @@ class Campaign:
         return grade_truth(self.scale, self.loaded.judged_values, pair)
 
     def value_of(self, score: float, grade: int) -> float:
-        """The judgment the engine gets on the campaign's scale."""
-        return float(round(score * 100)) if self.scale.name == "fine" else float(grade)
+        return value_of(self.scale, score, grade)
 
     def active(self) -> list[Assessor]:
         return [a for a in self.assessors if not a.set_aside]

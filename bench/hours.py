@@ -66,7 +66,14 @@ from bench._common import (
     positive_int,
     run_benchmark,
 )
-from bench.assessors import QUALITY_RATE, Assessor, average_means, grade_truth, load_case
+from bench.assessors import (
+    QUALITY_RATE,
+    Assessor,
+    average_means,
+    grade_truth,
+    load_case,
+    value_of,
+)
 from bench.experiments.synthetic_zoo import RANGE_SETS, ZooSettings, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.mtc.assessor_offsets import JudgmentShares, apply_judged_noise
@@ -160,14 +167,11 @@ def run_task(task: Task) -> Record:
     owner = np.full(collection.n_pairs, -1, dtype=np.intp)
     second: list[tuple[float, float]] = []
 
-    def value_of(score: float, grade: int) -> float:
-        return float(round(score * 100)) if scale.name == "fine" else float(grade)
-
     def answer(who: int, pair: int) -> float:
         if not measured:
             return float(truth[pair])
         score, grade = people[who].answer(float(fine[pair]), pair, grade_truth(scale, truth, pair))
-        return value_of(score, grade)
+        return value_of(scale, score, grade)
 
     judged_by: list[int] = []  # the pairs judged, in order
 
@@ -194,7 +198,7 @@ def run_task(task: Task) -> Record:
             return
         pair = int(others[int(rng.integers(others.size))])
         score, grade = people[who].answer(float(fine[pair]), pair, grade_truth(scale, truth, pair))
-        second.append((float(engine.values[pair]), value_of(score, grade)))
+        second.append((float(engine.values[pair]), value_of(scale, score, grade)))
         measure_noise()
 
     setup = VolunteerSetup(
