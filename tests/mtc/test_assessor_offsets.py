@@ -57,7 +57,7 @@ def test_the_offsets_variance_is_measured_from_the_assessors_residuals():
         tau2, assessors = offset_variance(shares, mean, var, 15.0**2 + 8.0**2)
         assert assessors == 12
         estimates.append(tau2)
-    # the DerSimonian-Laird estimate of 8^2 = 64, over 30 campaigns of 12 assessors
+    # the Paule-Mandel estimate of 8^2 = 64, over 30 campaigns of 12 assessors
     assert np.mean(estimates) == pytest.approx(64.0, rel=0.3)
     # assessors who share no offset: small (often 0)
     null = []
@@ -65,6 +65,22 @@ def test_the_offsets_variance_is_measured_from_the_assessors_residuals():
         shares, mean, var = _residual_campaign(seed, 12, 0.0, 15.0)
         null.append(offset_variance(shares, mean, var, 15.0**2)[0])
     assert np.mean(null) < 8.0
+
+
+def test_the_offsets_variance_is_paule_mandels_not_the_moment_step():
+    """One assessor with many judgments and three with few (a volunteer who judged most of
+    the campaign): the moment step weighs the means by their precision alone and follows
+    the one, Paule-Mandel weighs them as the offsets' model does (docs/method.md §10.1).
+    Residuals of 0 (100 judgments) and +-0.6 (5 each) with variance 1 per judgment: means
+    0, 0.6, -0.6, 0.6 of variances 0.01, 0.2, 0.2, 0.2."""
+    residuals = [0.0] * 100 + [0.6] * 5 + [-0.6] * 5 + [0.6] * 5
+    who = [0] * 100 + [1] * 5 + [2] * 5 + [3] * 5
+    n = len(residuals)
+    shares = JudgmentShares.of(np.arange(n), who, np.array(residuals))
+    tau2, assessors = offset_variance(shares, np.zeros(n), np.zeros(n), 1.0)
+    assert assessors == 4
+    # sum_i w_i (m_i - m_w)^2 = 3 with w_i = 1 / (s_i^2 + tau^2); DerSimonian-Laird: 0.0848
+    assert tau2 == pytest.approx(0.13731, rel=1e-4)
 
 
 def test_the_offsets_variance_never_exceeds_the_disagreement_and_needs_two_assessors():

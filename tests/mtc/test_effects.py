@@ -1,10 +1,10 @@
-"""The random-effects statistics (mtcjudge.mtc.effects): DerSimonian-Laird, the system effect and
-the sources' variance factors."""
+"""The random-effects statistics (mtcjudge.mtc.effects): DerSimonian-Laird, Paule-Mandel, the
+system effect and the sources' variance factors."""
 
 import numpy as np
 import pytest
 
-from mtcjudge.mtc.effects import dersimonian_laird, estimate_system_effect
+from mtcjudge.mtc.effects import dersimonian_laird, estimate_system_effect, paule_mandel
 
 
 # ------------------------------------------------------------------ the math
@@ -83,6 +83,54 @@ def test_dersimonian_laird_with_weights_too_unequal_to_estimate() -> None:
     # sum w - sum w^2 / sum w rounds to 0: no tau^2 can be told, the groups are pooled as equal
     tau2, mu = dersimonian_laird([0.0, 5.0], [1e-20, 1.0])
     assert (tau2, mu) == (0.0, pytest.approx(0.0))
+
+
+def generalised_q(m: np.ndarray, s2: np.ndarray, tau2: float) -> float:
+    w = 1.0 / (s2 + tau2)
+    mw = (w * m).sum() / w.sum()
+    return float((w * (m - mw) ** 2).sum())
+
+
+def test_paule_mandel_by_hand() -> None:
+    # equal variances: Q(tau^2) = 8 / (1 + tau^2) = K - 1 = 2 at tau^2 = 3, DerSimonian-Laird's too
+    assert paule_mandel([0.0, 2.0, 4.0], [1.0, 1.0, 1.0]) == pytest.approx(3.0)
+    # two groups: Q(tau^2) = (m1 - m2)^2 / (s1^2 + s2^2 + 2 tau^2) = 1 at (16 - 1 - 3) / 2 = 6
+    assert paule_mandel([0.0, 4.0], [1.0, 3.0]) == pytest.approx(6.0)
+    # one precise group among vaguer ones: the moment step weighs by 1/s^2 and finds less
+    m, s2 = np.array([0.0, 3.0, -3.0, 3.0]), np.array([0.01, 1.0, 1.0, 1.0])
+    tau2 = paule_mandel(m, s2)
+    assert generalised_q(m, s2, tau2) == pytest.approx(3.0)
+    assert tau2 == pytest.approx(7.2746, rel=1e-4)
+    assert dersimonian_laird(m, s2)[0] == pytest.approx(4.0644, rel=1e-4)
+
+
+def test_paule_mandel_bounds_and_degenerate() -> None:
+    assert paule_mandel([0.1, -0.1, 0.0], [1.0, 1.0, 1.0]) == 0.0  # Q(0) <= K - 1
+    assert paule_mandel([0.0, 2.0, 4.0], [1.0, 1.0, 1.0], upper=2.0) == 2.0  # held at the bound
+    assert paule_mandel([0.0, 2.0, 4.0], [1.0, 1.0, 1.0], upper=5.0) == pytest.approx(3.0)
+    assert paule_mandel([0.0, 2.0, 4.0], [1.0, 1.0, 1.0], upper=0.0) == 0.0
+    assert paule_mandel([5.0], [1.0]) == 0.0
+    assert paule_mandel([], []) == 0.0
+    # infinite variance (an assessor without data) is ignored
+    assert paule_mandel([0.0, 2.0, 4.0, 9.0], [1, 1, 1, np.inf]) == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_paule_mandel_solves_its_equation_as_statsmodels_does(seed: int) -> None:
+    from statsmodels.stats.meta_analysis import _fit_tau_iterative
+
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 30))
+    s2 = rng.uniform(0.01, 2.0, k)
+    m = rng.normal(0.0, rng.choice([0.0, 0.3, 3.0]), k) + rng.normal(0.0, np.sqrt(s2))
+    tau2 = paule_mandel(m, s2)
+    if generalised_q(m, s2, 0.0) <= k - 1:
+        assert tau2 == 0.0
+        return
+    assert generalised_q(m, s2, tau2) == pytest.approx(k - 1, rel=1e-8)
+    reference, converged = _fit_tau_iterative(m, s2, atol=1e-12, maxiter=10_000)
+    if converged:
+        assert tau2 == pytest.approx(reference, rel=1e-6, abs=1e-12)
 
 
 def test_system_effect_by_hand() -> None:

@@ -21,9 +21,12 @@ of A's judged results in assessor a's shares: the covariance of the scores gains
 
 ``tau^2`` is measured from the judgments: each assessor's precision-weighted mean residual
 (their scores less the pairs' judgment-free estimates) over the pairs they judged, and the
-DerSimonian-Laird moment estimate of the variance between those means beyond what the
-residuals' own variances explain (:func:`offset_variance`), as the error offsets of systems
-are (:mod:`mtcjudge.mtc.effects`). The residuals also carry the estimates' shared errors,
+Paule-Mandel estimate of the variance between those means beyond what the residuals' own
+variances explain (:func:`offset_variance`, :func:`~mtcjudge.mtc.effects.paule_mandel`).
+With a handful of assessors of very unequal output (one volunteer who judged half the
+campaign) the moment step the error offsets of systems use weighs the means by their
+precision alone, follows the most prolific assessor and finds too little (docs/method.md
+§10.1 has what that cost). The residuals also carry the estimates' shared errors,
 which can only widen the spread between assessors; it never exceeds ``sigma^2`` (an offset
 is a part of the disagreement) and is 0 while the disagreement is not measured or fewer than
 two assessors have judged :data:`MIN_JUDGMENTS` pairs.
@@ -42,7 +45,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from mtcjudge.mtc.collection import Collection, entry_ranges
 from mtcjudge.mtc.disagreement import Disagreement, judged_variance
-from mtcjudge.mtc.effects import dersimonian_laird
+from mtcjudge.mtc.effects import paule_mandel
 from mtcjudge.mtc.estimators import RelevanceModel
 
 __all__ = [
@@ -143,7 +146,7 @@ def offset_variance(
     enough = (n >= MIN_JUDGMENTS) & (w > 0)
     if int(enough.sum()) < 2:
         return 0.0, int(enough.sum())
-    tau2, _ = dersimonian_laird(wr[enough] / w[enough], 1.0 / w[enough])
+    tau2 = paule_mandel(wr[enough] / w[enough], 1.0 / w[enough], upper=sigma2)
     return float(min(max(tau2, 0.0), sigma2)), int(enough.sum())
 
 
