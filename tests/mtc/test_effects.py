@@ -57,11 +57,26 @@ def test_dersimonian_laird_is_statsmodels_combine_effects() -> None:
                 assert mu == pytest.approx(ref.mean_effect_fe, rel=1e-12, abs=1e-15)
 
 
+def generalised_q(m: np.ndarray, s2: np.ndarray, tau2: float) -> float:
+    """``sum_i w_i (m_i - m_w)^2`` with ``w_i = 1 / (s_i^2 + tau^2)`` (Cochran's Q at 0)."""
+    w = 1.0 / (s2 + tau2)
+    mw = (w * m).sum() / w.sum()
+    return float((w * (m - mw) ** 2).sum())
+
+
+def random_groups(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """2 to 29 group means and their variances, with no, some or much spread between them."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 30))
+    s2 = rng.uniform(0.01, 2.0, k)
+    m = rng.normal(0.0, rng.choice([0.0, 0.3, 3.0]), k) + rng.normal(0.0, np.sqrt(s2))
+    return m, s2
+
+
 def dersimonian_laird_by_hand(m: np.ndarray, s2: np.ndarray) -> tuple[float, float]:
     """Oracle: the moment estimate written out (DerSimonian & Laird 1986), truncated at 0."""
     w = 1.0 / s2
-    mw = (w * m).sum() / w.sum()
-    q = (w * (m - mw) ** 2).sum()
+    q = generalised_q(m, s2, 0.0)
     tau2 = max(0.0, (q - (m.shape[0] - 1)) / (w.sum() - (w**2).sum() / w.sum()))
     wr = 1.0 / (s2 + tau2)
     return tau2, (wr * m).sum() / wr.sum()
@@ -69,10 +84,7 @@ def dersimonian_laird_by_hand(m: np.ndarray, s2: np.ndarray) -> tuple[float, flo
 
 @pytest.mark.parametrize("seed", range(20))
 def test_dersimonian_laird_matches_the_formulas_by_hand(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    k = int(rng.integers(2, 30))
-    s2 = rng.uniform(0.01, 2.0, k)
-    m = rng.normal(0.0, rng.choice([0.0, 0.3, 3.0]), k) + rng.normal(0.0, np.sqrt(s2))
+    m, s2 = random_groups(seed)
     tau2, mu = dersimonian_laird(m, s2)
     expected_tau2, expected_mu = dersimonian_laird_by_hand(m, s2)
     assert tau2 == pytest.approx(expected_tau2, rel=1e-9, abs=1e-12)
@@ -83,12 +95,6 @@ def test_dersimonian_laird_with_weights_too_unequal_to_estimate() -> None:
     # sum w - sum w^2 / sum w rounds to 0: no tau^2 can be told, the groups are pooled as equal
     tau2, mu = dersimonian_laird([0.0, 5.0], [1e-20, 1.0])
     assert (tau2, mu) == (0.0, pytest.approx(0.0))
-
-
-def generalised_q(m: np.ndarray, s2: np.ndarray, tau2: float) -> float:
-    w = 1.0 / (s2 + tau2)
-    mw = (w * m).sum() / w.sum()
-    return float((w * (m - mw) ** 2).sum())
 
 
 def test_paule_mandel_by_hand() -> None:
@@ -119,10 +125,8 @@ def test_paule_mandel_bounds_and_degenerate() -> None:
 def test_paule_mandel_solves_its_equation_as_statsmodels_does(seed: int) -> None:
     from statsmodels.stats.meta_analysis import _fit_tau_iterative
 
-    rng = np.random.default_rng(seed)
-    k = int(rng.integers(2, 30))
-    s2 = rng.uniform(0.01, 2.0, k)
-    m = rng.normal(0.0, rng.choice([0.0, 0.3, 3.0]), k) + rng.normal(0.0, np.sqrt(s2))
+    m, s2 = random_groups(seed)
+    k = m.shape[0]
     tau2 = paule_mandel(m, s2)
     if generalised_q(m, s2, 0.0) <= k - 1:
         assert tau2 == 0.0

@@ -146,8 +146,8 @@ def offset_variance(
     enough = (n >= MIN_JUDGMENTS) & (w > 0)
     if int(enough.sum()) < 2:
         return 0.0, int(enough.sum())
-    tau2 = paule_mandel(wr[enough] / w[enough], 1.0 / w[enough], upper=sigma2)
-    return float(min(max(tau2, 0.0), sigma2)), int(enough.sum())
+    # within [0, sigma^2] by construction: an offset is a part of the disagreement
+    return paule_mandel(wr[enough] / w[enough], 1.0 / w[enough], upper=sigma2), int(enough.sum())
 
 
 def judged_masses(
