@@ -4,12 +4,16 @@ their ``main``, the types of their counting options and the pool that runs their
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
 import sys
 import wave
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO, TypeVar
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 from mtcjudge.ingest.formats import Runs, read_judgments, read_metadata, read_runs
 from mtcjudge.ingest.loader import LoadedCollection, load_collection, load_synthetic
@@ -20,6 +24,8 @@ __all__ = [
     "SILENT_CLIP_SECONDS",
     "TARGETS",
     "allowance",
+    "central_interval",
+    "excess_interval",
     "in_processes",
     "mirex_or_synthetic",
     "non_negative_int",
@@ -151,3 +157,33 @@ def allowance(target: float, stop: str, confidence: float) -> float:
     claims no more than that)."""
     claimed = target if stop == "confidence" else min(target, confidence)
     return 1.0 - claimed
+
+
+#: bootstrap resamples behind the intervals of the benchmarks' pooled figures
+RESAMPLES = 4000
+
+
+def central_interval(values: ArrayLike) -> tuple[float, float]:
+    """The central 95 % of ``values`` (bootstrap replicates; NaN ones left out); NaN when
+    there are none."""
+    x = np.asarray(values, dtype=np.float64)
+    finite = x[np.isfinite(x)]
+    if finite.size == 0:
+        return (math.nan, math.nan)
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return (float(low), float(high))
+
+
+def excess_interval(
+    wrong: Sequence[float], allowed: Sequence[float], rng: np.random.Generator
+) -> tuple[float, float] | None:
+    """95 % bootstrap interval over campaigns (drawn with replacement) of the pooled wrong
+    pairs less the pooled allowance: an excess whose interval includes 0 is one that chance
+    alone can make. None with fewer than two campaigns (one says nothing of the spread)."""
+    if len(wrong) != len(allowed):
+        raise ValueError("one allowance per campaign")
+    if len(wrong) < 2:
+        return None
+    excess = np.asarray(wrong, dtype=np.float64) - np.asarray(allowed, dtype=np.float64)
+    draws = rng.integers(0, excess.size, size=(RESAMPLES, excess.size))
+    return central_interval(excess[draws].sum(axis=1))

@@ -66,7 +66,14 @@ from scipy.special import ndtr
 if __package__ in (None, ""):  # run as ``python bench/assessors.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import allowance, in_processes, non_negative_int, positive_int, run_benchmark
+from bench._common import (
+    allowance,
+    excess_interval,
+    in_processes,
+    non_negative_int,
+    positive_int,
+    run_benchmark,
+)
 from bench.experiments.synthetic_zoo import ZooSettings, generate_zoo, smoke_sized, suite_settings
 from mtcjudge.cli.common import UsageError, check_output_file
 from mtcjudge.ingest.formats import read_judgments, read_metadata, read_runs
@@ -762,8 +769,11 @@ def flag_summary(records: Sequence[CampaignRecord], within: int = WITHIN) -> dic
 
 
 def ranking_summary(records: Sequence[CampaignRecord]) -> dict[str, Any]:
-    """Per scenario, pooled: wrong pairs against the allowance, judgments against clean."""
+    """Per scenario, pooled: wrong pairs against the allowance (with the 95 % bootstrap
+    interval over campaigns of the excess, :func:`bench._common.excess_interval`),
+    judgments against clean."""
     clean = {r.collection: r for r in records if r.scenario == "clean"}
+    rng = np.random.default_rng(20261130)
     out: dict[str, Any] = {}
     for scenario in SCENARIOS:
         mine = [r for r in records if r.scenario == scenario]
@@ -778,6 +788,9 @@ def ranking_summary(records: Sequence[CampaignRecord]) -> dict[str, Any]:
             "wrong_vs_truth": sum(r.wrong_vs_truth for r in mine),
             "allowed": sum(r.allowed for r in mine),
             "honest": sum(r.wrong for r in mine) <= sum(r.allowed for r in mine),
+            "excess_interval": excess_interval(
+                [r.wrong for r in mine], [r.allowed for r in mine], rng
+            ),
             "mean_confidence": statistics.fmean(r.confidence for r in mine),
             "pool_answers": sum(r.pool_answers for r in mine),
             "judgments_at_stop": sum(r.judgments_at_stop for r in mine),
@@ -843,16 +856,19 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
         print(
             f"  {'scenario':<20}{'n':>4}{'wrong/allowed':>16}{'conf':>7}{'judgments':>10}"
             f"{'vs clean':>9}{'set aside':>10}{'trials':>7}{'2nd op.':>8}{'noise sd':>9}"
-            f"{'vs truth':>9}",
+            f"{'vs truth':>9}{'excess, 95 % interval':>24}",
             file=out,
         )
         for scenario, r in part["ranking"].items():
+            interval = r["excess_interval"]
+            excess = r["wrong"] - r["allowed"]
+            spread = "" if interval is None else f" [{interval[0]:+.1f}, {interval[1]:+.1f}]"
             print(
                 f"  {scenario:<20}{r['campaigns']:>4}{r['wrong']:>7}/{r['allowed']:>8.1f}"
                 f"{r['mean_confidence']:>7.3f}{r['pool_answers']:>10}"
                 f"{_fmt(r['judgments_vs_clean']):>9}{r['set_aside_judgments']:>10}"
                 f"{r['trials']:>7}{r['second_opinions']:>8}{r['mean_noise_sd']:>9.1f}"
-                f"{r['wrong_vs_truth']:>9}",
+                f"{r['wrong_vs_truth']:>9}{f'{excess:+.1f}{spread}':>24}",
                 file=out,
             )
     c = summary["careful_flagged"]
@@ -869,7 +885,9 @@ def print_summary(summary: dict[str, Any], out: TextIO) -> None:
         "until the stop, set-aside ones included;\n  2nd op.: second opinions in the measured "
         "disagreement at the stop; noise sd: the disagreement the confidence included (FINE "
         "points, mean over campaigns);\n  wrong: against the ranking careful assessors give on "
-        "average (the truth's in exact); vs truth: wrong against the truth's ranking",
+        "average (the truth's in exact); vs truth: wrong against the truth's ranking;\n  "
+        "excess: wrong less allowed, with a 95 % bootstrap interval over campaigns (one that "
+        "includes 0: chance alone can make it)",
         file=out,
     )
 

@@ -53,14 +53,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
-from numpy.typing import NDArray
 
 if __package__ in (None, ""):  # run as ``python bench/hours.py``: bench.* from the tree
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import (
+    RESAMPLES,
     TARGETS,
     allowance,
+    central_interval,
+    excess_interval,
     in_processes,
     non_negative_int,
     positive_int,
@@ -250,19 +252,6 @@ def _se(xs: Sequence[float]) -> float:
     return float(statistics.stdev(xs) / math.sqrt(len(xs))) if len(xs) > 1 else math.nan
 
 
-#: bootstrap resamples behind the intervals of the pooled figures
-RESAMPLES = 4000
-
-
-def _interval(values: NDArray[np.float64]) -> tuple[float, float]:
-    """The central 95 % of ``values`` (bootstrap replicates); NaN when there are none."""
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return (math.nan, math.nan)
-    low, high = np.percentile(finite, [2.5, 97.5])
-    return (float(low), float(high))
-
-
 def _pooled_intervals(
     at: Sequence[Record], sel: str, rng: np.random.Generator
 ) -> dict[str, tuple[float, float]]:
@@ -273,11 +262,10 @@ def _pooled_intervals(
     mine = {(r.collection, r.seed): r for r in at if r.selection == sel}
     twins = {(r.collection, r.seed): r for r in at if r.selection == "greedy"}
     keys = sorted(mine)
-    if len(keys) < 2:
+    excess = excess_interval([mine[k].wrong for k in keys], [mine[k].allowed for k in keys], rng)
+    if excess is None:
         return {}
-    excess = np.array([mine[k].wrong - mine[k].allowed for k in keys], dtype=np.float64)
-    draws = rng.integers(0, len(keys), size=(RESAMPLES, len(keys)))
-    out = {"excess_interval": _interval(excess[draws].sum(axis=1))}
+    out = {"excess_interval": excess}
     paired = [k for k in keys if k in twins]
     if sel != "greedy" and len(paired) >= 2:
         own = np.array([mine[k].hours for k in paired], dtype=np.float64)
@@ -285,7 +273,7 @@ def _pooled_intervals(
         draws = rng.integers(0, len(paired), size=(RESAMPLES, len(paired)))
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = own[draws].sum(axis=1) / base[draws].sum(axis=1)
-        out["hours_vs_greedy_interval"] = _interval(ratios)
+        out["hours_vs_greedy_interval"] = central_interval(ratios)
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from types import ModuleType
 
 import pytest
@@ -104,6 +105,26 @@ def test_ranking_figures_against_the_clean_campaign() -> None:
     assert ranking["clean"]["judgments_vs_clean"] == pytest.approx(1.0)
     assert aside["second_opinions"] == 8
     assert aside["mean_noise_sd"] == pytest.approx(15.0)
+    # excess over the allowance of 0.5 a campaign: +0.5 and -0.5, summed over two draws
+    low, high = aside["excess_interval"]
+    assert (low, high) == (pytest.approx(-1.0), pytest.approx(1.0))
+
+
+def test_one_campaign_has_no_excess_interval_and_the_table_says_so(capsys) -> None:
+    records = [
+        campaign("clean", "a", 3, 100, []),
+        campaign("random20 set aside", "a", 0, 120, []),
+        campaign("random20 set aside", "b", 2, 60, []),
+    ]
+    summary = assessors.summarise(records)
+    ranking = summary["suite"]["ranking"]
+    assert ranking["clean"]["excess_interval"] is None
+    assessors.print_summary(summary, sys.stdout)
+    table = capsys.readouterr().out
+    clean_row = next(line for line in table.splitlines() if line.strip().startswith("clean"))
+    assert clean_row.rstrip().endswith("+2.5")
+    aside_row = next(line for line in table.splitlines() if "random20 set aside" in line)
+    assert aside_row.rstrip().endswith("+1.0 [-1.0, +3.0]")
 
 
 def test_the_disagreement_is_measured_from_second_opinions_as_the_planner_does() -> None:
