@@ -1,11 +1,13 @@
-"""Assessor invitation tokens: random, URL-safe, and stored only as their SHA-256."""
+"""Assessor invitation tokens: random, URL-safe, and stored only as their SHA-256; and the
+signatures of what a redirect carries."""
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 
-from mtcjudge.security import hash_token, new_token
+from mtcjudge.security import hash_token, new_token, sign, signed
 
 
 def test_a_token_is_192_random_bits_that_fit_in_a_link() -> None:
@@ -20,3 +22,15 @@ def test_what_is_stored_is_the_tokens_sha256() -> None:
     assert hash_token(token) != token
     # a link with an unpaired surrogate is looked up (and found wanting), not a crash
     assert len(hash_token("\udcff")) == 64
+
+
+def test_a_signature_is_the_hmac_sha256_of_the_message_under_the_key() -> None:
+    key, message = new_token(), "m|set-aside|7|3.0"
+    signature = sign(key, message)
+    assert signature == hmac.new(key.encode(), message.encode(), hashlib.sha256).hexdigest()
+    assert signed(key, message, signature)
+    # another message, another key, or a signature that is not one: not signed
+    assert not signed(key, "m|set-aside|7|4.0", signature)
+    assert not signed(new_token(), message, signature)
+    for wrong in ("", "00", signature.upper(), "é" * 64, "\udcff"):
+        assert not signed(key, message, wrong)

@@ -4,6 +4,7 @@ its audit log. Authorization of every route is also walked by test_authorization
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from typing import Any
@@ -685,6 +686,67 @@ def test_set_aside_bring_back_pause_and_resume_from_the_page(
         audit.ASSESSOR_BROUGHT_BACK,
         audit.ASSESSOR_SET_ASIDE,
     ]
+
+
+def test_actions_on_an_assessor_redirect_so_a_reload_reports_again_and_does_nothing(
+    signed_in: TestClient, form_csrf: str, session_factory: sessionmaker[Session]
+) -> None:
+    """Post/redirect/get: the answer to a set-aside, bring-back, pause or resume is a 303 to
+    the page, whose address carries the report signed with the organizer's session secret; a
+    reload shows it again without acting again, and no other address makes it say anything."""
+
+    def notice(page: str) -> str | None:
+        found = re.search(
+            r'<p class="notice notice--ok" role="status" id="page-notice">(.*?)</p>', page
+        )
+        return None if found is None else html.unescape(found.group(1))
+
+    assessor, _token = _invite(signed_in, form_csrf, "Ann")
+    base = f"/campaigns/m/manage/assessors/{assessor}"
+    answer = signed_in.post(
+        f"{base}/set-aside",
+        data={"csrf_token": form_csrf, "confirm": "yes"},
+        follow_redirects=False,
+    )
+    assert answer.status_code == 303
+    location = answer.headers["location"]
+    assert location.startswith("/campaigns/m/manage?done=set-aside&")
+    before = len(events(session_factory, "m"))
+    for _reload in range(2):
+        page = signed_in.get(location)
+        assert page.status_code == 200
+        assert notice(page.text) == (
+            "Ann: 0 judgments set aside, their pairs back in the pool. Ann is handed no more "
+            "pairs; bring the judgments back at any time."
+        )
+    assert len(events(session_factory, "m")) == before
+    # the same address with other figures, or signed by nobody, says nothing
+    forged = location.replace("n=0.0", "n=5.0")
+    assert forged != location
+    assert notice(signed_in.get(forged).text) is None
+    unsigned = location.split("&sig=")[0]
+    assert notice(signed_in.get(unsigned).text) is None
+    for junk in ("assessor=x", "assessor=", "n=a.b", "n=-1.0"):
+        page = signed_in.get(f"/campaigns/m/manage?done=set-aside&{junk}&sig=00")
+        assert page.status_code == 200
+        assert notice(page.text) is None
+
+    answer = signed_in.post(f"{base}/bring-back", data={"csrf_token": form_csrf})
+    assert notice(answer.text) == "Ann: 0 judgments brought back."
+    assert "done=brought-back" in str(answer.url)
+
+    paused = signed_in.post(
+        f"{base}/pause",
+        data={"csrf_token": form_csrf, "message": "Back on Monday"},
+        follow_redirects=False,
+    ).headers["location"]
+    assert notice(signed_in.get(paused).text) == "Ann is paused and is told: “Back on Monday”"
+    resumed = signed_in.post(
+        f"{base}/resume", data={"csrf_token": form_csrf}, follow_redirects=False
+    ).headers["location"]
+    assert notice(signed_in.get(resumed).text) == "Ann may judge again."
+    # an old report of a state that has changed since is not shown: Ann is no longer paused
+    assert notice(signed_in.get(paused).text) is None
 
 
 def test_the_automatic_pause_is_a_setting(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from typing import Annotated, Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Depends, Request
 from fastapi import Path as PathParameter
@@ -37,6 +37,7 @@ from mtcjudge.models import Assessor, Campaign, as_utc
 from mtcjudge.mtc.factory import CAMPAIGN_ESTIMATORS, DEFAULT_ESTIMATOR, REFERENCE_ESTIMATOR
 from mtcjudge.mtc.measures import MEASURE_TITLES, MEASURES
 from mtcjudge.mtc.selection import POLICIES
+from mtcjudge.security import sign, signed
 from mtcjudge.validation import INT32_MAX
 from mtcjudge.web import NO_STORE, templates
 
@@ -244,6 +245,66 @@ def _manage_url(campaign: Campaign, done: str) -> str:
     return f"/campaigns/{campaign.slug}/manage?done={done}"
 
 
+#: the actions on one assessor whose report the page shows after their redirect: the
+#: report's figures ride in the address, signed with the organizer's session secret so that
+#: no link can make the page say what the server did not (``?done=&assessor=&n=&sig=``)
+_ON_ASSESSOR = ("set-aside", "brought-back", "paused", "resumed")
+
+
+def _signed_text(campaign: Campaign, done: str, assessor: str, figures: str) -> str:
+    return f"{campaign.slug}|{done}|{assessor}|{figures}"
+
+
+def _reported_url(
+    organizer: Principal, campaign: Campaign, done: str, assessor: Assessor, *figures: int
+) -> str:
+    """Where an action on ``assessor`` redirects: the page, saying what it did."""
+    numbers = ".".join(str(f) for f in figures)
+    query = {"done": done, "assessor": str(assessor.id), "n": numbers}
+    if organizer.csrf_token is not None:
+        text = _signed_text(campaign, done, str(assessor.id), numbers)
+        query["sig"] = sign(organizer.csrf_token, text)
+    return f"/campaigns/{campaign.slug}/manage?{urlencode(query)}"
+
+
+def _assessor_notice(
+    on: _ManageRequest, campaign: Campaign, done: str, assessor_id: str | None, n: str, sig: str
+) -> str | None:
+    """What an action on one assessor did, from its signed report; what their state still
+    makes true for a pause or a resume (None when the state has changed since, or the
+    address was not the server's)."""
+    key = on.organizer.csrf_token
+    if key is None or assessor_id is None or not assessor_id.isdigit():
+        return None
+    if not signed(key, _signed_text(campaign, done, assessor_id, n), sig):
+        return None
+    figures = [int(x) for x in n.split(".")] if n else []
+    if not all(0 <= f <= INT32_MAX for f in figures):
+        return None
+    assessor = _assessor(on.session, campaign, int(assessor_id))
+    if assessor is None:
+        return None
+    name = assessor.name
+    if done == "set-aside" and len(figures) == 2:
+        report = assessor_actions.SetAsideReport(assessor.id, name, *figures, lease_released=False)
+        return (
+            f"{report.summary()}. {name} is handed no more pairs; bring the judgments back at "
+            "any time."
+        )
+    if done == "brought-back" and len(figures) == 3:
+        back = assessor_actions.BringBackReport(assessor.id, name, *figures)
+        return f"{back.summary()}."
+    if done == "paused" and assessor.paused_at is not None:
+        told = assessor.pause_reason or assessor_actions.DEFAULT_PAUSE_MESSAGE
+        return f"{name} is paused and is told: “{told}”"
+    if done == "resumed" and assessor.paused_at is None:
+        notice = f"{name} may judge again."
+        if assessor.set_aside_at is not None:
+            notice += " Their judgments are still set aside: bring them back to hand them pairs."
+        return notice
+    return None
+
+
 @dataclass(frozen=True)
 class _ManageRequest:
     """An organizer's request of a management page."""
@@ -278,11 +339,21 @@ OnCampaign = Annotated[_OnCampaign, Depends(_on_campaign)]
 
 
 @router.get("/campaigns/{slug}/manage", name="manage_campaign", dependencies=[CHECK_SLUG])
-def manage(on: OnCampaign, done: str | None = None) -> Response:
-    """Assessors, status and the audit log of a campaign."""
+def manage(
+    on: OnCampaign,
+    done: str | None = None,
+    assessor: str | None = None,
+    n: str = "",
+    sig: str = "",
+) -> Response:
+    """Assessors, status and the audit log of a campaign; at the top, what the change that
+    led here did (``done``; for an action on one assessor, its report, signed)."""
     if on.campaign is None:
         return on.not_found()
-    return on.page(on.campaign, notice=_DONE.get(done or "", ""))
+    notice = _DONE.get(done or "", "")
+    if done in _ON_ASSESSOR:
+        notice = _assessor_notice(on, on.campaign, done, assessor, n, sig) or ""
+    return on.page(on.campaign, notice=notice)
 
 
 @router.post("/campaigns/{slug}/manage/invite", dependencies=[CHECK_SLUG])
@@ -502,11 +573,10 @@ def set_aside(form: FormDep, action: OnAssessor) -> Response:
         return action.page(campaign, error=error, status_code=400)
     actor = action.organizer.actor
     report = assessor_actions.set_aside(action.session, campaign, assessor.id, actor)
-    notice = (
-        f"{report.summary()}. {assessor.name} is handed no more pairs; bring the judgments "
-        "back at any time."
+    url = _reported_url(
+        action.organizer, campaign, "set-aside", assessor, report.set_aside, report.already
     )
-    return action.page(campaign, notice=notice)
+    return RedirectResponse(url, status_code=303)
 
 
 @router.post(
@@ -519,7 +589,9 @@ def bring_back(action: OnAssessor) -> Response:
     campaign, assessor = action.found
     actor = action.organizer.actor
     report = assessor_actions.bring_back(action.session, campaign, assessor.id, actor)
-    return action.page(campaign, notice=f"{report.summary()}.")
+    figures = (report.brought_back, report.stayed_aside, report.judgments_per_pair)
+    url = _reported_url(action.organizer, campaign, "brought-back", assessor, *figures)
+    return RedirectResponse(url, status_code=303)
 
 
 @router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/pause", dependencies=[CHECK_SLUG])
@@ -530,14 +602,14 @@ def pause(form: FormDep, action: OnAssessor) -> Response:
     campaign, assessor = action.found
     message = form.get("message") or None
     try:
-        report = assessor_actions.pause(
+        assessor_actions.pause(
             action.session, campaign, assessor.id, action.organizer.actor, message
         )
     except InvalidInput as exc:
         error = f"{assessor.name} was not paused: {exc.message}"
         return action.page(campaign, error=error, status_code=400)
-    told = report.message or assessor_actions.DEFAULT_PAUSE_MESSAGE
-    return action.page(campaign, notice=f"{assessor.name} is paused and is told: “{told}”")
+    url = _reported_url(action.organizer, campaign, "paused", assessor)
+    return RedirectResponse(url, status_code=303)
 
 
 @router.post("/campaigns/{slug}/manage/assessors/{assessor_id}/resume", dependencies=[CHECK_SLUG])
@@ -547,7 +619,5 @@ def resume(action: OnAssessor) -> Response:
         return action.not_found()
     campaign, assessor = action.found
     assessor_actions.resume(action.session, campaign, assessor.id, action.organizer.actor)
-    notice = f"{assessor.name} may judge again."
-    if assessor.set_aside_at is not None:
-        notice += " Their judgments are still set aside: bring them back to hand them pairs."
-    return action.page(campaign, notice=notice)
+    url = _reported_url(action.organizer, campaign, "resumed", assessor)
+    return RedirectResponse(url, status_code=303)
