@@ -286,13 +286,15 @@ def _assessor_notice(
         return None
     name = assessor.name
     if done == "set-aside" and len(figures) == 2:
-        report = assessor_actions.SetAsideReport(assessor.id, name, *figures, lease_released=False)
+        aside, already = figures
+        report = assessor_actions.SetAsideReport(assessor.id, name, aside, already, False)
         return (
             f"{report.summary()}. {name} is handed no more pairs; bring the judgments back at "
             "any time."
         )
     if done == "brought-back" and len(figures) == 3:
-        back = assessor_actions.BringBackReport(assessor.id, name, *figures)
+        brought, stayed, per_pair = figures
+        back = assessor_actions.BringBackReport(assessor.id, name, brought, stayed, per_pair)
         return f"{back.summary()}."
     if done == "paused" and assessor.paused_at is not None:
         told = assessor.pause_reason or assessor_actions.DEFAULT_PAUSE_MESSAGE
