@@ -773,12 +773,13 @@ def ranking_summary(records: Sequence[CampaignRecord]) -> dict[str, Any]:
     interval over campaigns of the excess, :func:`bench._common.excess_interval`),
     judgments against clean."""
     clean = {r.collection: r for r in records if r.scenario == "clean"}
-    rng = np.random.default_rng(20261130)
     out: dict[str, Any] = {}
-    for scenario in SCENARIOS:
+    for number, scenario in enumerate(SCENARIOS):
         mine = [r for r in records if r.scenario == scenario]
         if not mine:
             continue
+        # a generator of the scenario's own: its interval whatever other scenarios ran
+        rng = np.random.default_rng([20261130, number])
         paired = [(r, clean[r.collection]) for r in mine if r.collection in clean]
         base = sum(c.pool_answers for _, c in paired)
         out[scenario] = {

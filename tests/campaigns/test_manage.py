@@ -8,6 +8,7 @@ import html
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from fastapi.testclient import TestClient
@@ -18,6 +19,7 @@ from mtcjudge import audit
 from mtcjudge.campaigns import preview as previews
 from mtcjudge.campaigns.spec import CampaignSpec
 from mtcjudge.models import Assessor, AuditEvent, Campaign, Judgment, Pair
+from mtcjudge.security import sign
 from tests.factories import build_campaign
 from tests.support import ORGANIZER_HEADERS, session_csrf, write_tone
 
@@ -731,9 +733,29 @@ def test_actions_on_an_assessor_redirect_so_a_reload_reports_again_and_does_noth
         assert page.status_code == 200
         assert notice(page.text) is None
 
+    # what only the server signs, but out of range or of nobody, says nothing either
+    def signed_by_session(done: str, who: str, figures: str) -> str:
+        text = f"manage-report|m|{done}|{who}|{figures}"
+        query = urlencode(
+            {"done": done, "assessor": who, "n": figures, "sig": sign(form_csrf, text)}
+        )
+        return f"/campaigns/m/manage?{query}"
+
+    assert notice(signed_in.get(signed_by_session("set-aside", str(assessor), "3.1")).text)
+    assert notice(signed_in.get(signed_by_session("set-aside", "999999", "3.1")).text) is None
+    too_big = signed_by_session("set-aside", str(assessor), f"{2**31}.0")
+    assert notice(signed_in.get(too_big).text) is None
+    assert notice(signed_in.get(signed_by_session("set-aside", str(assessor), "3")).text) is None
+    for junk in ("²", "1.", "", "-1"):
+        page = signed_in.get(signed_by_session("set-aside", str(assessor), junk))
+        assert page.status_code == 200
+        assert notice(page.text) is None
+
     answer = signed_in.post(f"{base}/bring-back", data={"csrf_token": form_csrf})
     assert notice(answer.text) == "Ann: 0 judgments brought back."
     assert "done=brought-back" in str(answer.url)
+    # the set-aside report says Ann is handed no more pairs: no longer true, no longer shown
+    assert notice(signed_in.get(location).text) is None
 
     paused = signed_in.post(
         f"{base}/pause",

@@ -12,6 +12,7 @@ form that made them (only their hash is stored).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from typing import Annotated, Any
 from urllib.parse import parse_qs, urlencode
@@ -251,8 +252,13 @@ def _manage_url(campaign: Campaign, done: str) -> str:
 _ON_ASSESSOR = ("set-aside", "brought-back", "paused", "resumed")
 
 
+#: a number the report's address may carry: ASCII digits only
+_NUMBER = re.compile(r"[0-9]{1,10}")
+
+
 def _signed_text(campaign: Campaign, done: str, assessor: str, figures: str) -> str:
-    return f"{campaign.slug}|{done}|{assessor}|{figures}"
+    # the purpose first: the key (the session's CSRF secret) signs nothing else like it
+    return f"manage-report|{campaign.slug}|{done}|{assessor}|{figures}"
 
 
 def _reported_url(
@@ -270,22 +276,24 @@ def _reported_url(
 def _assessor_notice(
     on: _ManageRequest, campaign: Campaign, done: str, assessor_id: str | None, n: str, sig: str
 ) -> str | None:
-    """What an action on one assessor did, from its signed report; what their state still
-    makes true for a pause or a resume (None when the state has changed since, or the
-    address was not the server's)."""
+    """What an action on one assessor did, from its signed report, while their state still
+    makes it true (None when it has changed since, or the address was not the server's)."""
     key = on.organizer.csrf_token
-    if key is None or assessor_id is None or not assessor_id.isdigit():
+    numbers = n.split(".") if n else []
+    if key is None or assessor_id is None:
+        return None
+    if not all(_NUMBER.fullmatch(x) for x in (assessor_id, *numbers)):
         return None
     if not signed(key, _signed_text(campaign, done, assessor_id, n), sig):
         return None
-    figures = [int(x) for x in n.split(".")] if n else []
-    if not all(0 <= f <= INT32_MAX for f in figures):
+    figures = [int(x) for x in numbers]
+    if not all(f <= INT32_MAX for f in figures):
         return None
     assessor = _assessor(on.session, campaign, int(assessor_id))
     if assessor is None:
         return None
     name = assessor.name
-    if done == "set-aside" and len(figures) == 2:
+    if done == "set-aside" and len(figures) == 2 and assessor.set_aside_at is not None:
         aside, already = figures
         report = assessor_actions.SetAsideReport(assessor.id, name, aside, already, False)
         return (
