@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import brentq
 
 __all__ = [
     "EntryOffsets",
@@ -143,8 +144,6 @@ def paule_mandel(means: ArrayLike, variances: ArrayLike, upper: float = np.inf) 
     Paule-Mandel for this reason). Groups with an infinite or non-positive variance are
     ignored; fewer than two leave 0.
     """
-    from scipy.optimize import brentq
-
     m = np.asarray(means, dtype=np.float64)
     s2 = np.asarray(variances, dtype=np.float64)
     ok = np.isfinite(m) & np.isfinite(s2) & (s2 > 0)
